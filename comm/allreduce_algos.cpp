@@ -1,0 +1,52 @@
+// allreduce_algos.cpp — dispatch, the native algorithm, and the cost bookkeeping.
+#include "allreduce_algos.h"
+
+#include "models/errors.h"
+#include "mpi_check.h"
+
+namespace dpscale {
+
+AllreduceAlgo parse_allreduce_algo(const std::string& name) {
+  if (name == "native") return AllreduceAlgo::native;
+  if (name == "ring") return AllreduceAlgo::ring;
+  if (name == "star") return AllreduceAlgo::star;
+  throw InputError("--allreduce: unknown algorithm '" + name + "' (use native, ring or star)");
+}
+
+const char* allreduce_algo_name(AllreduceAlgo a) {
+  switch (a) {
+    case AllreduceAlgo::ring: return "ring";
+    case AllreduceAlgo::star: return "star";
+    default: return "native";
+  }
+}
+
+void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
+  switch (algo) {
+    case AllreduceAlgo::ring: ring_allreduce_sum(data, count, type, comm); return;
+    case AllreduceAlgo::star: star_allreduce_sum(data, count, type, comm); return;
+    case AllreduceAlgo::native:
+      // MPI counts are int: reduce very large buffers in pieces.
+      for (size_t done = 0; done < count;) {
+        int type_size = 0;
+        MPI_CHECK(MPI_Type_size(type, &type_size));
+        const size_t piece = std::min(count - done, size_t{1} << 30);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * type_size,
+                                static_cast<int>(piece), type, MPI_SUM, comm));
+        done += piece;
+      }
+      return;
+  }
+}
+
+double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k) {
+  return algo == AllreduceAlgo::star ? link.star_seconds(nbytes, k) : link.ring_seconds(nbytes, k);
+}
+
+double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k) {
+  if (k <= 1) return 0.0;
+  if (algo == AllreduceAlgo::star) return static_cast<double>(k - 1) * nbytes;
+  return 2.0 * (k - 1) / k * static_cast<double>(nbytes);
+}
+
+}  // namespace dpscale

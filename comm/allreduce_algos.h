@@ -1,0 +1,35 @@
+// allreduce_algos.h — the all-reduce algorithms the MPI backend can run (--allreduce):
+//   native  the MPI library's own MPI_Allreduce
+//   ring    the workshop's ring over point-to-point messages (ring_allreduce.cpp)
+//   star    the workshop's "naive way": everything to rank 0 and back (star_allreduce.cpp)
+// All sum in place and work for any K >= 1 and any element count, for float, double, int32 and
+// int64 (integers make exactness testable: their sums do not depend on summation order).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+
+#include "link_model.h"
+
+namespace dpscale {
+
+enum class AllreduceAlgo { native, ring, star };
+
+AllreduceAlgo parse_allreduce_algo(const std::string& name);  // InputError if unknown
+const char* allreduce_algo_name(AllreduceAlgo a);
+
+// Sums `count` elements of `type` at `data` across `comm`, in place.
+void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
+void ring_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
+void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
+
+// The α-β time the link model assigns to one all-reduce of `nbytes` with this algorithm's own
+// message pattern (native is modelled as a ring: the bandwidth-optimal schedule).
+double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k);
+
+// Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B.
+double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k);
+
+}  // namespace dpscale

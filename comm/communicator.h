@@ -1,0 +1,41 @@
+// communicator.h — the collective interface the gradient-sync strategies talk to.
+//
+//   allreduce_sum(data, count) -> Work   asynchronous, in place, sum over all ranks; queued in
+//                                        FIFO order after all compute queued so far
+//   Work::wait()                         host blocks until that all-reduce is complete
+//   finish()                             host blocks until every queued all-reduce is complete,
+//                                        and later compute is ordered after them
+// Blocking = launch + wait. MPI (CPU backend): a dedicated comm thread runs the queue — the
+// CPU's analogue of a CUDA stream. NCCL (CUDA backend): a dedicated comm stream.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace dpscale {
+
+class Work {
+ public:
+  virtual ~Work() = default;
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual std::string name() const = 0;  // "mpi" | "nccl"
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+
+  // `count` floats at `data` (the backend's device memory), summed in place across ranks.
+  virtual std::unique_ptr<Work> allreduce_sum(float* data, size_t count) = 0;
+  void allreduce_sum_blocking(float* data, size_t count) { allreduce_sum(data, count)->wait(); }
+  virtual void finish() = 0;
+
+  // Seconds the all-reduces launched since the last call spent running (their summed
+  // durations, link-emulation hold included). Call after finish().
+  virtual double take_busy_seconds() = 0;
+};
+
+}  // namespace dpscale

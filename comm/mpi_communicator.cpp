@@ -1,0 +1,97 @@
+// mpi_communicator.cpp — the comm thread and its queue.
+#include "mpi_communicator.h"
+
+#include <chrono>
+
+#include "mpi_check.h"
+
+namespace dpscale {
+
+using Clock = std::chrono::steady_clock;
+
+class MpiCommunicator::MpiWork final : public Work {
+ public:
+  MpiWork(MpiCommunicator& c, uint64_t seq) : c_(c), seq_(seq) {}
+  void wait() override { c_.wait_for(seq_); }
+
+ private:
+  MpiCommunicator& c_;
+  uint64_t seq_;
+};
+
+MpiCommunicator::MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel link)
+    : algo_(algo), link_(std::move(link)) {
+  MPI_CHECK(MPI_Comm_dup(world, &comm_));
+  MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  worker_ = std::thread([this] { run(); });
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  queued_cv_.notify_all();
+  worker_.join();
+  MPI_Comm_free(&comm_);
+}
+
+std::unique_ptr<Work> MpiCommunicator::allreduce_sum(float* data, size_t count) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = ++launched_;
+    queue_.push_back(Task{data, count, seq});
+  }
+  queued_cv_.notify_one();
+  return std::make_unique<MpiWork>(*this, seq);
+}
+
+void MpiCommunicator::wait_for(uint64_t seq) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return completed_ >= seq; });
+}
+
+void MpiCommunicator::finish() {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return completed_ == launched_; });
+}
+
+double MpiCommunicator::take_busy_seconds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double s = busy_s_;
+  busy_s_ = 0.0;
+  return s;
+}
+
+void MpiCommunicator::run() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      queued_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop requested and nothing left
+      task = queue_.front();
+      queue_.pop_front();
+    }
+    const auto start = Clock::now();
+    dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
+    if (link_.enabled()) {
+      // Hold until the modelled link time has passed since the all-reduce began: the real
+      // transfer counts towards it, so the result takes max(real, modelled).
+      const double model_s = modelled_seconds(algo_, link_, task.count * sizeof(float), size_);
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(model_s)));
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_s_ += elapsed;
+      completed_ = task.seq;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace dpscale

@@ -1,0 +1,151 @@
+// nccl_communicator.cpp — NCCL all-reduce on a comm stream, ordered after compute by events.
+#include "nccl_communicator.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/cuda/cuda_check.h"
+#include "mpi_check.h"
+
+#define NCCL_CHECK(call)                                                                     \
+  do {                                                                                       \
+    ncclResult_t r_ = (call);                                                                \
+    if (r_ != ncclSuccess) ::dpscale::cuda_fail(#call, ncclGetErrorString(r_), __FILE__, __LINE__); \
+  } while (0)
+
+namespace dpscale {
+
+namespace {
+
+class NcclCommunicator;
+
+class NcclWork final : public Work {
+ public:
+  NcclWork(NcclCommunicator& c, cudaEvent_t done) : c_(c), done_(done) {}
+  void wait() override;
+
+ private:
+  NcclCommunicator& c_;
+  cudaEvent_t done_;
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(Device& dev, MPI_Comm world) : compute_(static_cast<cudaStream_t>(dev.stream())) {
+    MPI_CHECK(MPI_Comm_rank(world, &rank_));
+    MPI_CHECK(MPI_Comm_size(world, &size_));
+    ncclUniqueId id;
+    if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+    MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world));
+    NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
+  }
+  ~NcclCommunicator() override {
+    cudaStreamSynchronize(stream_);
+    ncclCommDestroy(comm_);
+    for (auto& e : events_) {
+      cudaEventDestroy(e.ready);
+      cudaEventDestroy(e.start);
+      cudaEventDestroy(e.end);
+    }
+    cudaEventDestroy(comm_done_);
+    cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int world_size() const override { return size_; }
+
+  std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override {
+    Events& ev = next_events();
+    // The gradient was queued on the compute stream; the comm stream starts after it, not
+    // after everything the compute stream will do later.
+    CUDA_CHECK(cudaEventRecord(ev.ready, compute_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, ev.ready, 0));
+    CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+    NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
+    CUDA_CHECK(cudaEventRecord(ev.end, stream_));
+    return std::make_unique<NcclWork>(*this, ev.end);
+  }
+
+  void finish() override {
+    CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
+    wait_event(comm_done_);
+    // Later compute (the SGD step) must see the reduced gradients.
+    CUDA_CHECK(cudaStreamWaitEvent(compute_, comm_done_, 0));
+  }
+
+  double take_busy_seconds() override {
+    double s = 0.0;
+    for (size_t i = 0; i < used_; ++i) {
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
+      s += ms * 1e-3;
+    }
+    used_ = 0;
+    return s;
+  }
+
+  // Host waits for an event, checking NCCL's asynchronous errors so a dead peer ends the run.
+  void wait_event(cudaEvent_t e) {
+    for (;;) {
+      const cudaError_t q = cudaEventQuery(e);
+      if (q == cudaSuccess) return;
+      if (q != cudaErrorNotReady) CUDA_CHECK(q);
+      ncclResult_t async = ncclSuccess;
+      NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
+      if (async != ncclSuccess) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        cuda_fail("ncclCommGetAsyncError", ncclGetErrorString(async), __FILE__, __LINE__);
+      }
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  struct Events {
+    cudaEvent_t ready, start, end;
+  };
+  Events& next_events() {
+    if (used_ == events_.size()) {
+      Events e{};
+      CUDA_CHECK(cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreate(&e.start));
+      CUDA_CHECK(cudaEventCreate(&e.end));
+      events_.push_back(e);
+    }
+    return events_[used_++];
+  }
+
+  int rank_ = 0, size_ = 1;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t compute_ = nullptr, stream_ = nullptr;
+  cudaEvent_t comm_done_ = nullptr;
+  std::vector<Events> events_;  // reused every step: no per-step event creation
+  size_t used_ = 0;
+};
+
+void NcclWork::wait() { c_.wait_event(done_); }
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world) {
+  if (device.backend() != Backend::cuda) throw std::logic_error("NCCL needs the CUDA backend");
+  return std::make_unique<NcclCommunicator>(device, world);
+}
+
+std::string nccl_version_string() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z since 2.9.
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+}
+
+}  // namespace dpscale

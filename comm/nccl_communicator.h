@@ -1,0 +1,24 @@
+// nccl_communicator.h — the NCCL Communicator for the CUDA backend (declared without CUDA types
+// so plain C++ can include it).
+//
+// One NCCL communicator per run, built from an ncclUniqueId that rank 0 makes and broadcasts
+// over MPI; a dedicated comm stream. Each all-reduce first makes the comm stream wait on an
+// event recorded on the compute stream right after its gradient was written, so it can start
+// while backward goes on; finish() waits for the comm stream (polling ncclCommGetAsyncError so
+// a failed peer surfaces as an error, not a hang) and orders the compute stream after it.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "communicator.h"
+#include "models/device.h"
+
+namespace dpscale {
+
+std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world);
+// "2.28.9" — the NCCL library this binary runs with.
+std::string nccl_version_string();
+
+}  // namespace dpscale

@@ -1,0 +1,53 @@
+// star_allreduce.cpp — the workshop's "naive way": every rank sends its whole buffer to rank 0,
+// rank 0 sums them (in rank order) and sends the result back to each.
+//
+//        rank 1 ──┐            ┌──► rank 1
+//        rank 2 ──┼──► rank 0 ─┼──► rank 2        rank 0's link carries 2(K-1) whole buffers;
+//        rank 3 ──┘    (sum)   └──► rank 3        every other link carries 2.
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "allreduce_algos.h"
+#include "mpi_check.h"
+
+namespace dpscale {
+
+namespace {
+
+constexpr int kStarTag = 0x53544152;  // "STAR"
+
+template <class T>
+void star_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
+  int rank = 0, k = 1;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_CHECK(MPI_Comm_size(comm, &k));
+  if (k == 1 || count == 0) return;
+  if (count > static_cast<size_t>(INT_MAX)) throw std::runtime_error("star all-reduce: buffer too large for an MPI count");
+  const int n = static_cast<int>(count);
+  if (rank == 0) {
+    thread_local std::vector<T> incoming;
+    if (incoming.size() < count) incoming.resize(count);
+    for (int src = 1; src < k; ++src) {
+      MPI_CHECK(MPI_Recv(incoming.data(), n, type, src, kStarTag, comm, MPI_STATUS_IGNORE));
+      for (size_t i = 0; i < count; ++i) data[i] += incoming[i];
+    }
+    for (int dst = 1; dst < k; ++dst) MPI_CHECK(MPI_Send(data, n, type, dst, kStarTag, comm));
+  } else {
+    MPI_CHECK(MPI_Send(data, n, type, 0, kStarTag, comm));
+    MPI_CHECK(MPI_Recv(data, n, type, 0, kStarTag, comm, MPI_STATUS_IGNORE));
+  }
+}
+
+}  // namespace
+
+void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
+  if (type == MPI_FLOAT) return star_impl(static_cast<float*>(data), count, type, comm);
+  if (type == MPI_DOUBLE) return star_impl(static_cast<double*>(data), count, type, comm);
+  if (type == MPI_INT32_T || type == MPI_INT) return star_impl(static_cast<int32_t*>(data), count, type, comm);
+  if (type == MPI_INT64_T || type == MPI_LONG_LONG) return star_impl(static_cast<int64_t*>(data), count, type, comm);
+  throw std::invalid_argument("star all-reduce: unsupported MPI datatype");
+}
+
+}  // namespace dpscale

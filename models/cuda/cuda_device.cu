@@ -1,0 +1,142 @@
+// cuda_device.cu — the CUDA backend: cuBLAS GEMMs on a dedicated compute stream, kernels from
+// kernels.cu, every CUDA and cuBLAS call checked.
+//
+// Row-major GEMM on column-major cuBLAS: a row-major matrix M[r,c] is, byte for byte, the
+// column-major matrix Mᵀ[c,r]. So the row-major product C = op(A)·op(B) is computed as the
+// column-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: swap the operands (B first), swap m and n, and keep
+// each operand's own transpose flag. Leading dimensions stay the row strides.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "../errors.h"
+#include "cuda_check.h"
+#include "cuda_device.h"
+#include "kernels.cuh"
+
+namespace dpscale {
+
+namespace {
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int index, bool tf32) : index_(index) {
+    CUDA_CHECK(cudaSetDevice(index));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+    name_ = prop.name;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&blas_));
+    CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+    // Exact fp32 unless asked: TF32 would make GPU results differ from the CPU reference.
+    CUBLAS_CHECK(cublasSetMathMode(blas_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    CUDA_CHECK(cudaMalloc(&count_, sizeof(unsigned long long)));
+  }
+  ~CudaDevice() override {
+    // Destructors must not throw: release quietly, in reverse order.
+    cudaFree(count_);
+    cudaFree(ones_);
+    cudaFree(row_loss_);
+    cublasDestroy(blas_);
+    cudaStreamDestroy(stream_);
+  }
+
+  Backend backend() const override { return Backend::cuda; }
+  std::string name() const override { return name_; }
+  bool host_visible() const override { return false; }
+  void* stream() const override { return stream_; }
+
+  void* alloc_bytes(size_t nbytes) override {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, nbytes == 0 ? 1 : nbytes));
+    return p;
+  }
+  void free_bytes(void* p) noexcept override { cudaFree(p); }
+  void upload(void* dst, const void* src, size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host buffer may go away after return
+  }
+  void download(void* dst, const void* src, size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void copy(void* dst, const void* src, size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream_));
+  }
+  void fill(float* x, float value, int64_t n) override { cuda::fill(x, value, n, stream_); }
+  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+            const float* b, int ldb, float beta, float* c, int ldc) override {
+    CUBLAS_CHECK(cublasSgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
+  }
+  void column_sum(const float* a, int rows, int cols, float* out) override {
+    // Row-major A[rows, cols] is column-major Aᵀ[cols, rows]: out = Aᵀ · ones(rows).
+    ensure_ones(rows);
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemv(blas_, CUBLAS_OP_N, cols, rows, &one, a, cols, ones_, 1, &zero, out, 1));
+  }
+  void bias_act(float* y, const float* bias, int rows, int cols, bool relu) override {
+    cuda::bias_act(y, bias, rows, cols, relu, stream_);
+  }
+  void relu_backward(float* dx, const float* y, int64_t n) override { cuda::relu_backward(dx, y, n, stream_); }
+  void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,
+                    float* dz, float* loss_mean, float* loss_scaled, float scaled_factor) override {
+    if (rows > row_loss_cap_) {
+      CUDA_CHECK(cudaFree(row_loss_));
+      row_loss_ = nullptr;
+      CUDA_CHECK(cudaMalloc(&row_loss_, sizeof(float) * rows));
+      row_loss_cap_ = rows;
+    }
+    cuda::softmax_xent(z, labels, rows, cols, grad_scale, dz, row_loss_, loss_mean, loss_scaled,
+                       scaled_factor, stream_);
+  }
+  int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) override {
+    CUDA_CHECK(cudaMemsetAsync(count_, 0, sizeof(unsigned long long), stream_));
+    cuda::count_correct(z, labels, rows, cols, count_, stream_);
+    unsigned long long host = 0;
+    download(&host, count_, sizeof host);
+    return static_cast<int64_t>(host);
+  }
+  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+           float weight_decay) override {
+    cuda::sgd(w, g, v, n, lr, momentum, weight_decay, stream_);
+  }
+
+ private:
+  void ensure_ones(int rows) {
+    if (rows <= ones_cap_) return;
+    CUDA_CHECK(cudaFree(ones_));
+    ones_ = nullptr;
+    CUDA_CHECK(cudaMalloc(&ones_, sizeof(float) * rows));
+    cuda::fill(ones_, 1.0f, rows, stream_);
+    ones_cap_ = rows;
+  }
+
+  int index_;
+  std::string name_;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  float* ones_ = nullptr;
+  int ones_cap_ = 0;
+  float* row_loss_ = nullptr;
+  int row_loss_cap_ = 0;
+  unsigned long long* count_ = nullptr;
+};
+
+}  // namespace
+
+int cuda_visible_devices() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" / "no device" error
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Device> make_cuda_device(int index, bool tf32) {
+  return std::make_unique<CudaDevice>(index, tf32);
+}
+
+}  // namespace dpscale

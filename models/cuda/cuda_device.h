@@ -1,0 +1,18 @@
+// cuda_device.h — the CUDA backend's entry points, includable from plain C++ (no CUDA types).
+// The implementation (cuda_device.cu, kernels.cu) runs cuBLAS for GEMMs and launches kernels
+// built on the same elementwise.h functions the CPU backend loops over.
+#pragma once
+
+#include <memory>
+
+#include "../device.h"
+
+namespace dpscale {
+
+// Number of CUDA devices that answer; 0 when there is no driver or no GPU (never throws).
+int cuda_visible_devices();
+// A CudaDevice on GPU `index` with its own compute stream and cuBLAS handle. TF32 tensor-core
+// math only when `tf32` is set (the default is exact fp32, matching the CPU backend).
+std::unique_ptr<Device> make_cuda_device(int index, bool tf32);
+
+}  // namespace dpscale

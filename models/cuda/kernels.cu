@@ -1,0 +1,115 @@
+// kernels.cu — the CUDA backend's element-wise kernels. The arithmetic is elementwise.h's,
+// shared with the CPU backend; these are only the grid loops around it.
+#include "../elementwise.h"
+#include "cuda_check.h"
+#include "kernels.cuh"
+
+namespace dpscale::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);  // grid-stride beyond
+}
+
+__global__ void fill_kernel(float* x, float value, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) x[i] = value;
+}
+
+__global__ void bias_act_kernel(float* y, const float* bias, int64_t n, int cols, bool relu) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const float b = bias[i % cols];
+    y[i] = relu ? ew::bias_relu(y[i], b) : ew::bias_only(y[i], b);
+  }
+}
+
+__global__ void relu_backward_kernel(float* dx, const float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    dx[i] = ew::relu_grad(dx[i], y[i]);
+  }
+}
+
+// One thread per row: output widths are small (10 classes in every preset).
+__global__ void xent_rows_kernel(const float* z, const int32_t* labels, int rows, int cols,
+                                 float grad_scale, float* dz, float* row_loss) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const int64_t off = int64_t{r} * cols;
+  row_loss[r] = ew::softmax_xent_row(z + off, labels[r], cols, grad_scale, dz + off);
+}
+
+// Single block, fixed summation order: the same loss bits on every run.
+__global__ void loss_reduce_kernel(const float* row_loss, int rows, float* loss_mean,
+                                   float* loss_scaled, float scaled_factor) {
+  __shared__ float partial[kThreads];
+  float acc = 0.0f;
+  for (int i = threadIdx.x; i < rows; i += kThreads) acc += row_loss[i];
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    *loss_mean = partial[0] / rows;
+    *loss_scaled = partial[0] * scaled_factor;
+  }
+}
+
+__global__ void count_correct_kernel(const float* z, const int32_t* labels, int rows, int cols,
+                                     unsigned long long* count) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows && ew::argmax_row(z + int64_t{r} * cols, cols) == labels[r]) atomicAdd(count, 1ULL);
+}
+
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+                           float weight_decay) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    float unused = 0.0f;
+    w[i] = ew::sgd_update(w[i], g[i], v ? &v[i] : &unused, lr, momentum, weight_decay);
+  }
+}
+
+}  // namespace
+
+void fill(float* x, float value, int64_t n, cudaStream_t s) {
+  fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, value, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void bias_act(float* y, const float* bias, int rows, int cols, bool relu, cudaStream_t s) {
+  const int64_t n = int64_t{rows} * cols;
+  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, cols, relu);
+  CUDA_CHECK_LAUNCH();
+}
+
+void relu_backward(float* dx, const float* y, int64_t n, cudaStream_t s) {
+  relu_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(dx, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,
+                  float* dz, float* row_loss, float* loss_mean, float* loss_scaled,
+                  float scaled_factor, cudaStream_t s) {
+  xent_rows_kernel<<<blocks_for(rows), kThreads, 0, s>>>(z, labels, rows, cols, grad_scale, dz, row_loss);
+  CUDA_CHECK_LAUNCH();
+  loss_reduce_kernel<<<1, kThreads, 0, s>>>(row_loss, rows, loss_mean, loss_scaled, scaled_factor);
+  CUDA_CHECK_LAUNCH();
+}
+
+void count_correct(const float* z, const int32_t* labels, int rows, int cols,
+                   unsigned long long* count, cudaStream_t s) {
+  count_correct_kernel<<<blocks_for(rows), kThreads, 0, s>>>(z, labels, rows, cols, count);
+  CUDA_CHECK_LAUNCH();
+}
+
+void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+         float weight_decay, cudaStream_t s) {
+  sgd_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, g, v, n, lr, momentum, weight_decay);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace dpscale::cuda

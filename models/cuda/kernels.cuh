@@ -1,0 +1,25 @@
+// kernels.cuh — launchers for the CUDA backend's element-wise kernels (kernels.cu). Each
+// kernel is a thin grid loop around a function of elementwise.h; each launcher checks the launch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace dpscale::cuda {
+
+void fill(float* x, float value, int64_t n, cudaStream_t s);
+void bias_act(float* y, const float* bias, int rows, int cols, bool relu, cudaStream_t s);
+void relu_backward(float* dx, const float* y, int64_t n, cudaStream_t s);
+// Row losses into row_loss[rows]; then one block sums them in a fixed order (deterministic)
+// and writes *loss_mean = S / rows and *loss_scaled = S · scaled_factor.
+void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,
+                  float* dz, float* row_loss, float* loss_mean, float* loss_scaled,
+                  float scaled_factor, cudaStream_t s);
+// Adds the number of rows whose argmax equals the label to *count (integer atomics: exact).
+void count_correct(const float* z, const int32_t* labels, int rows, int cols,
+                   unsigned long long* count, cudaStream_t s);
+void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+         float weight_decay, cudaStream_t s);
+
+}  // namespace dpscale::cuda

@@ -1,0 +1,116 @@
+// device.h — the one interface both backends implement: memory, GEMM, the element-wise ops.
+//
+// The model library talks only to Device. CpuDevice (models/cpu) runs OpenBLAS and loops over
+// the functions in elementwise.h; CudaDevice (models/cuda) runs cuBLAS and launches kernels
+// that call the same functions. All pointers passed to a Device are its own memory (from
+// alloc_bytes); on the CPU backend that memory is ordinary host memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace dpscale {
+
+enum class Backend { cpu, cuda };
+const char* backend_name(Backend b);
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual Backend backend() const = 0;
+  virtual std::string name() const = 0;  // e.g. "NVIDIA A100 80GB PCIe" or the CPU model
+  // True when device memory is host memory (CPU backend): host data can be used in place.
+  virtual bool host_visible() const = 0;
+  // The compute stream as an opaque handle (cudaStream_t on CUDA, nullptr on CPU).
+  virtual void* stream() const { return nullptr; }
+
+  // --- memory ---
+  virtual void* alloc_bytes(size_t nbytes) = 0;
+  virtual void free_bytes(void* p) noexcept = 0;
+  virtual void upload(void* dst, const void* host_src, size_t nbytes) = 0;
+  virtual void download(void* host_dst, const void* src, size_t nbytes) = 0;  // waits for work
+  virtual void copy(void* dst, const void* src, size_t nbytes) = 0;
+  virtual void fill(float* x, float value, int64_t n) = 0;
+  // Blocks the host until all work queued on this device has finished.
+  virtual void synchronize() = 0;
+
+  // --- linear algebra ---
+  // Row-major GEMM: C[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · C, op = transpose or not.
+  // lda/ldb/ldc are row strides of the stored (untransposed) matrices.
+  virtual void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                    int lda, const float* b, int ldb, float beta, float* c, int ldc) = 0;
+  // out[cols] = Σ_rows A[rows, cols] (the bias gradient), overwriting out.
+  virtual void column_sum(const float* a, int rows, int cols, float* out) = 0;
+
+  // --- element-wise (elementwise.h) ---
+  // y[r, c] = act(y[r, c] + bias[c]) with act = ReLU or identity; one pass.
+  virtual void bias_act(float* y, const float* bias, int rows, int cols, bool relu) = 0;
+  // dx[i] = relu_grad(dx[i], y[i]) in place.
+  virtual void relu_backward(float* dx, const float* y, int64_t n) = 0;
+  // Per row: dz = (softmax(z) - onehot(label)) · grad_scale. With S = Σ_rows loss_row,
+  // writes *loss_mean = S / rows and *loss_scaled = S · scaled_factor (both device scalars).
+  virtual void softmax_xent(const float* z, const int32_t* labels, int rows, int cols,
+                            float grad_scale, float* dz, float* loss_mean, float* loss_scaled,
+                            float scaled_factor) = 0;
+  // Number of rows whose argmax equals the label (waits for the result).
+  virtual int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) = 0;
+  // w = sgd_update(w, g, v, ...) element-wise over n elements; v may be null if momentum == 0.
+  virtual void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+                   float weight_decay) = 0;
+};
+
+// Owning typed buffer in a device's memory. Move-only.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device& dev, size_t count)
+      : dev_(&dev), ptr_(static_cast<T*>(dev.alloc_bytes(count * sizeof(T)))), count_(count) {}
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    DeviceBuffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr_) dev_->free_bytes(ptr_);
+  }
+
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t nbytes() const { return count_ * sizeof(T); }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(dev_, o.dev_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+  }
+  Device* dev_ = nullptr;
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+struct DeviceOptions {
+  std::string backend = "auto";  // auto | cpu | cuda
+  int threads = 1;               // BLAS threads per process (CPU backend)
+  bool tf32 = false;             // allow TF32 tensor-core GEMMs (CUDA backend)
+  int gpu_index = 0;             // which GPU (the node-local rank)
+};
+
+// Builds the requested backend. "auto" picks CUDA when it was compiled in and a device answers,
+// else CPU. Throws InputError for an unknown backend or "cuda" with no usable GPU.
+std::unique_ptr<Device> make_device(const DeviceOptions& opts);
+
+// Whether the CUDA backend was compiled into this binary, and how many GPUs answer (0 if none).
+bool cuda_compiled();
+int cuda_device_count();
+
+}  // namespace dpscale

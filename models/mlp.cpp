@@ -1,0 +1,145 @@
+// mlp.cpp — forward, loss, backward and SGD over the flat buffers.
+//
+// Layer l computes Y = X·Wᵀ + b with W stored [out, in] row-major (nn.Linear's layout), so the
+// three GEMMs of a layer are, in row-major terms:
+//   forward   Y[B,out]  = X[B,in] · W[out,in]ᵀ        gemm(N, T)
+//   weight    dW[out,in] = dY[B,out]ᵀ · X[B,in]        gemm(T, N), β = 0: overwrite, no zero_grad
+//   input     dX[B,in]  = dY[B,out] · W[out,in]        gemm(N, N), β = 0
+#include "mlp.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "rng.h"
+
+namespace dpscale {
+
+Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
+    : dev_(dev),
+      spec_(std::move(spec)),
+      layout_(spec_),
+      max_batch_(max_batch),
+      params_(dev, static_cast<size_t>(layout_.n_params())),
+      grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
+      dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
+      dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
+      loss_mean_(dev, 1) {
+  if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
+  for (int l = 0; l < spec_.n_layers(); ++l) {
+    acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
+  }
+  dev_.fill(grads_.data(), 0.0f, layout_.grad_buffer_count());
+}
+
+void Mlp::init_params(uint64_t seed) {
+  std::vector<float> host(static_cast<size_t>(layout_.n_params()));
+  for (const TensorView& t : layout_.tensors()) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(spec_.widths[t.layer]));
+    const CounterRng rng(seed, 2 * static_cast<uint64_t>(t.layer) + (t.is_bias ? 1 : 0));
+    float* dst = host.data() + t.offset;
+    for (int64_t j = 0; j < t.count; ++j) dst[j] = rng.uniform_symmetric(j, bound);
+  }
+  params_from_host(host);
+}
+
+std::vector<float> Mlp::params_to_host() {
+  std::vector<float> host(static_cast<size_t>(layout_.n_params()));
+  dev_.download(host.data(), params_.data(), host.size() * sizeof(float));
+  return host;
+}
+
+void Mlp::params_from_host(const std::vector<float>& host) {
+  if (static_cast<int64_t>(host.size()) != layout_.n_params()) {
+    throw std::invalid_argument("Mlp::params_from_host: size mismatch");
+  }
+  dev_.upload(params_.data(), host.data(), host.size() * sizeof(float));
+  velocity_ = DeviceBuffer<float>();  // momentum restarts with new weights
+}
+
+const float* Mlp::forward(const float* x, int batch) {
+  if (batch < 1 || batch > max_batch_) throw std::invalid_argument("Mlp::forward: bad batch");
+  last_input_ = x;
+  const float* in = x;
+  for (int l = 0; l < spec_.n_layers(); ++l) {
+    const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
+    const TensorView& w = layout_.weight(l);
+    const TensorView& b = layout_.bias(l);
+    float* y = acts_[l].data();
+    // (B,in) x (out,in)^T -> (B,out), β = 0
+    dev_.gemm(false, true, batch, n_out, n_in, 1.0f, in, n_in, params_.data() + w.offset, n_in,
+              0.0f, y, n_out);
+    dev_.bias_act(y, params_.data() + b.offset, batch, n_out, l + 1 < spec_.n_layers());
+    in = y;
+  }
+  return in;
+}
+
+void Mlp::loss(const int32_t* labels, int batch, float grad_scale) {
+  dev_.softmax_xent(acts_.back().data(), labels, batch, spec_.out_width(), grad_scale,
+                    dbuf_a_.data(), loss_mean_.data(), grads_.data() + layout_.loss_slot(),
+                    grad_scale);
+}
+
+void Mlp::backward(const float* x, int batch, GradListener* listener) {
+  float* dy = dbuf_a_.data();  // holds dlogits from loss()
+  float* dx = dbuf_b_.data();
+  for (int l = spec_.n_layers() - 1; l >= 0; --l) {
+    const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
+    const TensorView& w = layout_.weight(l);
+    const TensorView& b = layout_.bias(l);
+    const float* in = l == 0 ? x : acts_[l - 1].data();
+    // dW: (B,out)^T x (B,in) -> (out,in), β = 0 (overwrites: no zero_grad pass needed)
+    dev_.gemm(true, false, n_out, n_in, batch, 1.0f, dy, n_out, in, n_in, 0.0f,
+              grads_.data() + w.offset, n_in);
+    if (listener) listener->on_grad_ready(w);
+    dev_.column_sum(dy, batch, n_out, grads_.data() + b.offset);
+    if (listener) listener->on_grad_ready(b);
+    if (l == 0) break;  // the input needs no gradient
+    // dX: (B,out) x (out,in) -> (B,in), β = 0; then through the ReLU of layer l-1
+    dev_.gemm(false, false, batch, n_in, n_out, 1.0f, dy, n_out, params_.data() + w.offset, n_in,
+              0.0f, dx, n_in);
+    dev_.relu_backward(dx, acts_[l - 1].data(), static_cast<int64_t>(batch) * n_in);
+    std::swap(dy, dx);
+  }
+}
+
+void Mlp::sgd_step(const SgdConfig& cfg) {
+  float* v = nullptr;
+  if (cfg.momentum > 0.0f) {
+    if (velocity_.size() == 0) {
+      velocity_ = DeviceBuffer<float>(dev_, static_cast<size_t>(layout_.n_params()));
+      dev_.fill(velocity_.data(), 0.0f, layout_.n_params());
+    }
+    v = velocity_.data();
+  }
+  dev_.sgd(params_.data(), grads_.data(), v, layout_.n_params(), cfg.lr, cfg.momentum,
+           cfg.weight_decay);
+}
+
+float Mlp::loss_mean() {
+  float v = 0.0f;
+  dev_.download(&v, loss_mean_.data(), sizeof(float));
+  return v;
+}
+
+float Mlp::loss_slot_value() {
+  float v = 0.0f;
+  dev_.download(&v, grads_.data() + layout_.loss_slot(), sizeof(float));
+  return v;
+}
+
+int64_t Mlp::count_correct(const int32_t* labels, int batch) {
+  return dev_.count_correct(acts_.back().data(), labels, batch, spec_.out_width());
+}
+
+uint64_t checksum_floats(const std::vector<float>& v) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(float); ++i) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace dpscale

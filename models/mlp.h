@@ -1,0 +1,83 @@
+// mlp.h — the MLP replica: flat parameters and gradients on a Device, forward, loss, backward, SGD.
+//
+// One training step, as data flows:
+//   forward(x)            layer by layer: GEMM, then bias + ReLU fused in one pass
+//   loss(labels, scale)   softmax cross-entropy; dlogits and the loss slot scaled by `scale`
+//   backward(x, hook)     last layer first: dW (GEMM, β=0), db (column sum), hook(W), hook(b),
+//                         then dX (GEMM, β=0) masked by ReLU'; hook sees each gradient the
+//                         moment it is written, which is where data-parallel sync starts
+//   sgd_step()            one pass over the flat buffers
+// All buffers are allocated once, for the largest batch; a step allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "device.h"
+#include "mlp_spec.h"
+#include "param_layout.h"
+
+namespace dpscale {
+
+// Told when a gradient tensor has been written (on a GPU: queued on the compute stream).
+class GradListener {
+ public:
+  virtual ~GradListener() = default;
+  virtual void on_grad_ready(const TensorView& tensor) = 0;
+};
+
+struct SgdConfig {
+  float lr = 0.01f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+};
+
+class Mlp {
+ public:
+  Mlp(Device& dev, MlpSpec spec, int max_batch);
+
+  const MlpSpec& spec() const { return spec_; }
+  const ParamLayout& layout() const { return layout_; }
+  Device& device() { return dev_; }
+  int max_batch() const { return max_batch_; }
+
+  float* params() { return params_.data(); }
+  float* grads() { return grads_.data(); }  // n_params + 1 (the loss slot)
+
+  // nn.Linear's default init: weights and biases of layer i uniform in ±1/sqrt(in_i), drawn
+  // from CounterRng(seed, stream = 2i for the weight, 2i+1 for the bias), element j = index j
+  // in row-major order. Independent of world size, rank and backend.
+  void init_params(uint64_t seed);
+  std::vector<float> params_to_host();
+  void params_from_host(const std::vector<float>& host);
+
+  // Forward of `batch` rows of x ([batch, in], device memory). Returns the logits [batch, out].
+  const float* forward(const float* x, int batch);
+  // Softmax cross-entropy of the last forward's logits. dlogits = (p - y)·grad_scale; the loss
+  // slot of grads() receives Σ loss · grad_scale; loss_mean() the plain mean over these rows.
+  void loss(const int32_t* labels, int batch, float grad_scale);
+  // Backward of the last forward/loss. Calls listener (may be null) after each tensor.
+  void backward(const float* x, int batch, GradListener* listener);
+  void sgd_step(const SgdConfig& cfg);
+
+  float loss_mean();       // waits for the device
+  float loss_slot_value();  // waits for the device
+  // Correct predictions of the last forward against labels (waits).
+  int64_t count_correct(const int32_t* labels, int batch);
+
+ private:
+  Device& dev_;
+  MlpSpec spec_;
+  ParamLayout layout_;
+  int max_batch_;
+  DeviceBuffer<float> params_, grads_, velocity_;
+  std::vector<DeviceBuffer<float>> acts_;  // acts_[l] = output of layer l ([batch, widths[l+1]])
+  DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
+  DeviceBuffer<float> loss_mean_;
+  const float* last_input_ = nullptr;
+};
+
+// FNV-1a 64 over the bytes of a float vector: the replica checksum ranks compare.
+uint64_t checksum_floats(const std::vector<float>& v);
+
+}  // namespace dpscale

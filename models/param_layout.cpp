@@ -1,0 +1,26 @@
+// param_layout.cpp — builds the backward-ordered flat layout.
+#include "param_layout.h"
+
+namespace dpscale {
+
+std::string TensorView::name() const {
+  return "layers." + std::to_string(layer) + (is_bias ? ".bias" : ".weight");
+}
+
+ParamLayout::ParamLayout(const MlpSpec& spec) : weight_index_(spec.n_layers()) {
+  int64_t offset = 0;
+  for (int layer = spec.n_layers() - 1; layer >= 0; --layer) {
+    const int in = spec.widths[layer], out = spec.widths[layer + 1];
+    TensorView w{static_cast<int>(tensors_.size()), layer, false, offset,
+                 static_cast<int64_t>(out) * in, out, in};
+    weight_index_[layer] = w.index;
+    tensors_.push_back(w);
+    offset += w.count;
+    TensorView b{static_cast<int>(tensors_.size()), layer, true, offset, out, out, 1};
+    tensors_.push_back(b);
+    offset += b.count;
+  }
+  n_params_ = offset;
+}
+
+}  // namespace dpscale

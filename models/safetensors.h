@@ -1,0 +1,42 @@
+// safetensors.h — checkpoints in the safetensors format (huggingface/safetensors):
+//   8 bytes  little-endian u64 N, the header length
+//   N bytes  JSON: {"<name>": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]},
+//                   ..., "__metadata__": {"<key>": "<string>"}}, padded with spaces
+//   rest     the byte buffer; offsets are relative to its start, cover it without holes
+// Tensor names are layers.{i}.weight ([out, in], row-major, as nn.Linear) and layers.{i}.bias
+// ([out]), float32, so PyTorch's safetensors.torch.load_file / numpy read them unchanged.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "param_layout.h"
+
+namespace dpscale {
+
+struct StTensor {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+};
+
+struct StFile {
+  std::map<std::string, StTensor> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+// Parses and validates a whole file (header length, JSON, dtypes, offsets within the buffer,
+// no overlaps or holes). Throws InputError naming the file and the problem.
+StFile read_safetensors(const std::string& path);
+
+// Writes the model's parameters (host copy of the flat buffer) atomically.
+void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
+                     const std::vector<float>& params);
+
+// Reads a checkpoint into a flat host buffer laid out as `layout`; every tensor of the model
+// must be present with the right shape and dtype F32, and no other tensor may be.
+std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& layout);
+
+}  // namespace dpscale

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs the Debian packages dpscale builds and runs with.
+# Idempotent: installs only what is missing. As root it runs apt-get; otherwise it
+# prints the one command to run and exits 1. Used by `make bench`, `make test`, .ci/run.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libopenblas-dev          # CPU backend: sgemm
+  libopenmpi-dev openmpi-bin  # MPI: launch (mpirun) and the CPU all-reduce
+  nlohmann-json3-dev       # RESULTS_JSON, configs, safetensors headers
+  libcli11-dev             # command-line parsing
+  zlib1g-dev               # gzip-compressed IDX files (Fashion-MNIST)
+  libgtest-dev             # unit tests
+  libbenchmark-dev         # micro-benchmarks
+  python3 python3-matplotlib  # the plotter
+  dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages; run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,32 @@
+// buckets.h — DDP-style gradient buckets over the backward-ordered flat gradient buffer.
+//
+// As PyTorch DDP: tensors are taken in backward order; boundaries fall between tensors; the
+// first bucket is capped at first_bucket_mb (default 1 MiB, so the first all-reduce starts
+// early), every later one at bucket_cap_mb (default 25 MiB). Unlike PyTorch, which closes a
+// bucket only after it has overflowed, a bucket here never exceeds its cap: a tensor that would
+// overflow it starts the next bucket, and a tensor larger than the cap sits alone in its own.
+// Because the flat buffer is in backward order, every bucket is one contiguous slice.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/param_layout.h"
+
+namespace dpscale {
+
+struct Bucket {
+  int first_tensor = 0;  // indices into ParamLayout::tensors(), inclusive
+  int last_tensor = 0;
+  int64_t offset = 0;    // floats into the gradient buffer
+  int64_t count = 0;     // floats (the tensors only; the loss slot is not counted)
+  int64_t nbytes() const { return count * static_cast<int64_t>(sizeof(float)); }
+  int n_tensors() const { return last_tensor - first_tensor + 1; }
+};
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Caps are in MiB and must be > 0 (checked by the option parser).
+std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb);
+
+}  // namespace dpscale

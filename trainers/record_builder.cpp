@@ -1,0 +1,102 @@
+// record_builder.cpp — from per-rank epoch stats to the one record.
+//
+// Policies (stated, as nccl-tests states its own): an epoch's time is the slowest rank's; comm
+// times are the mean over ranks of each rank's per-epoch average; compute_s is the epoch time
+// minus that comm wait; the loss of an epoch is the mean over its steps.
+#include "record_builder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace dpscale {
+
+std::string utc_timestamp() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+const char* build_version() { return DPSCALE_GIT_VERSION; }
+
+RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std::optional<double> test_accuracy) {
+  const Session& s = *ctx.session;
+  const TrainOptions& o = s.opts;
+  RunRecord r;
+  r.mode = mode_name(o.mode);
+  r.backend = backend_name(s.device->backend());
+  r.device_name = s.device->name();
+  r.model = s.spec.name;
+  r.widths = s.spec.widths;
+  r.n_params = s.spec.n_params();
+  r.world_size = s.world_size;
+  r.n_nodes = ctx.n_nodes;
+  r.global_batch = o.batch_size;
+  r.local_batch = s.local_batch;
+  r.dataset = s.data.kind;
+  r.n_samples = s.data.n;
+  r.epochs = o.epochs;
+  r.steps_per_epoch = s.steps_per_epoch;
+  r.lr = o.lr;
+  r.seed = o.seed;
+  r.threads = o.device.threads;
+
+  const auto& rank0 = stats.per_rank.front();
+  const size_t n_epochs = rank0.size();
+  double total_time = 0.0, wait_sum = 0.0, busy_sum = 0.0;
+  for (size_t e = 0; e < n_epochs; ++e) {
+    double slowest = 0.0;
+    for (const auto& rank_epochs : stats.per_rank) slowest = std::max(slowest, rank_epochs[e].time_s);
+    r.epoch_times_s.push_back(slowest);
+    total_time += slowest;
+    r.steps += rank0[e].steps;
+    r.loss_global.push_back(rank0[e].loss_global);
+    r.loss_rank0.push_back(rank0[e].loss_local);
+  }
+  r.losses = r.loss_global;
+  for (const auto& rank_epochs : stats.per_rank) {
+    double t = 0.0;
+    for (const EpochStats& st : rank_epochs) {
+      t += st.time_s;
+      wait_sum += st.wait_s;
+      busy_sum += st.busy_s;
+    }
+    r.per_rank_epoch_s.push_back(n_epochs ? t / static_cast<double>(n_epochs) : 0.0);
+  }
+  const double per_epoch = n_epochs ? 1.0 / (static_cast<double>(n_epochs) * static_cast<double>(stats.per_rank.size())) : 0.0;
+  r.avg_epoch_s = n_epochs ? total_time / static_cast<double>(n_epochs) : 0.0;
+  r.throughput_samples_per_s = total_time > 0 ? static_cast<double>(r.steps) * o.batch_size / total_time : 0.0;
+  r.test_accuracy = test_accuracy;
+
+  r.comm = ctx.comm;
+  r.allreduce = ctx.allreduce;
+  r.link = ctx.link.enabled() ? o.link : "none";
+  if (ctx.link.enabled()) {
+    r.link_alpha_us = ctx.link.alpha_us;
+    r.link_gbps = ctx.link.gbps;
+  }
+  r.link_dilation = ctx.link.enabled() ? ctx.link.dilation : 1.0;
+  const double wait = wait_sum * per_epoch;
+  if (o.mode == Mode::naive) r.comm_s = wait;
+  if (o.mode == Mode::interleaved || o.mode == Mode::bucketed) r.exposed_comm_s = wait;
+  if (o.mode != Mode::single) r.comm_busy_s = busy_sum * per_epoch;
+  r.compute_s = r.avg_epoch_s - (o.mode == Mode::single ? 0.0 : wait);
+  r.allreduce_calls_per_step = ctx.sync.calls_per_step;
+  r.allreduce_bytes_per_step = ctx.sync.bytes_per_step;
+  if (o.mode == Mode::bucketed) {
+    r.bucket_cap_mb = o.bucket_cap_mb;
+    r.first_bucket_mb = o.first_bucket_mb;
+  }
+  r.n_buckets = ctx.sync.n_buckets;
+  r.bucket_bytes = ctx.sync.bucket_bytes;
+  r.mpi_library = ctx.mpi_library;
+  r.nccl_version = ctx.nccl_version;
+  r.version = build_version();
+  r.timestamp = ctx.timestamp;
+  return r;
+}
+
+}  // namespace dpscale

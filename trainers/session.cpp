@@ -1,0 +1,70 @@
+// session.cpp — one rank's local set-up, cheapest checks first.
+#include "session.h"
+
+#include "comm/allreduce_algos.h"
+#include "comm/link_model.h"
+#include "models/errors.h"
+#include "models/safetensors.h"
+
+namespace dpscale {
+
+namespace {
+template <class T>
+void to_device(Device& dev, const std::vector<T>& host, DeviceBuffer<T>& buf, const T*& view) {
+  if (dev.host_visible()) {
+    view = host.data();  // CPU backend: use the host copy in place
+    return;
+  }
+  buf = DeviceBuffer<T>(dev, host.size());
+  dev.upload(buf.data(), host.data(), host.size() * sizeof(T));
+  view = buf.data();
+}
+}  // namespace
+
+std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int world_size, int gpu_index) {
+  auto s = std::make_unique<Session>();
+  s->opts = opts;
+  s->rank = rank;
+  s->world_size = world_size;
+  s->spec = parse_model(opts.model);
+  if (opts.batch_size % world_size != 0) {
+    throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is not divisible by the " +
+                     std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");
+  }
+  s->local_batch = opts.batch_size / world_size;
+  LinkModel link = parse_link(opts.link);  // validated here, used by the communicator
+  parse_dilation(opts.link_dilation);
+  const AllreduceAlgo algo = parse_allreduce_algo(opts.allreduce);
+  if (!opts.init_path.empty()) read_safetensors(opts.init_path);  // fail before loading data
+
+  DeviceOptions dopts = opts.device;
+  dopts.gpu_index = gpu_index;
+  s->device = make_device(dopts);
+  if (s->device->backend() == Backend::cuda && opts.mode != Mode::single) {
+    if (link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
+    if (algo != AllreduceAlgo::native) throw InputError("--allreduce " + opts.allreduce + " applies to the MPI (CPU) backend only");
+  }
+
+  s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
+  if (opts.batch_size > s->data.n) {
+    throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is larger than the " +
+                     std::to_string(s->data.n) + " training samples");
+  }
+  s->steps_per_epoch = s->data.n / opts.batch_size;  // an incomplete last batch is dropped
+  to_device(*s->device, s->data.x, s->x_buf, s->x);
+  to_device(*s->device, s->data.y, s->y_buf, s->y);
+  if (s->data.n_test > 0) {
+    to_device(*s->device, s->data.test_x, s->test_x_buf, s->test_x);
+    to_device(*s->device, s->data.test_y, s->test_y_buf, s->test_y);
+  }
+
+  s->model = std::make_unique<Mlp>(*s->device, s->spec, s->local_batch);
+  if (!opts.init_path.empty()) {
+    s->model->params_from_host(load_checkpoint(opts.init_path, s->model->layout()));
+  } else {
+    s->model->init_params(opts.seed);
+  }
+  return s;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,16 @@
+// sync_strategies.h — constructors of the three data-parallel GradSync strategies, one file each
+// (sync_naive.cpp, sync_interleaved.cpp, sync_bucketed.cpp).
+#pragma once
+
+#include <memory>
+
+#include "grad_sync.h"
+
+namespace dpscale {
+
+std::unique_ptr<GradSync> make_naive_sync(Mlp& model, Communicator& comm, bool fused);
+std::unique_ptr<GradSync> make_interleaved_sync(Mlp& model, Communicator& comm);
+std::unique_ptr<GradSync> make_bucketed_sync(Mlp& model, Communicator& comm, double bucket_cap_mb,
+                                             double first_bucket_mb);
+
+}  // namespace dpscale

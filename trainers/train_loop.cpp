@@ -1,0 +1,99 @@
+// train_loop.cpp — warm-up, epochs, per-step sharding, timing.
+//
+// Sharding as the workshop: global batch b covers rows [b·B, (b+1)·B); rank r takes the
+// contiguous chunk [b·B + r·B/K, b·B + (r+1)·B/K). The loss gradient is scaled by 1/B (the
+// global batch), so the sum all-reduce leaves the global mean in every rank's gradients.
+#include "train_loop.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "models/errors.h"
+
+namespace dpscale {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct StepLoss {
+  float global, local;
+};
+
+StepLoss train_step(Session& s, GradSync& sync, int64_t batch_index, bool update) {
+  const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
+  const float* x = s.x + row0 * s.spec.in_width();
+  const int32_t* y = s.y + row0;
+  Mlp& m = *s.model;
+  m.forward(x, s.local_batch);
+  m.loss(y, s.local_batch, 1.0f / static_cast<float>(s.opts.batch_size));
+  sync.begin_step();
+  m.backward(x, s.local_batch, &sync);
+  sync.finish();
+  if (update) m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
+                                   static_cast<float>(s.opts.weight_decay)});
+  // The slot was summed across ranks with the gradients: Σ_all rows loss / B = the global mean.
+  return StepLoss{m.loss_slot_value(), m.loss_mean()};
+}
+
+}  // namespace
+
+std::vector<EpochStats> run_training(Session& s, GradSync& sync, Communicator* comm,
+                                     const std::function<void()>& barrier) {
+  for (int w = 0; w < s.opts.warmup_steps; ++w) train_step(s, sync, w % s.steps_per_epoch, false);
+  s.device->synchronize();
+  sync.take_wait_seconds();
+  if (comm) comm->take_busy_seconds();
+  if (barrier) barrier();
+
+  std::vector<EpochStats> epochs;
+  int64_t total_steps = 0;
+  const bool talk = s.rank == 0 && !s.opts.quiet;
+  for (int e = 0; e < s.opts.epochs; ++e) {
+    EpochStats st;
+    double sum_global = 0.0, sum_local = 0.0;
+    const auto t0 = Clock::now();
+    for (int64_t b = 0; b < s.steps_per_epoch; ++b) {
+      if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
+      const StepLoss l = train_step(s, sync, b, true);
+      if (!std::isfinite(l.global)) {
+        throw InputError("training diverged: non-finite loss at epoch " + std::to_string(e + 1) + ", step " +
+                         std::to_string(b + 1) + " (try a smaller --lr)");
+      }
+      sum_global += l.global;
+      sum_local += l.local;
+      ++st.steps;
+      ++total_steps;
+    }
+    s.device->synchronize();
+    st.time_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.wait_s = sync.take_wait_seconds();
+    st.busy_s = comm ? comm->take_busy_seconds() : 0.0;
+    if (st.steps == 0) break;
+    st.loss_global = sum_global / static_cast<double>(st.steps);
+    st.loss_local = sum_local / static_cast<double>(st.steps);
+    epochs.push_back(st);
+    if (talk) {
+      std::cerr << "epoch " << e + 1 << "/" << s.opts.epochs << ": " << st.time_s << " s, loss " << st.loss_global;
+      if (comm) std::cerr << ", comm wait " << st.wait_s << " s";
+      std::cerr << std::endl;
+    }
+    if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
+  }
+  return epochs;
+}
+
+std::optional<double> evaluate_test_accuracy(Session& s) {
+  if (s.data.n_test == 0) return std::nullopt;
+  int64_t correct = 0;
+  const int dim = s.spec.in_width();
+  for (int64_t row = 0; row < s.data.n_test; row += s.local_batch) {
+    const int rows = static_cast<int>(std::min<int64_t>(s.local_batch, s.data.n_test - row));
+    s.model->forward(s.test_x + row * dim, rows);
+    correct += s.model->count_correct(s.test_y + row, rows);
+  }
+  return static_cast<double>(correct) / static_cast<double>(s.data.n_test);
+}
+
+}  // namespace dpscale

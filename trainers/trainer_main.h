@@ -1,0 +1,19 @@
+// trainer_main.h — main() of all four trainers: parse, set up, train, report.
+//
+// train_single_gpu runs without MPI. The data-parallel trainers must be started by mpirun:
+//   1. every rank sets itself up alone (options, device, data, weights) — no collectives yet;
+//   2. one all-gather of (error code, weight checksum, options fingerprint): if any rank failed,
+//      the first failing rank prints its one line and all exit with its status; if replicas
+//      differ, rank 0 says so and all exit 2. Nobody is left waiting in a collective;
+//   3. communicator, training, results gathered on rank 0, which prints RESULTS_JSON.
+// After step 2 an error that is the same on every rank (a non-finite global loss) exits 2
+// cleanly; anything else calls MPI_Abort so the whole job ends, not one rank.
+#pragma once
+
+#include "options.h"
+
+namespace dpscale {
+
+int run_trainer(int argc, char** argv, Mode mode);
+
+}  // namespace dpscale
