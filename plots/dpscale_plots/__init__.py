@@ -1,0 +1,25 @@
+"""dpscale_plots — the charts of plots/plot_results.py, as a small package.
+
+    load.py            read and check a results JSONL file (never writes it)
+    aggregate.py       runs -> sweep points: repeats combined (median, min..max), baselines
+    style.py           names, colours, units, the figure frame, saving PNG/SVG
+    charts_bars.py     1 epoch time, 3 naive compute/comm split, 4 saving vs naive, 6 throughput
+    charts_scaling.py  2 speedup vs K, 8 efficiency E(K) and gamma(K) with the knee
+    charts_training.py 5 loss convergence (loss_rank0 vs loss_global), 7 bucket-cap sweep
+"""
+from .charts_bars import (chart1_epoch_time, chart3_naive_split, chart4_overlap_saving,
+                          chart6_throughput)
+from .charts_scaling import chart2_speedup, chart8_efficiency
+from .charts_training import chart5_loss, chart7_bucket_sweep
+
+# File stem -> drawing function, in the workshop's order (its charts 1-6, then ours).
+CHARTS = [
+    ("chart1_epoch_time", chart1_epoch_time),
+    ("chart2_speedup", chart2_speedup),
+    ("chart3_naive_comm_split", chart3_naive_split),
+    ("chart4_overlap_vs_naive", chart4_overlap_saving),
+    ("chart5_loss_convergence", chart5_loss),
+    ("chart6_throughput", chart6_throughput),
+    ("chart7_bucket_cap_sweep", chart7_bucket_sweep),
+    ("chart8_efficiency_knee", chart8_efficiency),
+]

@@ -1,0 +1,138 @@
+"""charts_training.py — chart 5 (loss convergence: the workshop's logging artifact) and chart 7
+(the bucket-cap sweep: throughput and exposed comm vs cap).
+"""
+from matplotlib.lines import Line2D
+
+from .style import (K_COLORS, MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, model_label,
+                    new_figure, time_unit)
+
+# In chart 5 colour is K (the curves cluster by K) and line style is the mode (which must not
+# matter): one curve per mode at a K overlaps into one line, which is the point.
+MODE_STYLE = {"single": "-", "naive": "-", "interleaved": "--", "bucketed": ":"}
+SWEEP_COLORS = ["#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
+
+
+def _k_color(k, ks):
+    return K_COLORS[ks.index(k) % len(K_COLORS)]
+
+
+def _loss_points(results, model):
+    pts = []
+    for k in results.ks(model, parallel_only=False):
+        for mode in results.modes_at(model, k):
+            p = results.get(model, mode, k)
+            if p.curve("loss_global") or p.curve("loss_rank0"):
+                pts.append(p)
+    return pts
+
+
+def chart5_loss(results):
+    # The workshop shows its biggest model; so do we (the first with loss curves from the top).
+    model = next((m for m in reversed(results.models) if _loss_points(results, m)), None)
+    if model is None:
+        raise Skip("no run has per-epoch loss_global or loss_rank0")
+    pts = _loss_points(results, model)
+    ks = sorted({p.k for p in pts})
+    modes = [m for m in MODE_LABEL if any(p.mode == m for p in pts)]
+    legend = ([Line2D([], [], color=_k_color(k, ks), linewidth=2.5, label=f"K={k}") for k in ks]
+              + [Line2D([], [], color="black", linestyle=MODE_STYLE[m], label=MODE_LABEL[m])
+                 for m in modes])
+    fig, axes = new_figure(
+        results, f"Loss convergence — {model_label(results, model)}",
+        "left: the loss rank 0 computes on its own 1/K shard (what the workshop logged) — "
+        "curves split by K\nright: the all-reduced loss of the whole global batch — every mode "
+        "and K trains the same model, so the curves coincide",
+        ncols=2, width=11.0, height=4.2, legend=legend, sharey=True)
+    titles = {"loss_rank0": "loss_rank0 — rank 0's shard (logging artifact)",
+              "loss_global": "loss_global — true global-batch loss"}
+    for ax, field in zip(axes[0], ("loss_rank0", "loss_global")):
+        drawn = 0
+        for p in pts:
+            curve = p.curve(field)
+            if curve:
+                ax.plot(range(1, len(curve) + 1), curve, color=_k_color(p.k, ks),
+                        linestyle=MODE_STYLE[p.mode], linewidth=1.8, marker=".", markersize=5)
+                drawn += 1
+        if not drawn:
+            ax.text(0.5, 0.5, f"no {field} in this file", transform=ax.transAxes,
+                    ha="center", color=MUTED)
+        ax.set_title(titles[field])
+        ax.set_xlabel("epoch")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0][0].set_ylabel("training loss (cross-entropy, mean over the epoch's steps)")
+    return fig
+
+
+def chart7_bucket_sweep(results):
+    sweeps = results.sweeps()
+    if not sweeps:
+        raise Skip("no bucketed runs at two or more bucket caps (no bucket-cap sweep)")
+    series = [(model, k, SWEEP_COLORS[i % len(SWEEP_COLORS)]) for i, (model, k) in enumerate(sweeps)]
+    legend = [Line2D([], [], color=c, marker="o", label=f"{model_label(results, m)} K={k}")
+              for m, k, c in series]
+    legend.append(Line2D([], [], color=MUTED, linestyle=":",
+                         label="Interleaved DP (one all-reduce per layer), same K"))
+    fig, axes = new_figure(
+        results, "Bucketed (DDP): throughput and exposed communication vs bucket cap",
+        "small caps pay a per-call latency on many all-reduces; large caps start the first "
+        "all-reduce late and overlap less · ★ best cap · numbers: buckets per step",
+        nrows=2, width=9.0, height=3.0, legend=legend, sharex=True)
+    top, bottom = axes[0][0], axes[1][0]
+    scale, unit = time_unit(results.get(m, "bucketed", k, c).median("exposed_comm_s")
+                            for m, k, _ in series for c in results.caps(m, k))
+    all_caps = set()
+    for model, k, color in series:
+        caps = results.caps(model, k)
+        all_caps.update(caps)
+        pts = [results.get(model, "bucketed", k, c) for c in caps]
+        _sweep_throughput(top, caps, pts, color)
+        _sweep_exposed(bottom, caps, pts, color, scale)
+        ref = results.get(model, "interleaved", k)
+        if ref is not None:
+            top.axhline(ref.median("throughput_samples_per_s"), color=color, linestyle=":",
+                        linewidth=1.2)
+            if ref.median("exposed_comm_s") is not None:
+                bottom.axhline(ref.median("exposed_comm_s") * scale, color=color,
+                               linestyle=":", linewidth=1.2)
+    caps = sorted(all_caps)
+    bottom.set_xscale("log", base=2)
+    bottom.set_xticks(caps, [f"{c:g}" for c in caps])
+    bottom.minorticks_off()
+    bottom.set_xlabel("bucket cap (MiB, log scale)")
+    top.set_ylabel("throughput (samples/s)")
+    top.yaxis.set_major_formatter(lambda v, _: fmt_rate(v))
+    top.set_title("throughput — higher is better", fontsize=10)
+    bottom.set_ylabel(f"exposed comm per epoch ({unit})")
+    bottom.set_title("communication not hidden behind backward — lower is better", fontsize=10)
+    bottom.set_ylim(bottom=0)
+    return fig
+
+
+def _sweep_throughput(ax, caps, pts, color):
+    ys = [p.median("throughput_samples_per_s") for p in pts]
+    ax.plot(caps, ys, color=color, marker="o", linewidth=1.8)
+    for c, p, y in zip(caps, pts, ys):
+        spread = p.spread("throughput_samples_per_s")
+        if spread:
+            ax.errorbar(c, y, yerr=[[y - spread[0]], [spread[1] - y]], fmt="none", ecolor=color,
+                        elinewidth=1, capsize=2.5)
+    best = max(range(len(ys)), key=lambda i: ys[i])
+    ax.plot(caps[best], ys[best], marker="*", markersize=15, color=color,
+            markeredgecolor="black", markeredgewidth=0.6, zorder=4)
+    ax.annotate(f"{fmt_rate(ys[best])}/s at {caps[best]:g} MiB", (caps[best], ys[best]),
+                xytext=(0, 9), textcoords="offset points", ha="center", va="bottom",
+                fontsize=8, color=color, fontweight="bold")
+
+
+def _sweep_exposed(ax, caps, pts, color, scale):
+    ys = [p.median("exposed_comm_s") for p in pts]
+    keep = [(c, y * scale, p) for c, y, p in zip(caps, ys, pts) if y is not None]
+    if not keep:
+        return
+    ax.plot([c for c, _, _ in keep], [y for _, y, _ in keep], color=color, marker="o",
+            linewidth=1.8)
+    for c, y, p in keep:
+        nb = p.median("n_buckets")
+        if nb is not None:
+            ax.annotate(f"{nb:.0f}", (c, y), xytext=(0, 5), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7.5, color=color)

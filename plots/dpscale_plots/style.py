@@ -1,0 +1,109 @@
+"""style.py — the look shared by every chart: names, colours, units, figure frame, saving.
+
+The workshop's names and colours are kept (naive red, interleaved blue, DDP green) so a reader
+who knows its charts reads ours without a legend hunt.
+"""
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display; must precede any pyplot/backend import
+from matplotlib.figure import Figure  # noqa: E402  (OO API: no global pyplot state to leak)
+import matplotlib.colors as mcolors  # noqa: E402
+
+MODE_LABEL = {"single": "Single", "naive": "Naive DP", "interleaved": "Interleaved DP",
+              "bucketed": "Bucketed (DDP)"}
+MODE_COLOR = {"single": "#3b3b3b", "naive": "#d62728", "interleaved": "#1f77b4",
+              "bucketed": "#2ca02c"}
+DP_MODES = ("naive", "interleaved", "bucketed")
+MODEL_LABEL = {"small": "Small", "medium": "Medium", "large": "Large", "xlarge": "XLarge",
+               "custom": "Custom"}
+# Colours per world size, for charts where lines are grouped by K rather than by mode.
+K_COLORS = ["#3b3b3b", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#bcbd22"]
+MUTED = "#777777"
+
+matplotlib.rcParams.update({
+    "font.size": 10, "axes.titlesize": 11, "axes.titleweight": "bold",
+    "axes.spines.top": False, "axes.spines.right": False,
+    "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.6,
+    "legend.fontsize": 9, "legend.frameon": False,
+    "svg.hashsalt": "dpscale",  # stable ids: the same input gives the same SVG
+    "svg.fonttype": "none",     # text stays text in the SVG (smaller, searchable)
+})
+
+
+class Skip(Exception):
+    """A chart the file has no data for; the message says what is missing."""
+
+
+def model_label(results, model, newline=False):
+    """'Large (35.2M)': the workshop's way of naming a model."""
+    name = MODEL_LABEL.get(model, model.capitalize())
+    n = results.n_params.get(model, 0)
+    size = f"{n / 1e6:.1f}M" if n >= 1e5 else f"{n / 1e3:.0f}k"
+    return f"{name}{chr(10) if newline else ' '}({size})"
+
+
+def time_unit(values):
+    """Scale and unit for times in seconds: ms below one second, else s."""
+    vals = [v for v in values if v is not None]
+    return (1e3, "ms") if vals and max(vals) < 1.0 else (1.0, "s")
+
+
+def fmt_time(v, unit):
+    return f"{v:.0f}" if unit == "ms" and v >= 10 else f"{v:.3g}"
+
+
+def fmt_rate(v):
+    """Samples/s the short way: 909k, 1.2M."""
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.0f}k" if v >= 1e4 else f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
+
+
+def shade(color, k, ks):
+    """The mode's colour, lighter for smaller K, so bars of one mode read as one family."""
+    if len(ks) < 2 or k not in ks:
+        return color
+    t = 0.45 * (1 - ks.index(k) / (len(ks) - 1))  # 0 for the largest K
+    r, g, b = mcolors.to_rgb(color)
+    return (r + (1 - r) * t, g + (1 - g) * t, b + (1 - b) * t)
+
+
+def new_figure(results, title, subtitle=None, ncols=1, nrows=1, width=None, height=4.0,
+               legend=None, **subplot_kw):
+    """A figure with a title, an optional explanation and a one-row legend (handles) under it,
+    and the data's provenance at the foot. Returns (fig, 2-D axes array)."""
+    width = width or max(6.5, 3.5 * ncols + 1.0)
+    sub_lines = subtitle.count("\n") + 1 if subtitle else 0
+    sub_top = 0.42  # inches from the top edge
+    legend_top = sub_top + 0.2 * sub_lines
+    header_in = legend_top + (0.35 if legend else 0.05)  # kept free for the title block
+    fig_h = height * nrows + header_in + 0.3
+    fig = Figure(figsize=(width, fig_h))
+    # Constrained layout keeps labels from overlapping; its rect leaves the header to us, so
+    # title and explanation sit exactly where placed whatever the panels do.
+    fig.set_layout_engine("constrained", rect=(0, 0, 1, 1 - header_in / fig_h))
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
+    fig.text(0.5, 1 - 0.1 / fig_h, title, ha="center", va="top", fontsize=13,
+             fontweight="bold")
+    if subtitle:
+        fig.text(0.5, 1 - sub_top / fig_h, subtitle, ha="center", va="top", fontsize=9,
+                 color="#444444", linespacing=1.3)
+    if legend:
+        fig.legend(handles=legend, loc="upper center", ncol=len(legend), fontsize=9,
+                   bbox_to_anchor=(0.5, 1 - legend_top / fig_h), bbox_transform=fig.transFigure,
+                   handlelength=1.6, columnspacing=1.4).set_in_layout(False)
+    fig.supxlabel(results.context_line(), fontsize=7.5, color=MUTED)
+    return fig, axes
+
+
+def save(fig, out_dir, name, formats):
+    """Write NAME.<fmt> for each format; return the paths."""
+    paths = []
+    for fmt in formats:
+        path = out_dir / f"{name}.{fmt}"
+        meta = {"Date": None} if fmt == "svg" else {}
+        fig.savefig(path, format=fmt, dpi=150, metadata=meta)
+        paths.append(path)
+    return paths

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""plot_results.py — the workshop's charts from a dpscale results file.
+
+    /usr/bin/python3 plots/plot_results.py results/cpu-2025....jsonl --out plots/out [--format png,svg]
+
+Reads the JSONL file `dpscale sweep` writes (docs/RESULTS_FORMAT.md) and saves, as PNG and SVG
+in --out: 1 epoch time, 2 speedup vs K, 3 naive compute/comm split, 4 overlap saving vs naive,
+5 loss convergence, 6 throughput (the workshop's six), 7 the bucket-cap sweep and 8 efficiency
+E(K) and gamma(K) with the knee. Repeats of a point are combined by their median, with min..max
+as error bars. Needs Debian's python3-matplotlib, hence /usr/bin/python3.
+
+stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, a truncated
+last line). Exit 0 when the file was plotted (even if some charts had no data), 2 for bad input
+or usage (one line on stderr), 1 when the charts could not be written. The input is only read.
+"""
+import argparse
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree from a plain run
+
+from pathlib import Path  # noqa: E402
+
+from dpscale_plots import CHARTS  # noqa: E402
+from dpscale_plots.aggregate import Results  # noqa: E402
+from dpscale_plots.load import BadInput, load_results  # noqa: E402
+from dpscale_plots.style import Skip, save  # noqa: E402
+
+PROG = "plot_results"
+FORMATS = ("png", "svg", "pdf")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other bad input (argparse prints the usage too)."""
+
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def parse_args(argv):
+    ap = OneLineParser(prog="plot_results.py", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", help="results file (.jsonl) written by `dpscale sweep`")
+    ap.add_argument("--out", required=True, help="directory for the charts (created if missing)")
+    ap.add_argument("--format", default="png,svg",
+                    help=f"comma-separated image formats, of {', '.join(FORMATS)} (default png,svg)")
+    args = ap.parse_args(argv)
+    fmts = [f.strip().lower() for f in args.format.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in FORMATS]
+    if not fmts or bad:
+        ap.error(f"--format: {', '.join(bad) or 'empty'} not one of {', '.join(FORMATS)}")
+    args.formats = list(dict.fromkeys(fmts))  # de-duplicated, order kept
+    return args
+
+
+def note(kind, msg):
+    print(f"{PROG}: {kind}: {msg}", file=sys.stderr)
+
+
+def describe_input(loaded, results):
+    for w in loaded.warnings:
+        note("warning", w)
+    if loaded.n_failed:
+        note("note", f"{loaded.n_failed} failed run(s) skipped (status \"failed\")")
+    for n in results.notes:
+        note("note", n)
+    for model, k in results.sweeps():
+        note("note", f"{model} K={k}: charts 1-6 show the bucketed run at "
+                     f"{results.display_cap(model, k):g} MiB; chart 7 shows all "
+                     f"{len(results.caps(model, k))} caps")
+
+
+def draw_all(results, out_dir, formats, input_path):
+    written = []
+    for name, draw in CHARTS:
+        try:
+            fig = draw(results)
+        except Skip as e:
+            note("note", f"{name} skipped: {e}")
+            continue
+        paths = [out_dir / f"{name}.{f}" for f in formats]
+        # Belt and braces: an output name must never land on the input file.
+        if any(p.exists() and p.samefile(input_path) for p in paths):
+            raise OSError(f"{name} would overwrite the input file")
+        written += save(fig, out_dir, name, formats)
+    return written
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        loaded = load_results(args.results)
+    except BadInput as e:
+        note("error", str(e))
+        return 2
+    results = Results(loaded.runs, Path(args.results).name)
+    describe_input(loaded, results)
+    out_dir = Path(args.out)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = draw_all(results, out_dir, args.formats, Path(args.results))
+    except OSError as e:
+        note("error", f"cannot write charts to {out_dir}: {e.strerror or e}")
+        return 1
+    for path in written:
+        print(path)
+    if not written:
+        note("note", "no chart could be drawn from this file")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
