@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "errors.h"
@@ -51,6 +52,12 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
 }
 
 std::vector<char> read_whole_file(const std::string& path, const std::string& what) {
+  // An ifstream "opens" a directory and reports a nonsense size (bad_alloc, exit 1): refuse
+  // anything that is not a regular file up front, as bad input.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(what + ": '" + path + "' is not a regular file");
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw InputError(what + ": cannot open '" + path + "'");
   const std::streamsize size = in.tellg();
