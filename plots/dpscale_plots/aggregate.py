@@ -54,6 +54,7 @@ class Results:
         self.notes = []
         self.link = self._primary_link(runs)
         runs = [r for r in runs if r.mode == "single" or r.link == self.link]
+        self._check_one_setup(runs)
         groups = defaultdict(list)
         for r in runs:
             groups[(r.model, r.mode, r.k, r.cap)].append(r)
@@ -78,6 +79,16 @@ class Results:
             self.notes.append(f"the file mixes links; charts show link '{link}', "
                               f"{left} run(s) on other links are left out")
         return link
+
+    def _check_one_setup(self, runs):
+        # Speedups divide one run by another: say so when the file mixes setups that make
+        # that comparison unfair (a backend, batch or data-set size change).
+        keys = ("backend", "global_batch", "n_samples", "epochs")
+        setups = {tuple(r.rec.get(k) for k in keys) for r in runs}
+        if len(setups) > 1:
+            varying = [k for i, k in enumerate(keys) if len({s[i] for s in setups}) > 1]
+            self.notes.append(f"the file mixes setups ({', '.join(varying)} differ between "
+                              "runs); speedups compare unlike runs")
 
     # --- lookups ---
     def get(self, model, mode, k, cap=None):

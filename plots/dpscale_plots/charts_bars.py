@@ -52,10 +52,12 @@ def _baseline(ax, y, text):
     """A dashed line across the panel at the single-device value."""
     ax.axhline(y, color=MUTED, linestyle="--", linewidth=1, zorder=0)
     ax.annotate(text, (1.0, y), xycoords=("axes fraction", "data"), xytext=(-2, 2),
-                textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color=MUTED)
+                textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color=MUTED,
+                bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))
 
 
-def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, extra=None):
+def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, extra=None,
+                    yfmt=None):
     models = results.models
     fig, axes = new_figure(results, title, subtitle, ncols=len(models),
                            legend=mode_handles(_modes_in_file(results)))
@@ -67,6 +69,8 @@ def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, e
         if extra:
             top = max(top, extra(ax, model, ks) or 0)
         ax.set_ylim(0, top * 1.15)
+        if yfmt:
+            ax.yaxis.set_major_formatter(lambda v, _: yfmt(v))
         ax.set_title(model_label(results, model))
         ax.set_xlabel(f"world size K ({results.device_word()})")
     axes[0][0].set_ylabel(ylabel)
@@ -99,7 +103,7 @@ def chart6_throughput(results):
     return _per_model_bars(
         results, "throughput_samples_per_s", "Training throughput",
         "higher is better · dashed: single device · dotted: ideal K× the single-device rate",
-        "throughput (samples/s)", 1.0, fmt_rate, extra=ideal)
+        "throughput (samples/s)", 1.0, fmt_rate, extra=ideal, yfmt=fmt_rate)
 
 
 def chart3_naive_split(results):
@@ -112,7 +116,7 @@ def chart3_naive_split(results):
     fig, axes = new_figure(
         results, "Naive DP: computation vs communication per epoch",
         "each bar is one naive epoch split into compute and the blocking all-reduce · "
-        "the comm share is the number to watch",
+        "right: compute + comm = epoch",
         width=9.0, height=0.42 * len(rows) + 1.2,
         legend=[Patch(color="#9ecae1", label="compute"),
                 Patch(color=MODE_COLOR["naive"], label="communication (all-reduce)")])
@@ -141,13 +145,14 @@ def _split_bar(ax, y, p, scale, unit):
     ax.barh(y, 1 - share, 0.7, color="#9ecae1")
     ax.barh(y, share, 0.7, left=1 - share, color=MODE_COLOR["naive"])
     # The comm share inside its segment when it fits, else just left of it.
-    inside = share > 0.12
+    inside = share > 0.15
     ax.text(1 - share / 2 if inside else 1 - share - 0.01, y, f"{share:.0%} comm",
             ha="center" if inside else "right", va="center", fontsize=8.5, fontweight="bold",
             color="white" if inside else MODE_COLOR["naive"])
-    ax.text(0.01, y, f"compute {fmt_time(p.median('compute_s') * scale, unit)} {unit} + "
-            f"comm {fmt_time(comm * scale, unit)} {unit} = {fmt_time(epoch * scale, unit)} {unit}",
-            ha="left", va="center", fontsize=7.5, color="#1b3a57")
+    # Absolute times beside the bar: the share alone hides how long the epoch was.
+    ax.text(1.01, y, f"{fmt_time(p.median('compute_s') * scale, unit)} + "
+            f"{fmt_time(comm * scale, unit)} = {fmt_time(epoch * scale, unit)} {unit}",
+            ha="left", va="center", fontsize=8, color="#333333", clip_on=False)
 
 
 def chart4_overlap_saving(results):
@@ -161,10 +166,10 @@ def chart4_overlap_saving(results):
     if not groups:
         raise Skip("no K > 1 point with Naive DP and an overlapped mode to compare")
     fig, axes = new_figure(
-        results, "Naive vs Interleaved vs Bucketed (DDP): epoch time saved by overlapping",
+        results, "Naive vs Interleaved vs Bucketed (DDP): time saved by overlap",
         "0% = Naive DP at the same model and K · above the line: faster than naive · "
-        "label: % and time saved per epoch",
-        width=max(7.0, 1.1 * len(groups) + 2.0),
+        "labels: % and time saved per epoch",
+        width=max(7.0, 1.3 * len(groups) + 2.0),
         legend=mode_handles(["naive", "interleaved", "bucketed"]))
     ax = axes[0][0]
     scale, unit = time_unit(n.median("avg_epoch_s") for _, _, n in groups)
@@ -175,8 +180,7 @@ def chart4_overlap_saving(results):
     ax.axhline(0, color=MODE_COLOR["naive"], linewidth=2)
     pad = 0.18 * max(hi_all - lo_all, 5)
     ax.set_ylim(min(lo_all - pad, -2), hi_all + pad)
-    ax.set_xticks(range(len(groups)),
-                  [f"{model_label(results, m, newline=True)}\nK={k}" for m, k, _ in groups])
+    ax.set_xticks(range(len(groups)), [f"{model_label(results, m)}\nK={k}" for m, k, _ in groups])
     ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0f}%")
     ax.set_ylabel("epoch time saved vs Naive DP")
     ax.grid(axis="x", visible=False)
@@ -201,9 +205,14 @@ def _saving_bars(ax, results, gi, model, k, naive, scale, unit):
             ax.errorbar(x, saved, yerr=[[saved - lo], [hi - saved]], fmt="none",
                         ecolor="black", elinewidth=0.8, capsize=2)
         up = saved >= 0
-        ax.annotate(f"{saved:.0f}%\n{fmt_time((t_naive - t) * scale, unit)} {unit}",
+        ax.annotate(f"{_signed(saved, '.0f')}%\n{_signed((t_naive - t) * scale, '.2g')} {unit}",
                     (x, max(hi, 0) if up else min(lo, 0)), xytext=(0, 2 if up else -2),
                     textcoords="offset points", ha="center", va="bottom" if up else "top",
                     fontsize=7.5)
         lo_all, hi_all = min(lo_all, lo), max(hi_all, hi)
     return lo_all, hi_all
+
+
+def _signed(v, spec):
+    """A number with a real minus sign (U+2212), as the axes print it."""
+    return format(v, spec).replace("-", "\u2212")

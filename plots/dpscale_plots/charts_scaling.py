@@ -14,6 +14,7 @@ from .style import DP_MODES, MODE_COLOR, MODE_LABEL, MUTED, Skip, model_label, n
 
 E_TOLERANCE = 0.8
 KNEE_COLOR = "#8b0000"
+GAMMA_KNEE_COLOR = "#6a3d9a"
 
 
 def _scaling_models(results):
@@ -61,6 +62,9 @@ def chart2_speedup(results):
         ks = [1] + results.ks(model)
         ax.plot(ks, ks, color=MUTED, linestyle="--", linewidth=1)
         ax.axhline(1.0, color=MUTED, linestyle=":", linewidth=1)
+        ax.annotate("1× = one device", (0.02, 1.0), xycoords=("axes fraction", "data"),
+                    xytext=(0, -3), textcoords="offset points", ha="left", va="top",
+                    fontsize=7.5, color=MUTED)
         ends = []
         for mode in modes:
             pts = _speedup_series(results, model, mode)
@@ -114,22 +118,44 @@ def _gamma_series(results, model):
     return out
 
 
-def gamma_knee(series):
-    """(K at which gamma reaches 1 or None, a short description). Between two measured world
-    sizes the crossing is interpolated linearly in log2 K, the axis the chart uses."""
+def crossing(series, level, rising):
+    """Where a measured curve [(K, v)] first passes LEVEL (upwards if rising): (K, text form).
+    Between two measured world sizes the crossing is interpolated linearly in log2 K, the
+    axis the chart uses; K is None when the curve never passes it."""
     prev = None
-    for k, g in series:
-        if g >= 1.0:
+    for k, v in series:
+        if (v >= level) if rising else (v < level):
             if prev is None:
-                return k, f"γ ≥ 1 already at K={k}: comm-bound"
-            (k0, g0) = prev
-            t = (1.0 - g0) / (g - g0)
+                return k, f"K ≤ {k}"
+            (k0, v0) = prev
+            t = (level - v0) / (v - v0)
             kx = 2 ** (math.log2(k0) + t * (math.log2(k) - math.log2(k0)))
-            return kx, f"knee: γ = 1 at K ≈ {kx:.1f}"
-        prev = (k, g)
+            return kx, f"K ≈ {kx:.1f}"
+        prev = (k, v)
+    return None, None
+
+
+def efficiency_knee(results, model, modes):
+    """The practical limit (textbook 15.9): where even the best mode's E falls below 0.8."""
+    best = {}
+    for mode in modes:
+        for k, s, _ in _speedup_series(results, model, mode):
+            best[k] = max(best.get(k, 0.0), s / k)
+    series = sorted(best.items())
+    k, where = crossing(series, E_TOLERANCE, rising=False)
+    if k is None:
+        return None, f"E ≥ {E_TOLERANCE} up to K={series[-1][0]}"
+    return k, f"best E < {E_TOLERANCE} past {where}"
+
+
+def gamma_knee(series):
+    """The knee proper: where gamma(K) crosses 1 and the all-reduce can no longer hide."""
     if not series:
         return None, "no Naive DP runs: γ unknown"
-    return None, f"γ < 1 up to K={series[-1][0]}: no knee yet"
+    k, where = crossing(series, 1.0, rising=True)
+    if k is None:
+        return None, f"γ < 1 up to K={series[-1][0]}: no knee yet"
+    return k, f"knee: γ = 1 at {where}"
 
 
 def chart8_efficiency(results):
@@ -138,23 +164,31 @@ def chart8_efficiency(results):
     legend = _mode_lines(modes) + [
         Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle="none",
                label=f"E < {E_TOLERANCE}"),
-        Line2D([], [], color=KNEE_COLOR, linestyle="-.", label="knee (γ = 1)")]
+        Line2D([], [], color=KNEE_COLOR, linestyle=":", linewidth=1.6,
+               label=f"best E falls below {E_TOLERANCE}"),
+        Line2D([], [], color=GAMMA_KNEE_COLOR, linestyle="-.", linewidth=1.6,
+               label="γ crosses 1 (knee)")]
     fig, axes = new_figure(
         results, "Scaling efficiency E(K) = S/K and comm-to-compute ratio γ(K)",
-        f"top: share of ideal speedup, tolerance {E_TOLERANCE} · bottom: γ = all-reduce time / "
-        "compute time of Naive DP · the knee is where γ crosses 1 and comm stops hiding",
+        f"top: the share of the ideal speedup each mode reaches (tolerance {E_TOLERANCE})\n"
+        "bottom: γ = all-reduce time / compute time, measured on Naive DP · the knee is where "
+        "γ crosses 1 and communication stops hiding behind compute",
         ncols=len(models), nrows=2, height=3.0, legend=legend, sharex="col")
     for col, model in enumerate(models):
         ks = [1] + results.ks(model)
         gammas = _gamma_series(results, model)
-        knee_k, knee_text = gamma_knee(gammas)
+        e_k, e_text = efficiency_knee(results, model, modes)
+        g_k, g_text = gamma_knee(gammas)
         _efficiency_panel(axes[0][col], results, model, modes)
-        _gamma_panel(axes[1][col], gammas, ks)
+        _gamma_panel(axes[1][col], gammas)
         for ax in (axes[0][col], axes[1][col]):
-            if knee_k is not None:
-                ax.axvline(knee_k, color=KNEE_COLOR, linestyle="-.", linewidth=1.3, zorder=2)
+            if e_k is not None:
+                ax.axvline(e_k, color=KNEE_COLOR, linestyle=":", linewidth=1.6, zorder=2)
+            if g_k is not None:
+                ax.axvline(g_k, color=GAMMA_KNEE_COLOR, linestyle="-.", linewidth=1.6, zorder=2)
             _log2_k_axis(ax, ks)
-        axes[0][col].set_title(f"{model_label(results, model)}\n{knee_text}")
+        axes[0][col].set_title(f"{model_label(results, model)}\n{e_text}")
+        axes[1][col].set_title(g_text, fontsize=10)
         axes[1][col].set_xlabel(f"world size K ({results.device_word()})")
     axes[0][0].set_ylabel("efficiency E(K) = S/K")
     axes[1][0].set_ylabel("γ(K) = comm / compute")
@@ -178,7 +212,7 @@ def _efficiency_panel(ax, results, model, modes):
     ax.set_ylim(0, top * 1.12)
 
 
-def _gamma_panel(ax, gammas, ks):
+def _gamma_panel(ax, gammas):
     top = max([1.5] + [g * 1.15 for _, g in gammas])
     ax.axhspan(1.0, top, color=KNEE_COLOR, alpha=0.05, zorder=0)
     ax.axhline(1.0, color=KNEE_COLOR, linestyle=":", linewidth=1)

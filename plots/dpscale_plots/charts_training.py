@@ -46,21 +46,37 @@ def chart5_loss(results):
     titles = {"loss_rank0": "loss_rank0 — rank 0's shard (logging artifact)",
               "loss_global": "loss_global — true global-batch loss"}
     for ax, field in zip(axes[0], ("loss_rank0", "loss_global")):
-        drawn = 0
-        for p in pts:
-            curve = p.curve(field)
-            if curve:
-                ax.plot(range(1, len(curve) + 1), curve, color=_k_color(p.k, ks),
-                        linestyle=MODE_STYLE[p.mode], linewidth=1.8, marker=".", markersize=5)
-                drawn += 1
-        if not drawn:
+        curves = [(p, p.curve(field)) for p in pts if p.curve(field)]
+        for p, curve in curves:
+            ax.plot(range(1, len(curve) + 1), curve, color=_k_color(p.k, ks),
+                    linestyle=MODE_STYLE[p.mode], marker=".", markersize=5,
+                    linewidth=_nested_width(field, p.k, ks))
+        if curves:
+            _gap_note(ax, [c for _, c in curves])
+        else:
             ax.text(0.5, 0.5, f"no {field} in this file", transform=ax.transAxes,
                     ha="center", color=MUTED)
         ax.set_title(titles[field])
         ax.set_xlabel("epoch")
         ax.xaxis.get_major_locator().set_params(integer=True)
-    axes[0][0].set_ylabel("training loss (cross-entropy, mean over the epoch's steps)")
+    axes[0][0].set_ylabel("training loss (cross-entropy)")
     return fig
+
+
+def _nested_width(field, k, ks):
+    # On the global panel the curves lie on top of one another; drawing small K wide and large
+    # K thin leaves every colour visible, nested, instead of only the last one drawn.
+    if field != "loss_global":
+        return 1.8
+    return 1.6 + 2.2 * (len(ks) - 1 - ks.index(k))
+
+
+def _gap_note(ax, curves):
+    """How far apart the curves of a panel are at the last epoch: a number for 'they coincide'."""
+    n = min(len(c) for c in curves)
+    last = [c[n - 1] for c in curves]
+    ax.text(0.98, 0.97, f"{len(curves)} runs · spread at epoch {n}: {max(last) - min(last):.3g}",
+            transform=ax.transAxes, ha="right", va="top", fontsize=8, color="#333333")
 
 
 def chart7_bucket_sweep(results):
@@ -75,7 +91,8 @@ def chart7_bucket_sweep(results):
     fig, axes = new_figure(
         results, "Bucketed (DDP): throughput and exposed communication vs bucket cap",
         "small caps pay a per-call latency on many all-reduces; large caps start the first "
-        "all-reduce late and overlap less · ★ best cap · numbers: buckets per step",
+        "all-reduce late and overlap less\n★ best cap · numbers on the lower panel: buckets "
+        "(all-reduce calls) per step",
         nrows=2, width=9.0, height=3.0, legend=legend, sharex=True)
     top, bottom = axes[0][0], axes[1][0]
     scale, unit = time_unit(results.get(m, "bucketed", k, c).median("exposed_comm_s")
@@ -104,7 +121,9 @@ def chart7_bucket_sweep(results):
     top.set_title("throughput — higher is better", fontsize=10)
     bottom.set_ylabel(f"exposed comm per epoch ({unit})")
     bottom.set_title("communication not hidden behind backward — lower is better", fontsize=10)
-    bottom.set_ylim(bottom=0)
+    bottom.set_ylim(0, bottom.get_ylim()[1] * 1.1)
+    lo, hi = top.get_ylim()
+    top.set_ylim(lo, hi + 0.12 * (hi - lo))  # room for the best-cap label
     return fig
 
 
@@ -132,7 +151,12 @@ def _sweep_exposed(ax, caps, pts, color, scale):
     ax.plot([c for c, _, _ in keep], [y for _, y, _ in keep], color=color, marker="o",
             linewidth=1.8)
     for c, y, p in keep:
+        spread = p.spread("exposed_comm_s")
+        if spread:
+            ax.errorbar(c, y, yerr=[[y - spread[0] * scale], [spread[1] * scale - y]], fmt="none",
+                        ecolor=color, elinewidth=1, capsize=2.5)
         nb = p.median("n_buckets")
         if nb is not None:
             ax.annotate(f"{nb:.0f}", (c, y), xytext=(0, 5), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7.5, color=color)
+                        ha="center", va="bottom", fontsize=7.5, color=color,
+                        bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.85))

@@ -58,19 +58,19 @@ class Loaded:
 def load_results(path):
     """Read and check PATH; return Loaded or raise BadInput."""
     text = _read_text(path)
-    lines = text.split("\n")
-    # A line cut off by a killed sweep is the last one and has no newline after it.
-    ends_with_newline = text.endswith("\n")
-    numbered = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip()]
+    numbered = [(i + 1, ln) for i, ln in enumerate(text.split("\n")) if ln.strip()]
     if not numbered:
         raise BadInput(f"{path}: empty file, no results to plot")
     out = Loaded(runs=[])
     for pos, (lineno, line) in enumerate(numbered):
         is_last = pos == len(numbered) - 1
-        obj = _parse_line(path, lineno, line, is_last, ends_with_newline, out)
+        obj = _parse_line(path, lineno, line, is_last and not text.endswith("\n"), out)
         if obj is None:
             continue
         if obj.get("status") == "failed":
+            if not isinstance(obj.get("point"), dict):
+                raise BadInput(f"{path}:{lineno}: a failed line without a sweep 'point': "
+                               "not a dpscale results line")
             out.n_failed += 1
             continue
         out.runs.append(_to_run(path, lineno, obj))
@@ -96,13 +96,15 @@ def _read_text(path):
         raise BadInput(f"{path}: not a text file (not UTF-8), expected JSON lines") from None
 
 
-def _parse_line(path, lineno, line, is_last, ends_with_newline, out):
-    """The line's JSON object, None for a skipped truncated last line; BadInput otherwise."""
+def _parse_line(path, lineno, line, cut_off, out):
+    """The line's JSON object, None for a skipped truncated last line; BadInput otherwise.
+    CUT_OFF: the line is the file's last and no newline follows it."""
     try:
         obj = json.loads(line, parse_constant=_reject_constant)
     except (json.JSONDecodeError, ValueError) as e:
-        # Only an unfinished JSON object at the very end is a killed sweep's last write.
-        if is_last and line.lstrip().startswith("{") and not ends_with_newline:
+        # A sweep killed mid-write leaves an unfinished object as the last line, with no
+        # newline after it. Anything else that does not parse is not our file.
+        if cut_off and line.lstrip().startswith("{"):
             out.warnings.append(f"line {lineno} is truncated (killed sweep?); skipped")
             return None
         raise BadInput(f"{path}:{lineno}: not a JSON line ({_short(e)})") from None

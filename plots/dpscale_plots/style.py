@@ -3,6 +3,9 @@
 The workshop's names and colours are kept (naive red, interleaved blue, DDP green) so a reader
 who knows its charts reads ours without a legend hunt.
 """
+import io
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display; must precede any pyplot/backend import
@@ -55,14 +58,16 @@ def fmt_time(v, unit):
 def fmt_rate(v):
     """Samples/s the short way: 909k, 1.2M."""
     if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
+        return f"{v / 1e6:.3g}M"
     if v >= 1e3:
         return f"{v / 1e3:.0f}k" if v >= 1e4 else f"{v / 1e3:.1f}k"
     return f"{v:.0f}"
 
 
 def shade(color, k, ks):
-    """The mode's colour, lighter for smaller K, so bars of one mode read as one family."""
+    """The mode's colour, lighter for smaller K > 1, so bars of one mode read as one family
+    (K = 1 and the largest K get the full colour)."""
+    ks = [x for x in ks if x > 1]
     if len(ks) < 2 or k not in ks:
         return color
     t = 0.45 * (1 - ks.index(k) / (len(ks) - 1))  # 0 for the largest K
@@ -75,6 +80,10 @@ def new_figure(results, title, subtitle=None, ncols=1, nrows=1, width=None, heig
     """A figure with a title, an optional explanation and a one-row legend (handles) under it,
     and the data's provenance at the foot. Returns (fig, 2-D axes array)."""
     width = width or max(6.5, 3.5 * ncols + 1.0)
+    # Never narrower than the title block needs (a clipped title is unreadable); the factors
+    # are the inch width of a character of the bold 13 pt title and the 9 pt subtitle.
+    longest_sub = max((len(s) for s in (subtitle or "").split("\n")), default=0)
+    width = max(width, 0.118 * len(title) + 0.6, 0.068 * longest_sub + 0.6)
     sub_lines = subtitle.count("\n") + 1 if subtitle else 0
     sub_top = 0.42  # inches from the top edge
     legend_top = sub_top + 0.2 * sub_lines
@@ -99,11 +108,27 @@ def new_figure(results, title, subtitle=None, ncols=1, nrows=1, width=None, heig
 
 
 def save(fig, out_dir, name, formats):
-    """Write NAME.<fmt> for each format; return the paths."""
-    paths = []
-    for fmt in formats:
+    """Write NAME.<fmt> for each format; return the paths, in the order of FORMATS."""
+    paths = {}
+    # SVG first: each draw re-runs the layout, which moves things by a millionth of a point,
+    # so drawing SVG first keeps its bytes the same whatever other formats are asked for.
+    for fmt in sorted(formats, key=lambda f: f != "svg"):
         path = out_dir / f"{name}.{fmt}"
-        meta = {"Date": None} if fmt == "svg" else {}
-        fig.savefig(path, format=fmt, dpi=150, metadata=meta)
-        paths.append(path)
-    return paths
+        if fmt == "svg":
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg", metadata={"Date": None})
+            path.write_text(_stable_svg_ids(buf.getvalue()), encoding="utf-8")
+        else:
+            fig.savefig(path, format=fmt, dpi=150)
+        paths[fmt] = path
+    return [paths[f] for f in formats]
+
+
+def _stable_svg_ids(svg):
+    """Matplotlib names some clip paths after id() of a Python object, so the same chart gets
+    different SVG bytes on every run; renumbering them in order of appearance makes the output
+    depend on the input only (committed figures then change only when the numbers do)."""
+    ids = {}
+    for m in re.finditer(r'id="(p[0-9a-f]{10})"', svg):
+        ids.setdefault(m.group(1), f"clip{len(ids)}")
+    return re.sub(r"\bp[0-9a-f]{10}\b", lambda m: ids.get(m.group(0), m.group(0)), svg)
