@@ -9,8 +9,8 @@ in --out: 1 epoch time, 2 speedup vs K, 3 naive compute/comm split, 4 overlap sa
 E(K) and gamma(K) with the knee. Repeats of a point are combined by their median, with min..max
 as error bars. Needs Debian's python3-matplotlib, hence /usr/bin/python3.
 
-stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, a truncated
-last line). Exit 0 when the file was plotted (even if some charts had no data), 2 for bad input
+stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, truncated
+lines of a killed sweep). Exit 0 when the file was plotted (even if some charts had no data), 2 for bad input
 or usage (one line on stderr), 1 when the charts could not be written. The input is only read.
 """
 import argparse

@@ -1,11 +1,16 @@
 """load.py — read a dpscale results file (JSONL sweep lines, docs/RESULTS_FORMAT.md) and check it.
 
 The file is opened read-only and never written. What counts as bad input, and what is only
-worth a note, follows the issue: a truncated last line (a sweep killed mid-write) and failed
-runs are skipped with a message; anything else that is not our format stops the program.
+worth a note, follows the issue: a truncated line (a sweep killed mid-write) and failed runs are
+skipped with a message; anything else that is not our format stops the program.
+
+A truncated line is usually the last one, but `dpscale sweep --resume` starts a new line after
+it and appends, so it may sit mid-file; the rule is the harness's (harness/results_file.cpp):
+an object that was still open when the line ran out, wherever it is.
 """
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 SCHEMA = "dpscale.result/1"
@@ -62,9 +67,8 @@ def load_results(path):
     if not numbered:
         raise BadInput(f"{path}: empty file, no results to plot")
     out = Loaded(runs=[])
-    for pos, (lineno, line) in enumerate(numbered):
-        is_last = pos == len(numbered) - 1
-        obj = _parse_line(path, lineno, line, is_last and not text.endswith("\n"), out)
+    for lineno, line in numbered:
+        obj = _parse_line(path, lineno, line, out)
         if obj is None:
             continue
         if obj.get("status") == "failed":
@@ -96,21 +100,37 @@ def _read_text(path):
         raise BadInput(f"{path}: not a text file (not UTF-8), expected JSON lines") from None
 
 
-def _parse_line(path, lineno, line, cut_off, out):
-    """The line's JSON object, None for a skipped truncated last line; BadInput otherwise.
-    CUT_OFF: the line is the file's last and no newline follows it."""
+def _parse_line(path, lineno, line, out):
+    """The line's JSON object, None for a skipped truncated line; BadInput otherwise."""
     try:
         obj = json.loads(line, parse_constant=_reject_constant)
-    except (json.JSONDecodeError, ValueError) as e:
-        # A sweep killed mid-write leaves an unfinished object as the last line, with no
-        # newline after it. Anything else that does not parse is not our file.
-        if cut_off and line.lstrip().startswith("{"):
+    except json.JSONDecodeError as e:
+        if is_cut_short(line, e):
             out.warnings.append(f"line {lineno} is truncated (killed sweep?); skipped")
             return None
         raise BadInput(f"{path}:{lineno}: not a JSON line ({_short(e)})") from None
+    except ValueError as e:  # NaN/Infinity
+        raise BadInput(f"{path}:{lineno}: not a JSON line ({e})") from None
     if not isinstance(obj, dict):
         raise BadInput(f"{path}:{lineno}: a JSON {type(obj).__name__}, expected a sweep-line object")
     return obj
+
+
+_LITERALS = ("true", "false", "null")
+_NUMBER_TAIL = re.compile(r"[-+.eE0-9]+")
+
+
+def is_cut_short(line, err):
+    """True when LINE is a JSON object cut off mid-way: the parser ran out of input rather than
+    into a wrong character. Python's decoder reports where the unfinished token began, so a cut
+    inside a string, a number or a literal is recognised by what is left from there."""
+    if not line.lstrip().startswith("{") or err.msg == "Extra data":
+        return False
+    if err.msg.startswith("Unterminated string"):  # no closing quote before the end
+        return True
+    tail = line[err.pos:].rstrip()
+    return (tail == "" or any(lit.startswith(tail) for lit in _LITERALS)
+            or _NUMBER_TAIL.fullmatch(tail) is not None)
 
 
 def _reject_constant(name):

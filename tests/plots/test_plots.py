@@ -157,6 +157,19 @@ class MissingData(TempDirCase):
                       "chart7_bucket_cap_sweep", "chart8_efficiency_knee"):
             self.assertIn(f"{chart} skipped", proc.stderr)
 
+    def test_truncated_line_mid_file_after_resume(self):
+        # `dpscale sweep --resume` starts a new line after a cut-off one and appends: the cut
+        # line now sits mid-file and is skipped the same way.
+        lines = FIXTURE.read_text().split("\n")
+        cut, complete = lines[-1], lines[:-1]
+        text = "\n".join(complete[:10] + [cut] + complete[10:])
+        src = self.tmp / "resumed.jsonl"
+        src.write_text(text)
+        proc = run_plot(src, self.tmp / "resumed")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("line 11 is truncated", proc.stderr)
+        self.assertEqual(len(self.written(proc)), 8)
+
     def test_format_option_limits_outputs(self):
         proc = run_plot(FIXTURE, self.tmp / "svg-only", "--format", "svg")
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -194,10 +207,16 @@ class BadInput(TempDirCase):
         good = fixture_lines()[0]
         self.assert_bad(self.file("pretty.json", json.dumps(good, indent=2) + "\n"))
 
-    def test_broken_line_in_the_middle(self):
+    def test_corrupt_line_in_the_middle(self):
         lines = FIXTURE.read_text().splitlines()
-        text = "\n".join(lines[:3] + [lines[3][:100]] + lines[4:10]) + "\n"
+        corrupt = lines[3].replace('"mode":', '"mode" ', 1)  # complete, but not JSON
+        text = "\n".join(lines[:3] + [corrupt] + lines[4:10]) + "\n"
         self.assertIn(":4:", self.assert_bad(self.file("mid.jsonl", text)))
+
+    def test_corrupt_last_line(self):
+        lines = FIXTURE.read_text().splitlines()[:5]
+        lines[-1] = lines[-1].replace(",", ";", 3)
+        self.assertIn(":5:", self.assert_bad(self.file("last.jsonl", "\n".join(lines))))
 
     def test_foreign_lines(self):
         text = json.dumps({"name": "bench", "time_ms": 3.2}) + "\n"
@@ -278,6 +297,23 @@ class Arithmetic(unittest.TestCase):
         k, text = self.cs.gamma_knee(self.cs._gamma_series(self.res, "large"))
         self.assertIsNone(k)
         self.assertIn("no knee", text)
+
+    def test_every_prefix_of_a_line_counts_as_truncated(self):
+        from dpscale_plots.load import is_cut_short
+        line = FIXTURE.read_text().splitlines()[0]
+        for n in range(1, len(line)):
+            with self.assertRaises(json.JSONDecodeError) as cm:
+                json.loads(line[:n])
+            self.assertTrue(is_cut_short(line[:n], cm.exception), line[max(0, n - 30):n])
+
+    def test_corrupt_lines_are_not_truncated(self):
+        from dpscale_plots.load import is_cut_short
+        line = FIXTURE.read_text().splitlines()[0]
+        for bad in (line.replace(":", " ", 1), line + "x", line[:-1] + "]", "not json",
+                    line.replace('"mode"', "'mode'", 1)):
+            with self.assertRaises(json.JSONDecodeError) as cm:
+                json.loads(bad)
+            self.assertFalse(is_cut_short(bad, cm.exception), bad[:40])
 
     def test_crossing_interpolates_in_log2_k(self):
         k, _ = self.cs.crossing([(2, 0.5), (8, 1.5)], 1.0, rising=True)
