@@ -1,6 +1,8 @@
 // allreduce_algos.cpp — dispatch, the native algorithm, and the cost bookkeeping.
 #include "allreduce_algos.h"
 
+#include <algorithm>
+
 #include "models/errors.h"
 #include "mpi_check.h"
 
@@ -25,17 +27,18 @@ void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype ty
   switch (algo) {
     case AllreduceAlgo::ring: ring_allreduce_sum(data, count, type, comm); return;
     case AllreduceAlgo::star: star_allreduce_sum(data, count, type, comm); return;
-    case AllreduceAlgo::native:
+    case AllreduceAlgo::native: {
       // MPI counts are int: reduce very large buffers in pieces.
+      int type_size = 0;
+      MPI_CHECK(MPI_Type_size(type, &type_size));
       for (size_t done = 0; done < count;) {
-        int type_size = 0;
-        MPI_CHECK(MPI_Type_size(type, &type_size));
         const size_t piece = std::min(count - done, size_t{1} << 30);
         MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * type_size,
                                 static_cast<int>(piece), type, MPI_SUM, comm));
         done += piece;
       }
       return;
+    }
   }
 }
 
@@ -47,6 +50,14 @@ double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k) {
   if (k <= 1) return 0.0;
   if (algo == AllreduceAlgo::star) return static_cast<double>(k - 1) * nbytes;
   return 2.0 * (k - 1) / k * static_cast<double>(nbytes);
+}
+
+AllreduceBandwidth allreduce_bandwidth(size_t nbytes, double seconds, int k) {
+  AllreduceBandwidth bw;
+  if (seconds <= 0.0) return bw;
+  bw.algbw_gbps = static_cast<double>(nbytes) / seconds / 1e9;
+  bw.busbw_gbps = k > 1 ? bw.algbw_gbps * 2.0 * (k - 1) / k : 0.0;
+  return bw;
 }
 
 }  // namespace dpscale

@@ -29,7 +29,20 @@ void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm co
 // message pattern (native is modelled as a ring: the bandwidth-optimal schedule).
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k);
 
-// Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B.
+// Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B
+// (native is counted as a ring: what the library sends is its own business).
 double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k);
+
+// nccl-tests' bandwidths of one all-reduce of `nbytes` over k ranks that took `seconds`:
+//   algbw = nbytes / seconds / 1e9                        (GB/s, 1 GB = 1e9 bytes)
+//   busbw = algbw · 2(k-1)/k
+// algbw is what the caller sees; busbw rescales it by the traffic a bandwidth-optimal (ring)
+// all-reduce must put on each rank's link, 2(k-1)/k · B, so it is comparable across k and with
+// the link's own speed. busbw is 0 for k = 1 (nothing crosses a link); both are 0 for seconds <= 0.
+struct AllreduceBandwidth {
+  double algbw_gbps = 0.0;
+  double busbw_gbps = 0.0;
+};
+AllreduceBandwidth allreduce_bandwidth(size_t nbytes, double seconds, int k);
 
 }  // namespace dpscale

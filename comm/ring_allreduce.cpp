@@ -28,7 +28,10 @@ namespace dpscale {
 
 namespace {
 
-constexpr int kRingTag = 0x52494E47;  // "RING"
+// The MPI standard only guarantees tags up to 32767 (MPI_TAG_UB); Open MPI's UCX PML, the one
+// used on InfiniBand clusters, stops at 2^23 - 1. A tag like 0x52494E47 ("RING") works over
+// shared memory (ob1, UB 2^31 - 1) and fails with MPI_ERR_TAG across nodes: stay small.
+constexpr int kRingTag = 7301;
 
 template <class T>
 void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {

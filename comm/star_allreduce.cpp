@@ -16,7 +16,8 @@ namespace dpscale {
 
 namespace {
 
-constexpr int kStarTag = 0x53544152;  // "STAR"
+// Small and portable: the MPI standard only guarantees tags up to 32767 (see ring_allreduce.cpp).
+constexpr int kStarTag = 7302;
 
 template <class T>
 void star_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {

@@ -1,0 +1,52 @@
+// allreduce_options.h — bench_allreduce's own options, in nccl-tests' vocabulary:
+//   -b, --minbytes N      smallest message (default 8; K/M/G suffixes, powers of 1024)
+//   -e, --maxbytes N      largest message (default 256M)
+//   -f, --stepfactor F    multiply the size by F each step (default 2)
+//   -i, --stepbytes N     add N bytes each step instead of multiplying
+//   -n, --iters N         timed iterations per size (default: by size, 5..200)
+//   -w, --warmup_iters N  untimed iterations first (default: by size, 1..10)
+//   -c, --check [0|1]     check every element of every result (default 0)
+//   --algos LIST          native,ring,star[,nccl] (default: all that can run here)
+// They are taken out of argv before benchmark::Initialize, which then sees only its own flags.
+// Sizes are bytes of float32 data: the element count is bytes / 4, rounded down.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dpscale::bench {
+
+struct AllreduceBenchOptions {
+  size_t min_bytes = 8;
+  size_t max_bytes = size_t{256} << 20;
+  long long factor = 2;
+  size_t step_bytes = 0;  // 0: multiply by factor
+  int iters = 0;          // 0: iterations_for() chooses by size
+  int warmup = -1;        // -1: warmup_for() chooses by size
+  bool check = false;
+  std::vector<std::string> algos;  // empty: every algorithm available
+  bool help = false;
+};
+
+// "8" -> 8, "1K" -> 1024, "256M" -> 268435456, "1G" -> 2^30 (case-insensitive suffix).
+// InputError naming `what` for anything else (empty, negative, junk, overflow).
+size_t parse_size(const std::string& text, const std::string& what);
+
+// Takes our options out of argv (both "-b 8" and "-b8", "--minbytes 8" and "--minbytes=8").
+// Validates them together: InputError for min < 4 bytes (less than one float), max < min,
+// a factor < 2 without -i, zero or negative counts, an unknown algorithm.
+AllreduceBenchOptions take_allreduce_options(int& argc, char** argv);
+
+// The message sizes, min to max inclusive, each rounded down to whole floats.
+std::vector<size_t> sweep_sizes(const AllreduceBenchOptions& o);
+
+// Timed and untimed iterations for one size: -n / -w when given, else 256 MiB of data per
+// size, clamped to 5..200 timed iterations, and a twentieth of that (at least 1) warm-up.
+int iterations_for(const AllreduceBenchOptions& o, size_t nbytes);
+int warmup_for(const AllreduceBenchOptions& o, size_t nbytes);
+
+// The usage text (our options; the library's --benchmark_* flags are listed by --help too).
+std::string allreduce_usage();
+
+}  // namespace dpscale::bench
