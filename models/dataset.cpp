@@ -1,6 +1,10 @@
 // dataset.cpp — synthetic data, the dataset dispatcher and its validation.
 #include "dataset.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "errors.h"
 #include "npy.h"
 #include "rng.h"
@@ -35,7 +39,18 @@ Dataset load_dataset(const DataOptions& opts, int in_width, int n_classes) {
   if (opts.samples < 0) throw InputError("--samples must not be negative (got " + std::to_string(opts.samples) + ")");
   Dataset d;
   if (opts.kind == "synthetic") {
-    d = make_synthetic(opts.samples ? opts.samples : kDefaultSyntheticSamples, in_width, n_classes, opts.seed);
+    // Refuse what cannot fit in memory up front: otherwise the allocation fails (bad_alloc, an
+    // internal error) or, with overcommit, the OOM killer ends the run without a message.
+    const int64_t n = opts.samples ? opts.samples : kDefaultSyntheticSamples;
+    const double need_gib = static_cast<double>(n) * (in_width + 1.0) * 4.0 / (1 << 30);
+    const double have_gib = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE) / (1 << 30);
+    if (have_gib > 0 && need_gib > have_gib) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg, ": synthetic data would need %.1f GiB, more than this machine's %.1f GiB of memory",
+                    need_gib, have_gib);
+      throw InputError("--samples " + std::to_string(n) + msg);
+    }
+    d = make_synthetic(n, in_width, n_classes, opts.seed);
   } else if (opts.kind == "fashion-mnist") {
     d = load_fashion_mnist(opts.data_dir, opts.samples);
   } else if (opts.kind == "npy") {

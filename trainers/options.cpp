@@ -57,7 +57,11 @@ bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
   app.add_option("--weight-decay", o.weight_decay, "SGD weight decay");
   app.add_option("--warmup-steps", o.warmup_steps, "untimed forward+backward steps before training, no update");
   app.add_option("--max-steps", o.max_steps, "stop after this many optimizer steps (0 = no limit)");
-  app.add_option("--seed", o.seed, "seed of the initial weights and of the synthetic data");
+  app.add_option("--seed", o.seed, "seed of the initial weights and of the synthetic data")
+      // CLI11 would wrap "-1" into 2^64-1 for this unsigned option: refuse it instead.
+      ->check([](const std::string& v) {
+        return v.find('-') == std::string::npos ? std::string() : "must not be negative (got " + v + ")";
+      });
   app.add_option("--backend", o.device.backend, "auto | cpu | cuda (auto: CUDA if a GPU answers)");
   app.add_option("--threads", o.device.threads, "BLAS threads per process (CPU backend)");
   app.add_flag("--tf32", o.device.tf32, "allow TF32 tensor-core GEMMs (CUDA backend)");
@@ -96,6 +100,7 @@ bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
   need(o.warmup_steps >= 0, "--warmup-steps must not be negative");
   need(o.max_steps >= 0, "--max-steps must not be negative");
   need(o.data.samples >= 0, "--samples must not be negative");
+  o.data.seed = o.seed;  // --seed drives the synthetic data too, as its help says
   need(o.device.threads >= 1, "--threads must be at least 1");
   need(std::isfinite(o.bucket_cap_mb) && o.bucket_cap_mb > 0,
        "--bucket-cap-mb must be a positive number of MiB (got " + CLI::detail::to_string(o.bucket_cap_mb) + ")");

@@ -79,9 +79,9 @@ std::vector<float> awkward_params(int64_t n) {
   return p;
 }
 
-using Safetensors = TempDir;
+using ModelsSafetensors = TempDir;
 
-TEST_F(Safetensors, SaveLoadRoundTripIsBitExact) {
+TEST_F(ModelsSafetensors, SaveLoadRoundTripIsBitExact) {
   const MlpSpec spec{"custom", {7, 5, 3}};
   const ParamLayout layout(spec);
   const std::vector<float> p = awkward_params(layout.n_params());
@@ -100,7 +100,7 @@ TEST_F(Safetensors, SaveLoadRoundTripIsBitExact) {
   EXPECT_EQ(checksum_floats(a.params_to_host()), checksum_floats(b.params_to_host()));
 }
 
-TEST_F(Safetensors, FileLayoutFollowsTheFormat) {
+TEST_F(ModelsSafetensors, FileLayoutFollowsTheFormat) {
   const MlpSpec spec{"custom", {6, 4, 3, 2}};
   const ParamLayout layout(spec);
   const std::vector<float> p = awkward_params(layout.n_params());
@@ -161,7 +161,7 @@ TEST_F(Safetensors, FileLayoutFollowsTheFormat) {
 
 // A file written here by hand (tensors in an unusual order, extra metadata, no padding) loads
 // into the right places: the reader follows the format, not just our writer's habits.
-TEST_F(Safetensors, ReadsAHandWrittenFile) {
+TEST_F(ModelsSafetensors, ReadsAHandWrittenFile) {
   const MlpSpec spec{"custom", {3, 2}};  // layers.0.weight [2,3], layers.0.bias [2]
   const ParamLayout layout(spec);
   const float bias[2] = {0.5f, -0.5f};
@@ -181,7 +181,7 @@ TEST_F(Safetensors, ReadsAHandWrittenFile) {
   EXPECT_EQ(p[static_cast<size_t>(layout.bias(0).offset + 1)], -0.5f);
 }
 
-TEST_F(Safetensors, BadFilesAreInputErrors) {
+TEST_F(ModelsSafetensors, BadFilesAreInputErrors) {
   const MlpSpec spec{"custom", {3, 2}};
   const ParamLayout layout(spec);
   save_checkpoint(path("good.safetensors"), spec, layout, awkward_params(layout.n_params()));
@@ -236,16 +236,16 @@ TEST_F(Safetensors, BadFilesAreInputErrors) {
   expect_input_error(load("entry.safetensors"), "malformed header entry");
 }
 
-TEST_F(Safetensors, ModelShapeMismatchNamesTheTensor) {
+TEST_F(ModelsSafetensors, ModelShapeMismatchNamesTheTensor) {
   const MlpSpec big{"custom", {8, 6, 3}}, small{"custom", {8, 4, 3}};
   save_checkpoint(path("big.safetensors"), big, ParamLayout(big), awkward_params(ParamLayout(big).n_params()));
   expect_input_error([&] { load_checkpoint(path("big.safetensors"), ParamLayout(small)); },
                      "the model needs [");
 }
 
-using Npy = TempDir;
+using ModelsNpy = TempDir;
 
-TEST_F(Npy, WriteReadRoundTrip) {
+TEST_F(ModelsNpy, WriteReadRoundTrip) {
   const std::vector<float> f = {1.5f, -2.0f, 0.0f, 3.25f, -0.0f, 1e-40f};
   write_npy(path("f.npy"), "<f4", {2, 3}, f.data(), f.size() * 4);
   const NpyArray a = read_npy(path("f.npy"));
@@ -276,7 +276,7 @@ TEST_F(Npy, WriteReadRoundTrip) {
 }
 
 // Headers exactly as numpy writes them (v1.0 and v2.0), written here by hand.
-TEST_F(Npy, ReadsNumpyWrittenHeaders) {
+TEST_F(ModelsNpy, ReadsNumpyWrittenHeaders) {
   auto npy = [](int major, const std::string& dict, const std::string& data) {
     std::string header = dict;
     const size_t prefix = major == 1 ? 10 : 12;
@@ -353,9 +353,9 @@ TEST_F(Npy, ReadsNumpyWrittenHeaders) {
                      "3 feature rows but 2 labels");
 }
 
-using AtomicWrite = TempDir;
+using ModelsAtomicWrite = TempDir;
 
-TEST_F(AtomicWrite, WritesAllPartsAndLeavesNoTemporary) {
+TEST_F(ModelsAtomicWrite, WritesAllPartsAndLeavesNoTemporary) {
   write_file_atomically(path("out.bin"), {"abc", std::string_view("\0de", 3), ""}, "test");
   const std::vector<char> b = slurp(path("out.bin"));
   EXPECT_EQ(std::string(b.begin(), b.end()), std::string("abc\0de", 6));
@@ -365,7 +365,7 @@ TEST_F(AtomicWrite, WritesAllPartsAndLeavesNoTemporary) {
   EXPECT_EQ(entries(), std::set<std::string>{"out.bin"});
 }
 
-TEST_F(AtomicWrite, TargetIsADirectory) {
+TEST_F(ModelsAtomicWrite, TargetIsADirectory) {
   fs::create_directory(path("target"));
   spit(path("target/keep"), "x");
   expect_input_error([&] { write_file_atomically(path("target"), {"data"}, "--save"); }, "--save");
@@ -374,7 +374,7 @@ TEST_F(AtomicWrite, TargetIsADirectory) {
   EXPECT_TRUE(fs::exists(path("target/keep")));
 }
 
-TEST_F(AtomicWrite, MissingDirectory) {
+TEST_F(ModelsAtomicWrite, MissingDirectory) {
   expect_input_error([&] { write_file_atomically(path("no/such/dir/out.bin"), {"data"}, "--save"); },
                      "cannot write");
   EXPECT_TRUE(entries().empty());
@@ -382,7 +382,7 @@ TEST_F(AtomicWrite, MissingDirectory) {
 
 // A write that fails half-way (here: the file-size limit, as a full disk would) removes its
 // temporary and leaves the previous file untouched.
-TEST_F(AtomicWrite, FailureMidWriteKeepsOldFileAndLeavesNoPartialFile) {
+TEST_F(ModelsAtomicWrite, FailureMidWriteKeepsOldFileAndLeavesNoPartialFile) {
   spit(path("ckpt"), "old contents");
   struct rlimit old_limit {};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
@@ -408,7 +408,7 @@ TEST_F(AtomicWrite, FailureMidWriteKeepsOldFileAndLeavesNoPartialFile) {
   EXPECT_EQ(std::string(b.begin(), b.end()), "old contents");
 }
 
-TEST_F(AtomicWrite, ReadWholeFileErrors) {
+TEST_F(ModelsAtomicWrite, ReadWholeFileErrors) {
   expect_input_error([&] { read_whole_file(path("none"), "thing"); }, "thing: cannot open");
   fs::create_directory(path("d"));
   expect_input_error([&] { read_whole_file(path("d"), "thing"); }, "thing");

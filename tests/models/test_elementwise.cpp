@@ -11,7 +11,7 @@
 namespace dpscale {
 namespace {
 
-TEST(Elementwise, BiasRelu) {
+TEST(ModelsElementwise, BiasRelu) {
   EXPECT_EQ(ew::bias_relu(1.5f, 0.5f), 2.0f);
   EXPECT_EQ(ew::bias_relu(-3.0f, 5.0f), 2.0f);
   EXPECT_EQ(ew::bias_relu(-1.0f, 0.5f), 0.0f);
@@ -21,14 +21,14 @@ TEST(Elementwise, BiasRelu) {
   EXPECT_EQ(ew::bias_only(-1.0f, 0.25f), -0.75f);
 }
 
-TEST(Elementwise, ReluGrad) {
+TEST(ModelsElementwise, ReluGrad) {
   EXPECT_EQ(ew::relu_grad(3.0f, 0.1f), 3.0f);
   EXPECT_EQ(ew::relu_grad(-2.0f, 5.0f), -2.0f);
   EXPECT_EQ(ew::relu_grad(3.0f, 0.0f), 0.0f);  // y = 0: the unit was off
   EXPECT_EQ(ew::relu_grad(3.0f, -1.0f), 0.0f);
 }
 
-TEST(Elementwise, SoftmaxXentUniformLogits) {
+TEST(ModelsElementwise, SoftmaxXentUniformLogits) {
   // z = 0: p = 1/4 each; loss = ln 4; dz = (p - onehot) · scale.
   const float z[4] = {0, 0, 0, 0};
   float dz[4];
@@ -40,7 +40,7 @@ TEST(Elementwise, SoftmaxXentUniformLogits) {
   EXPECT_NEAR(dz[3], 0.125f, 1e-7);
 }
 
-TEST(Elementwise, SoftmaxXentKnownProbabilities) {
+TEST(ModelsElementwise, SoftmaxXentKnownProbabilities) {
   // z = ln(1, 2, 3, 4): Σ e^z = 10, p = (0.1, 0.2, 0.3, 0.4); label 3: loss = -ln 0.4.
   const float z[4] = {0.0f, 0.69314718f, 1.09861229f, 1.38629436f};
   float dz[4];
@@ -55,7 +55,7 @@ TEST(Elementwise, SoftmaxXentKnownProbabilities) {
   EXPECT_NEAR(dz[0], -0.9f, 1e-6);
 }
 
-TEST(Elementwise, SoftmaxXentIsStableForLargeLogits) {
+TEST(ModelsElementwise, SoftmaxXentIsStableForLargeLogits) {
   // exp(1000) overflows float: a naive softmax gives inf/NaN. Shifted, it equals z = (0, 1, 2):
   // loss(label 0) = ln(1 + e + e²) = 2.40760596, p = (0.09003057, 0.24472847, 0.66524096).
   const float z[3] = {1000.0f, 1001.0f, 1002.0f};
@@ -79,7 +79,7 @@ TEST(Elementwise, SoftmaxXentIsStableForLargeLogits) {
   EXPECT_NEAR(dfar[1], 1.0f, 1e-7);
 }
 
-TEST(Elementwise, ArgmaxFirstOnTies) {
+TEST(ModelsElementwise, ArgmaxFirstOnTies) {
   const float a[4] = {1, 3, 3, 2};
   EXPECT_EQ(ew::argmax_row(a, 4), 1);
   const float b[3] = {5, 5, 5};
@@ -94,7 +94,7 @@ TEST(Elementwise, ArgmaxFirstOnTies) {
   EXPECT_EQ(ew::argmax_row(f, 1), 0);
 }
 
-TEST(Elementwise, SgdPlain) {
+TEST(ModelsElementwise, SgdPlain) {
   float v = 123.0f;
   EXPECT_FLOAT_EQ(ew::sgd_update(1.0f, 0.5f, &v, 0.1f, 0.0f, 0.0f), 0.95f);
   EXPECT_EQ(v, 123.0f);  // momentum 0: the velocity is untouched
@@ -104,7 +104,7 @@ TEST(Elementwise, SgdPlain) {
   EXPECT_FLOAT_EQ(ew::sgd_update(-2.0f, -1.0f, &v, 0.5f, 0.0f, 0.0f), -1.5f);
 }
 
-TEST(Elementwise, SgdMomentumAndWeightDecayMatchTorchOverTwoSteps) {
+TEST(ModelsElementwise, SgdMomentumAndWeightDecayMatchTorchOverTwoSteps) {
   // torch.optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.01), w0 = 1, grads 0.5 then 0.2:
   //   step 1: d = 0.5 + 0.01·1 = 0.51;       buf = d = 0.51;                w = 1 - 0.051 = 0.949
   //   step 2: d = 0.2 + 0.01·0.949 = 0.20949; buf = 0.9·0.51 + d = 0.66849;  w = 0.949 - 0.066849 = 0.882151
@@ -125,7 +125,7 @@ TEST(Elementwise, SgdMomentumAndWeightDecayMatchTorchOverTwoSteps) {
 }
 
 // The CPU backend's loops over those functions, on tiny buffers.
-TEST(CpuDevice, ElementwiseOpsOverBuffers) {
+TEST(ModelsCpuDevice, ElementwiseOpsOverBuffers) {
   CpuDevice dev(1);
   std::vector<float> y = {1, -2, 3, -4, 0.5f, -0.5f};  // [2, 3]
   const std::vector<float> bias = {0.5f, 1.0f, -3.5f};
@@ -169,7 +169,7 @@ TEST(CpuDevice, ElementwiseOpsOverBuffers) {
   EXPECT_NEAR(w[0], 0.899f, 1e-6);
 }
 
-TEST(CpuDevice, RowMajorGemmWithTransposes) {
+TEST(ModelsCpuDevice, RowMajorGemmWithTransposes) {
   CpuDevice dev(1);
   // A [2,3], B [3,2]: C = A·B = [[1·1+2·3+3·5, 1·2+2·4+3·6], [4·1+5·3+6·5, 4·2+5·4+6·6]]
   const std::vector<float> A = {1, 2, 3, 4, 5, 6}, B = {1, 2, 3, 4, 5, 6};

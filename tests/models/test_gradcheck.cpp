@@ -176,13 +176,13 @@ void check_model(const std::vector<int>& widths, int batch, uint64_t seed) {
   EXPECT_GT(large, static_cast<int64_t>(fd.size()) / 2);
 }
 
-TEST(GradCheck, ThreeLayerModelMatchesCentralDifferences) { check_model({6, 5, 4, 3}, 4, 11); }
+TEST(ModelsGradCheck, ThreeLayerModelMatchesCentralDifferences) { check_model({6, 5, 4, 3}, 4, 11); }
 
-TEST(GradCheck, DeeperModelBatchOfEightMatchesCentralDifferences) { check_model({9, 8, 7, 6, 4}, 8, 5); }
+TEST(ModelsGradCheck, DeeperModelBatchOfEightMatchesCentralDifferences) { check_model({9, 8, 7, 6, 4}, 8, 5); }
 
-TEST(GradCheck, SingleRowBatch) { check_model({4, 6, 3}, 1, 3); }
+TEST(ModelsGradCheck, SingleRowBatch) { check_model({4, 6, 3}, 1, 3); }
 
-TEST(GradCheck, CheckIsSensitive) {
+TEST(ModelsGradCheck, CheckIsSensitive) {
   Fixture f({6, 5, 4, 3}, 4, 11);
   const std::vector<double> fd = f.ref.fd_gradient(f.p);
   std::vector<float> g = f.analytic(1.0f / 4);
@@ -240,7 +240,7 @@ class Recorder final : public GradListener {
   const float* grads_;
 };
 
-TEST(Backward, HooksFireInLayoutOrderAndGradientsOverwrite) {
+TEST(ModelsBackward, HooksFireInLayoutOrderAndGradientsOverwrite) {
   Fixture f({6, 5, 4, 3}, 4, 11);
   const std::vector<float> clean = f.analytic(0.25f);
   const int64_t n = f.model.layout().n_params();
@@ -260,7 +260,7 @@ TEST(Backward, HooksFireInLayoutOrderAndGradientsOverwrite) {
 
 // K equal shards, each scaled by 1/B (the global batch) and summed, give the full-batch
 // gradient: the identity the data-parallel trainers rest on.
-TEST(Backward, ShardGradientsSumToFullBatchGradient) {
+TEST(ModelsBackward, ShardGradientsSumToFullBatchGradient) {
   Fixture f({6, 5, 4, 3}, 8, 7);
   const std::vector<float> full = f.analytic(1.0f / 8);
   const int in = 6;

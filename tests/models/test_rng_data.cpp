@@ -26,14 +26,14 @@ uint64_t ref_bits(uint64_t seed, uint64_t stream, uint64_t i) {
   return ref_mix64(ref_mix64(seed ^ ref_mix64(stream + 1)) + (i + 1) * 0x9E3779B97F4A7C15ULL);
 }
 
-TEST(CounterRng, Mix64IsSplitMix64) {
+TEST(ModelsCounterRng, Mix64IsSplitMix64) {
   // SplitMix64 seeded with 0 outputs mix64(k·φ): its well-known first three values.
   EXPECT_EQ(mix64(0x9E3779B97F4A7C15ULL), 0xE220A8397B1DCDAFULL);
   EXPECT_EQ(mix64(2 * 0x9E3779B97F4A7C15ULL), 0x6E789E6AA1B965F4ULL);
   EXPECT_EQ(mix64(3 * 0x9E3779B97F4A7C15ULL), 0x06C45D188009454FULL);
 }
 
-TEST(CounterRng, PinnedValues) {
+TEST(ModelsCounterRng, PinnedValues) {
   // Computed once from the documented algorithm (independently, in Python); any change to the
   // algorithm changes every weight and every synthetic sample, and must be deliberate.
   const CounterRng r(42, 0);
@@ -54,7 +54,7 @@ TEST(CounterRng, PinnedValues) {
   for (uint64_t i = 0; i < 8; ++i) EXPECT_EQ(labels.below(i, 10), want[i]) << i;
 }
 
-TEST(CounterRng, MatchesDocumentedFormula) {
+TEST(ModelsCounterRng, MatchesDocumentedFormula) {
   for (uint64_t seed : {0ULL, 1ULL, 42ULL, 0xFFFFFFFFFFFFFFFFULL}) {
     for (uint64_t stream : {0ULL, 1ULL, 7ULL, 0x5EED0001ULL}) {
       const CounterRng r(seed, stream);
@@ -65,7 +65,7 @@ TEST(CounterRng, MatchesDocumentedFormula) {
   }
 }
 
-TEST(CounterRng, DistributionsAndRanges) {
+TEST(ModelsCounterRng, DistributionsAndRanges) {
   const CounterRng r(9, 3);
   double sum = 0, sq = 0;
   const int n = 100000;
@@ -89,7 +89,7 @@ TEST(CounterRng, DistributionsAndRanges) {
   EXPECT_EQ(CounterRng(9, 3).bits(77), r.bits(77));  // stateless: same inputs, same value
 }
 
-TEST(Synthetic, SameSeedIdenticalOtherSeedDifferent) {
+TEST(ModelsSynthetic, SameSeedIdenticalOtherSeedDifferent) {
   const Dataset a = make_synthetic(1000, 784, 10, 42);
   const Dataset b = make_synthetic(1000, 784, 10, 42);
   const Dataset c = make_synthetic(1000, 784, 10, 43);
@@ -110,7 +110,7 @@ TEST(Synthetic, SameSeedIdenticalOtherSeedDifferent) {
   EXPECT_EQ(a.y[999], static_cast<int32_t>(CounterRng(42, 0x5EED0001).below(999, 10)));
 }
 
-TEST(Synthetic, ShapeAndStatistics) {
+TEST(ModelsSynthetic, ShapeAndStatistics) {
   const Dataset d = make_synthetic(4096, 32, 10, 42);
   std::set<int32_t> classes(d.y.begin(), d.y.end());
   EXPECT_EQ(classes.size(), 10u);
@@ -126,7 +126,7 @@ TEST(Synthetic, ShapeAndStatistics) {
   EXPECT_NEAR(std::sqrt(sq / n - (sum / n) * (sum / n)), 1.0, 0.01);
 }
 
-TEST(Synthetic, LoadDatasetDefaultsAndChecks) {
+TEST(ModelsSynthetic, LoadDatasetDefaultsAndChecks) {
   DataOptions o;
   o.kind = "synthetic";
   o.samples = 0;
@@ -141,7 +141,7 @@ TEST(Synthetic, LoadDatasetDefaultsAndChecks) {
   EXPECT_THROW(load_dataset(o, 8, 10), InputError);
 }
 
-TEST(Init, LikeNnLinearAndDeterministic) {
+TEST(ModelsInit, LikeNnLinearAndDeterministic) {
   CpuDevice dev(1);
   const MlpSpec spec{"custom", {16, 9, 4}};
   Mlp a(dev, spec, 8), b(dev, spec, 64), c(dev, spec, 8);

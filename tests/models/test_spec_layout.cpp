@@ -16,7 +16,7 @@ int64_t count_params(const std::vector<int>& w) {
   return n;
 }
 
-TEST(Presets, ExactWorkshopParameterCounts) {
+TEST(ModelsPresets, ExactWorkshopParameterCounts) {
   struct Case {
     const char* name;
     std::vector<int> widths;
@@ -43,7 +43,7 @@ TEST(Presets, ExactWorkshopParameterCounts) {
   EXPECT_EQ(preset_names(), (std::vector<std::string>{"small", "medium", "large", "xlarge"}));
 }
 
-TEST(ParseModel, CustomWidths) {
+TEST(ModelsParseModel, CustomWidths) {
   MlpSpec s = parse_model("784,256,10");
   EXPECT_EQ(s.name, "custom");
   EXPECT_EQ(s.widths, (std::vector<int>{784, 256, 10}));
@@ -60,7 +60,7 @@ TEST(ParseModel, CustomWidths) {
   EXPECT_EQ(widths_to_string(s.widths), "5,4,3,2");
 }
 
-TEST(ParseModel, RejectsBadText) {
+TEST(ModelsParseModel, RejectsBadText) {
   const char* bad[] = {"tiny", "", "784", "784,,10", "784,abc,10", "784,8.5,10", ",784,10", "784,10,",
                        "784,0,10", "784,-8,10", "784, 8,10", "784,8,1", "784,99999999999,10"};
   for (const char* text : bad) {
@@ -74,7 +74,7 @@ TEST(ParseModel, RejectsBadText) {
   }
 }
 
-TEST(ParamLayout, BackwardOrderOnHandWorkedModel) {
+TEST(ModelsParamLayout, BackwardOrderOnHandWorkedModel) {
   // widths 5,4,3,2: layer 2 (3->2), layer 1 (4->3), layer 0 (5->4), each weight then bias.
   const ParamLayout L(parse_model("5,4,3,2"));
   struct Want {
@@ -109,7 +109,7 @@ TEST(ParamLayout, BackwardOrderOnHandWorkedModel) {
   }
 }
 
-TEST(ParamLayout, PresetsAreContiguousInBackwardOrder) {
+TEST(ModelsParamLayout, PresetsAreContiguousInBackwardOrder) {
   for (const std::string& name : preset_names()) {
     SCOPED_TRACE(name);
     const MlpSpec spec = parse_model(name);

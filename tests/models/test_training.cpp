@@ -61,7 +61,7 @@ Curve train(Mlp& m, const Dataset& d, int batch, int epochs, const SgdConfig& cf
   return c;
 }
 
-TEST(Training, LearnableSyntheticProblemLossFalls) {
+TEST(ModelsTraining, LearnableSyntheticProblemLossFalls) {
   CpuDevice dev(1);
   const Dataset d = teacher_problem(1024, 16, 4, 42);
   Mlp m(dev, MlpSpec{"custom", {16, 32, 4}}, 32);
@@ -74,7 +74,7 @@ TEST(Training, LearnableSyntheticProblemLossFalls) {
   EXPECT_GT(c.accuracy, 0.85);        // chance is 0.25
 }
 
-TEST(Training, MomentumAndWeightDecayAlsoLearn) {
+TEST(ModelsTraining, MomentumAndWeightDecayAlsoLearn) {
   CpuDevice dev(1);
   const Dataset d = teacher_problem(1024, 16, 4, 7);
   Mlp m(dev, MlpSpec{"custom", {16, 32, 4}}, 32);
@@ -84,7 +84,7 @@ TEST(Training, MomentumAndWeightDecayAlsoLearn) {
   EXPECT_GT(c.accuracy, 0.85);
 }
 
-TEST(Training, WorkshopSyntheticDataIsMemorised) {
+TEST(ModelsTraining, WorkshopSyntheticDataIsMemorised) {
   // Random labels: nothing to generalise, but a model with enough capacity fits its 256 samples.
   CpuDevice dev(1);
   const Dataset d = make_synthetic(256, 64, 10, 42);
@@ -95,7 +95,7 @@ TEST(Training, WorkshopSyntheticDataIsMemorised) {
   EXPECT_GT(c.accuracy, 0.9);
 }
 
-TEST(Training, SgdStepIsExactlyTheElementwiseUpdate) {
+TEST(ModelsTraining, SgdStepIsExactlyTheElementwiseUpdate) {
   CpuDevice dev(1);
   const Dataset d = make_synthetic(8, 5, 3, 1);
   Mlp m(dev, MlpSpec{"custom", {5, 4, 3}}, 8);

@@ -1,0 +1,104 @@
+// test_bad_options.cpp — bad command-line values: each exits 2 with one line on stderr naming
+// the problem, before any heavy work. Also --backend cuda without a GPU, --save into a missing
+// directory or onto a directory, and a diverging run (non-finite loss).
+#include <gtest/gtest.h>
+
+#include "models/device.h"
+#include "single_run.h"
+
+namespace dpscale {
+namespace {
+
+using test::expect_bad_input;
+using test::run_trainer;
+using test::tiny_run;
+
+TEST(SingleBadOption, UnknownPreset) {
+  expect_bad_input(run_trainer(tiny_run({{"--model", "huge"}})), {"--model", "unknown preset 'huge'"});
+}
+
+TEST(SingleBadOption, MalformedWidthList) {
+  expect_bad_input(run_trainer(tiny_run({{"--model", "784,,10"}})), {"--model", "malformed width list"});
+  expect_bad_input(run_trainer(tiny_run({{"--model", "784,abc,10"}})), {"--model", "'abc' is not a whole number"});
+  expect_bad_input(run_trainer(tiny_run({{"--model", "784,0,10"}})), {"--model", "width 0", "out of range"});
+}
+
+TEST(SingleBadOption, BatchSizeZero) {
+  expect_bad_input(run_trainer(tiny_run({{"--batch-size", "0"}})), {"--batch-size", "at least 1"});
+}
+
+TEST(SingleBadOption, BatchLargerThanData) {
+  expect_bad_input(run_trainer(tiny_run({{"--batch-size", "256"}, {"--samples", "128"}})),
+                   {"--batch-size 256", "larger than the 128 training samples"});
+}
+
+TEST(SingleBadOption, NegativeNumbers) {
+  expect_bad_input(run_trainer(tiny_run({{"--epochs", "-1"}})), {"--epochs"});
+  expect_bad_input(run_trainer(tiny_run({{"--samples", "-5"}})), {"--samples", "negative"});
+  expect_bad_input(run_trainer(tiny_run({{"--batch-size", "-32"}})), {"--batch-size"});
+  expect_bad_input(run_trainer(tiny_run({{"--max-steps", "-2"}})), {"--max-steps", "negative"});
+  expect_bad_input(run_trainer(tiny_run({{"--warmup-steps", "-1"}})), {"--warmup-steps", "negative"});
+  expect_bad_input(run_trainer(tiny_run({{"--lr", "-0.1"}})), {"--lr", "positive"});
+  expect_bad_input(run_trainer(tiny_run({{"--threads", "-1"}})), {"--threads"});
+}
+
+// An unsigned option must not wrap a negative number into a huge value.
+TEST(SingleBadOption, NegativeSeed) {
+  expect_bad_input(run_trainer(tiny_run({{"--seed", "-1"}})), {"--seed"});
+}
+
+TEST(SingleBadOption, NonNumericNumbers) {
+  expect_bad_input(run_trainer(tiny_run({{"--lr", "abc"}})), {"--lr", "abc"});
+  expect_bad_input(run_trainer(tiny_run({{"--batch-size", "12x"}})), {"--batch-size", "12x"});
+  expect_bad_input(run_trainer(tiny_run({{"--epochs", "two"}})), {"--epochs", "two"});
+  expect_bad_input(run_trainer(tiny_run({{"--samples", "1e3"}})), {"--samples", "1e3"});
+  expect_bad_input(run_trainer(tiny_run({{"--seed", "x"}})), {"--seed"});
+  expect_bad_input(run_trainer(tiny_run({{"--lr", "nan"}})), {"--lr"});
+}
+
+TEST(SingleBadOption, NumberOutOfRange) {
+  expect_bad_input(run_trainer(tiny_run({{"--batch-size", "99999999999"}})), {"--batch-size"});
+}
+
+TEST(SingleBadOption, UnknownOptionAndNames) {
+  expect_bad_input(run_trainer(tiny_run({{"--bogus", "1"}})), {"--bogus"});
+  expect_bad_input(run_trainer(tiny_run({{"--data", "mnist"}})), {"--data", "unknown dataset 'mnist'"});
+  expect_bad_input(run_trainer(tiny_run({{"--backend", "gpu"}})), {"--backend", "unknown backend 'gpu'"});
+  expect_bad_input(run_trainer(tiny_run({{"--momentum", "1.5"}})), {"--momentum"});
+}
+
+TEST(SingleBadOption, SyntheticSamplesTooLargeForMemory) {
+  // 10^12 samples of 784 floats: refused up front, not an allocation failure (or the OOM killer).
+  expect_bad_input(run_trainer(tiny_run({{"--samples", "1000000000000"}})), {"--samples", "memory"});
+}
+
+TEST(SingleBadOption, BackendCudaWithoutGpu) {
+  if (cuda_compiled() && cuda_device_count() > 0) GTEST_SKIP() << "a GPU answers on this machine";
+  expect_bad_input(run_trainer(tiny_run({{"--backend", "cuda"}})), {"--backend cuda"});
+}
+
+class SingleBadSave : public test::TempDirTest {};
+
+TEST_F(SingleBadSave, DirectoryDoesNotExist) {
+  const ProcessResult r = run_trainer(tiny_run({{"--save", path("no/such/dir/w.safetensors")}}));
+  expect_bad_input(r, {"--save", "does not exist"});  // refused before training, so no banner
+  EXPECT_TRUE(entries().empty());
+}
+
+// Training succeeds, then the save cannot happen (the target is a directory): exit 2, no
+// record, and nothing half-written beside the target.
+TEST_F(SingleBadSave, TargetIsADirectoryLeavesNothingBehind) {
+  std::filesystem::create_directory(path("ckpt.safetensors"));
+  const ProcessResult r = run_trainer(tiny_run({{"--save", path("ckpt.safetensors")}}));
+  expect_bad_input(r, {"--save", "ckpt.safetensors"}, /*banner_allowed=*/true);
+  EXPECT_EQ(entries(), std::set<std::string>{"ckpt.safetensors"});
+  EXPECT_TRUE(entries("ckpt.safetensors").empty());
+}
+
+TEST(SingleDivergence, NonFiniteLossStopsTraining) {
+  const ProcessResult r = run_trainer(tiny_run({{"--lr", "1e30"}, {"--epochs", "5"}}));
+  expect_bad_input(r, {"non-finite loss", "--lr"}, /*banner_allowed=*/true);
+}
+
+}  // namespace
+}  // namespace dpscale
