@@ -1,0 +1,117 @@
+// dp_support.cpp — see dp_support.h.
+#include "dp_support.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/mlp_spec.h"
+#include "models/param_layout.h"
+#include "models/safetensors.h"
+#include "trainers/result_record.h"
+
+namespace dpscale::test {
+
+std::string bin(const std::string& exe) { return std::string(DPSCALE_BIN_DIR) + "/" + exe; }
+
+std::vector<std::string> mpirun_argv(int np, const std::string& exe, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {DPSCALE_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+                                   std::to_string(np), bin(exe)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+ProcessResult run(const std::vector<std::string>& argv, double timeout_s) {
+  ProcessOptions opts;
+  opts.timeout_s = timeout_s;
+  return run_process(argv, opts);
+}
+
+std::string describe(const std::vector<std::string>& argv, const ProcessResult& r) {
+  std::ostringstream s;
+  s << "command: " << quote_argv(argv) << "\nexit " << r.exit_code << ", signal " << r.term_signal
+    << (r.timed_out ? ", TIMED OUT" : "") << ", " << r.seconds << " s\n--- stdout ---\n"
+    << r.out << "--- stderr ---\n"
+    << r.err;
+  return s.str();
+}
+
+int count_results_lines(const std::string& out) {
+  int n = 0;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("RESULTS_JSON:", 0) == 0) ++n;
+  }
+  return n;
+}
+
+nlohmann::json results_json(const std::string& out) {
+  auto j = find_results_json(out);
+  if (!j) throw std::runtime_error("no RESULTS_JSON line in:\n" + out);
+  return *j;
+}
+
+int count_occurrences(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + needle.size())) ++n;
+  return n;
+}
+
+ScratchDir::ScratchDir(const std::string& tag) {
+  static int counter = 0;
+  path_ = std::filesystem::temp_directory_path() /
+          ("dpscale-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_random_checkpoint(const std::string& path, const std::string& model, unsigned seed) {
+  const MlpSpec spec = parse_model(model);
+  const ParamLayout layout(spec);
+  std::vector<float> params(static_cast<size_t>(layout.n_params()));
+  std::mt19937 gen(seed);
+  for (const TensorView& t : layout.tensors()) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(spec.widths[static_cast<size_t>(t.layer)]));
+    std::uniform_real_distribution<float> u(-bound, bound);
+    for (int64_t i = 0; i < t.count; ++i) params[static_cast<size_t>(t.offset + i)] = u(gen);
+  }
+  save_checkpoint(path, spec, layout, params);
+}
+
+Weights read_weights(const std::string& path) {
+  const StFile f = read_safetensors(path);
+  Weights w;
+  for (const auto& [name, t] : f.tensors) {
+    if (t.dtype != "F32") throw std::runtime_error(path + ": tensor " + name + " is " + t.dtype + ", not F32");
+    std::vector<float> v(t.bytes.size() / sizeof(float));
+    std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(float));
+    w[name] = std::move(v);
+  }
+  return w;
+}
+
+LinkPreset link_preset(const std::string& name) {
+  // Issue 3: nvlink 300 GB/s and 1 µs per hop, pcie4 25 GB/s and 10 µs, ib100 12.5 GB/s and
+  // 5 µs, eth10 1.25 GB/s and 50 µs.
+  if (name == "nvlink") return {1.0, 300.0};
+  if (name == "pcie4") return {10.0, 25.0};
+  if (name == "ib100") return {5.0, 12.5};
+  if (name == "eth10") return {50.0, 1.25};
+  throw std::invalid_argument("no such link preset: " + name);
+}
+
+double ring_model_seconds(const LinkPreset& link, double nbytes, int k, double dilation) {
+  if (k <= 1) return 0.0;
+  return 2.0 * (k - 1) * (link.alpha_us * 1e-6 + (nbytes / k) / (link.gbps * 1e9)) * dilation;
+}
+
+}  // namespace dpscale::test

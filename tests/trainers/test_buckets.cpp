@@ -1,0 +1,189 @@
+// test_buckets.cpp — the DDP-style bucket assignment (trainers/buckets.h), no MPI.
+//
+// Properties, for every preset and a grid of caps: the buckets cover every tensor exactly once
+// in backward order; each is one contiguous slice of the flat gradient buffer; none is above its
+// cap (first bucket: --first-bucket-mb, later ones: --bucket-cap-mb) unless it is one tensor
+// larger than the cap; and each is closed only when the next tensor would not fit (greedy, as
+// PyTorch DDP fills them). Then hand-computed assignments, byte for byte.
+//
+// Run: ctest -R Buckets   (or ./tests/trainers/test_buckets)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/mlp_spec.h"
+#include "models/param_layout.h"
+#include "trainers/buckets.h"
+
+namespace dpscale {
+namespace {
+
+std::string names_of(const ParamLayout& layout, const Bucket& b) {
+  std::string s = "{";
+  for (int t = b.first_tensor; t <= b.last_tensor; ++t) {
+    if (t != b.first_tensor) s += ',';
+    s += layout.tensors()[static_cast<size_t>(t)].name();
+  }
+  return s + "}";
+}
+
+std::string describe(const ParamLayout& layout, const std::vector<Bucket>& buckets) {
+  std::string s;
+  for (const Bucket& b : buckets) s += names_of(layout, b) + "=" + std::to_string(b.nbytes()) + "B ";
+  return s;
+}
+
+// Checks every property of the header's contract; returns the buckets for further checks.
+std::vector<Bucket> check_invariants(const std::string& model, double cap_mb, double first_mb) {
+  const ParamLayout layout(parse_model(model));
+  const std::vector<Bucket> buckets = assign_buckets(layout, cap_mb, first_mb);
+  const auto& tensors = layout.tensors();
+  const int64_t cap = static_cast<int64_t>(cap_mb * kMiB);
+  const int64_t first = static_cast<int64_t>(first_mb * kMiB);
+  SCOPED_TRACE(model + " cap " + std::to_string(cap_mb) + " MiB, first " + std::to_string(first_mb) +
+               " MiB: " + describe(layout, buckets));
+
+  EXPECT_FALSE(buckets.empty());
+  int next_tensor = 0;      // backward order: the next bucket must start here
+  int64_t next_offset = 0;  // and here in the flat buffer
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const Bucket& b = buckets[i];
+    const int64_t limit = i == 0 ? first : cap;
+    // Exactly once, in backward order: bucket i starts where bucket i-1 ended.
+    EXPECT_EQ(b.first_tensor, next_tensor) << "bucket " << i;
+    EXPECT_GE(b.last_tensor, b.first_tensor) << "bucket " << i;
+    // One contiguous slice: starts at its first tensor, spans exactly its tensors.
+    EXPECT_EQ(b.offset, next_offset) << "bucket " << i;
+    EXPECT_EQ(b.offset, tensors[static_cast<size_t>(b.first_tensor)].offset) << "bucket " << i;
+    int64_t count = 0;
+    for (int t = b.first_tensor; t <= b.last_tensor; ++t) {
+      const TensorView& tv = tensors[static_cast<size_t>(t)];
+      EXPECT_EQ(tv.offset, b.offset + count) << "tensor " << tv.name() << " is not where bucket " << i << " needs it";
+      count += tv.count;
+    }
+    EXPECT_EQ(b.count, count) << "bucket " << i;
+    EXPECT_EQ(b.nbytes(), count * 4) << "bucket " << i;
+    // The cap: only a single tensor larger than it may exceed it.
+    if (b.n_tensors() > 1) {
+      EXPECT_LE(b.nbytes(), limit) << "bucket " << i << " is over its cap";
+    }
+    // Greedy: a bucket is closed because it is full or the next tensor does not fit.
+    if (i + 1 < buckets.size()) {
+      const int64_t next_bytes = tensors[static_cast<size_t>(b.last_tensor + 1)].nbytes();
+      EXPECT_TRUE(b.nbytes() >= limit || b.nbytes() + next_bytes > limit)
+          << "bucket " << i << " was closed with room for the next tensor";
+    }
+    next_tensor = b.last_tensor + 1;
+    next_offset = b.offset + b.count;
+  }
+  EXPECT_EQ(next_tensor, static_cast<int>(tensors.size())) << "not every tensor is in a bucket";
+  EXPECT_EQ(next_offset, layout.n_params()) << "the buckets do not cover the parameters";
+  return buckets;
+}
+
+std::vector<int64_t> bytes_of(const std::vector<Bucket>& buckets) {
+  std::vector<int64_t> v;
+  for (const Bucket& b : buckets) v.push_back(b.nbytes());
+  return v;
+}
+
+TEST(Buckets, InvariantsForEveryPresetAndCap) {
+  std::vector<std::string> models = preset_names();
+  models.push_back("784,64,32,10");
+  models.push_back("784,10");
+  for (const std::string& model : models) {
+    for (double cap : {0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0, 1e4}) {
+      for (double first : {0.001, 0.25, 1.0, 25.0, 1e4}) check_invariants(model, cap, first);
+    }
+  }
+}
+
+TEST(Buckets, MediumDefaultCapsAreThreeBuckets) {
+  // medium = 784,2048,2048,1024,512,10; backward order W4,b4,W3,b3,W2,b2,W1,b1,W0,b0.
+  //   W4 10x512    =     5 120 floats =     20 480 B    b4    10 floats =    40 B
+  //   W3 512x1024  =   524 288 floats =  2 097 152 B    b3   512 floats = 2 048 B
+  //   W2 1024x2048 = 2 097 152 floats =  8 388 608 B    b2 1 024 floats = 4 096 B
+  //   W1 2048x2048 = 4 194 304 floats = 16 777 216 B    b1 2 048 floats = 8 192 B
+  //   W0 2048x784  = 1 605 632 floats =  6 422 528 B    b0 2 048 floats = 8 192 B
+  // first bucket ≤ 1 MiB = 1 048 576 B: W4 + b4 = 20 520; + W3 would be 2 117 672 > 1 MiB.
+  // cap 25 MiB = 26 214 400 B: W3+b3+W2+b2 = 10 491 904; + W1 would be 27 269 120 > cap.
+  // last: W1+b1+W0+b0 = 23 216 128 ≤ cap.   Sum 33 728 552 = 4 x 8 432 138 params.
+  const ParamLayout layout(parse_model("medium"));
+  const auto b = check_invariants("medium", 25.0, 1.0);
+  ASSERT_EQ(b.size(), 3u) << describe(layout, b);
+  EXPECT_EQ(names_of(layout, b[0]), "{layers.4.weight,layers.4.bias}");
+  EXPECT_EQ(names_of(layout, b[1]), "{layers.3.weight,layers.3.bias,layers.2.weight,layers.2.bias}");
+  EXPECT_EQ(names_of(layout, b[2]), "{layers.1.weight,layers.1.bias,layers.0.weight,layers.0.bias}");
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{20520, 10491904, 23216128}));
+}
+
+TEST(Buckets, SmallDefaultCapsAreTwoBuckets) {
+  // small = 784,1024,512,256,10: W3 10 240 + b3 40 + W2 524 288 + b2 1 024 = 535 592 ≤ 1 MiB,
+  // + W1 (2 097 152) would not fit; the rest, 2 097 152 + 2 048 + 3 211 264 + 4 096 =
+  // 5 314 560, fits in 25 MiB.
+  const ParamLayout layout(parse_model("small"));
+  const auto b = check_invariants("small", 25.0, 1.0);
+  ASSERT_EQ(b.size(), 2u) << describe(layout, b);
+  EXPECT_EQ(names_of(layout, b[0]), "{layers.3.weight,layers.3.bias,layers.2.weight,layers.2.bias}");
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{535592, 5314560}));
+}
+
+TEST(Buckets, LargeDefaultCapsPutOversizedTensorsAlone) {
+  // large = 784,4096,4096,2048,2048,1024,512,10. Bytes, backward order:
+  //   W6 20 480, b6 40 | W5 2 097 152, b5 2 048, W4 8 388 608, b4 4 096 | W3 16 777 216,
+  //   b3 8 192 | W2 33 554 432 (> 25 MiB: alone) | b2 8 192 (W1 would overflow) |
+  //   W1 67 108 864 (alone) | b1 16 384, W0 12 845 056, b0 16 384
+  const ParamLayout layout(parse_model("large"));
+  const auto b = check_invariants("large", 25.0, 1.0);
+  ASSERT_EQ(b.size(), 7u) << describe(layout, b);
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{20520, 10491904, 16785408, 33554432, 8192, 67108864, 12877824}));
+  EXPECT_EQ(names_of(layout, b[3]), "{layers.2.weight}");
+  EXPECT_EQ(names_of(layout, b[5]), "{layers.1.weight}");
+}
+
+TEST(Buckets, MediumCapFiveMiB) {
+  // cap 5 MiB = 5 242 880 B: {W4,b4} (first bucket) | {W3,b3} = 2 099 200 (W2 would overflow)
+  // | {W2} 8 388 608 alone (> cap) | {b2} 4 096 (W1 would overflow) | {W1} alone | {b1} 8 192
+  // (W0 6 422 528 would overflow) | {W0} alone | {b0} 8 192.
+  const ParamLayout layout(parse_model("medium"));
+  const auto b = check_invariants("medium", 5.0, 1.0);
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{20520, 2099200, 8388608, 4096, 16777216, 8192, 6422528, 8192}))
+      << describe(layout, b);
+}
+
+TEST(Buckets, TinyModelSmallCapsGiveFourBuckets) {
+  // The exactness tests' configuration: 784,64,32,10 with cap 0.05 MiB (52 428 B) and first
+  // bucket 0.001 MiB (1 048 B). W2 1 280 B alone (already over the first cap) | b2 40 + W1
+  // 8 192 + b1 128 = 8 360 | W0 200 704 alone | b0 256 (the loss slot rides with it).
+  const ParamLayout layout(parse_model("784,64,32,10"));
+  const auto b = check_invariants("784,64,32,10", 0.05, 0.001);
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{1280, 8360, 200704, 256})) << describe(layout, b);
+}
+
+TEST(Buckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
+  for (const std::string& model : preset_names()) {
+    const ParamLayout layout(parse_model(model));
+    const auto one = check_invariants(model, 1e4, 1e4);
+    ASSERT_EQ(one.size(), 1u) << model;
+    EXPECT_EQ(one[0].count, layout.n_params()) << model;
+    // 1 KiB: every weight is larger and every bias is followed by a larger weight.
+    const auto per_tensor = check_invariants(model, 1.0 / 1024, 1.0 / 1024);
+    EXPECT_EQ(per_tensor.size(), layout.tensors().size()) << model << ": " << describe(layout, per_tensor);
+  }
+}
+
+TEST(Buckets, FirstBucketCapAppliesOnlyToTheFirst) {
+  // With first == cap the split is plain greedy; a larger first bucket swallows more up front.
+  const auto same = check_invariants("medium", 25.0, 25.0);
+  EXPECT_EQ(bytes_of(same), (std::vector<int64_t>{10512424, 23216128}));  // W4..b2 | W1..b0
+  const auto big_first = check_invariants("medium", 1.0, 25.0);
+  ASSERT_GE(big_first.size(), 2u);
+  EXPECT_EQ(big_first[0].nbytes(), 10512424);  // the first 25 MiB; the rest at 1 MiB each
+  for (size_t i = 1; i < big_first.size(); ++i) {
+    EXPECT_EQ(big_first[i].n_tensors(), 1) << "every later tensor is alone at a 1 MiB cap";
+  }
+}
+
+}  // namespace
+}  // namespace dpscale
