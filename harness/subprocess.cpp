@@ -55,6 +55,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also from the parent, to win the race with an early kill
+  if (opts.on_spawn) opts.on_spawn(static_cast<int>(pid));
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
 

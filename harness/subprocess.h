@@ -5,6 +5,7 @@
 // tests that check exit statuses and messages of the real executables.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct ProcessOptions {
   double kill_grace_s = 3.0;      // after SIGTERM to the group, wait this long before SIGKILL
   bool echo_stderr = false;       // also copy the child's stderr to ours as it arrives
   std::vector<std::string> env;   // extra "NAME=value" entries for the child
+  // Called in the parent right after fork with the child's pid (= its process-group id), e.g. so
+  // a signal handler can pass a Ctrl-C on to a group that the terminal no longer reaches.
+  std::function<void(int pid)> on_spawn;
 };
 
 // argv[0] is looked up in PATH. Never throws for a failing child; throws std::runtime_error

@@ -1,0 +1,71 @@
+// analysis.h — from sweep lines to the numbers of the workshop's table and textbook 15.9.
+//
+// Lines are grouped by point (model, mode, world size, bucket cap, link); repeats of a point
+// become one row holding medians and the spread (these machines are noisy). Per row:
+//   speedup    S = T(K) / T(1), throughput against the single run of the same model in the file
+//   efficiency E = S / K
+//   comm %     comm / avg epoch: naive's blocking all-reduce phase, or the exposed wait of
+//              interleaved/bucketed (the comm that did not hide behind compute)
+//   γ          comm / compute, naive only (compute and comm are separate phases there)
+//   Amdahl     the workshop's ceiling at this (model, K, link): f = T1 / (T1 + Tcomm_naive(K)),
+//              S_max = 1 / ((1 - f) + f / K), T1 the single run's epoch, Tcomm naive's comm
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/results_file.h"
+
+namespace dpscale {
+
+// What runs are matched on, across repeats and across files.
+struct PointKey {
+  std::string model, mode;
+  int world_size = 1;
+  std::optional<double> bucket_cap_mb;
+  std::string link = "none";
+
+  static PointKey of(const SweepPoint& p) { return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link}; }
+  auto operator<=>(const PointKey&) const = default;
+  bool operator==(const PointKey&) const = default;
+  std::string describe() const;  // "large bucketed K=2 cap 25 MB pcie4"
+};
+
+// median, min, max of one quantity over a point's repeats
+struct Spread {
+  double median = 0, min = 0, max = 0;
+  // (max - min) / (2 median): the ± half-range as a fraction of the median
+  double half_range() const { return median != 0 ? (max - min) / (2 * median) : 0; }
+};
+Spread spread_of(std::vector<double> v);  // v must not be empty
+
+struct PointStats {
+  PointKey key;
+  int runs = 0;                          // successful repeats
+  int64_t n_params = 0;
+  Spread epoch_s, throughput, compute_s;
+  std::optional<Spread> comm_s;          // naive comm_s, else exposed_comm_s (null for single)
+  std::optional<double> speedup;         // median throughput / single's median throughput
+  std::optional<Spread> speedup_spread;  // each repeat's throughput / single's median
+  std::optional<double> efficiency;      // speedup / K
+  std::optional<double> comm_fraction;   // median of per-run comm / avg epoch
+  std::optional<double> gamma;           // naive: median of per-run comm / compute
+  std::optional<double> amdahl_max;      // DP rows with a naive and a single run to derive it from
+};
+
+struct FailedRun {
+  SweepEntry entry;
+  bool retried_ok = false;  // a later line of the same run id succeeded (e.g. after --resume)
+};
+
+struct Analysis {
+  std::vector<PointStats> points;        // in order of first appearance in the file
+  std::vector<FailedRun> failed;
+  std::vector<PointKey> failed_points;   // points with failed lines and no successful one
+  const PointStats* find(const PointKey& k) const;
+};
+
+Analysis analyse(const ResultsFile& f);
+
+}  // namespace dpscale

@@ -1,0 +1,128 @@
+// main.cpp — the `dpscale` command: sweep, report, compare, plot.
+//
+//   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
+//   dpscale report results/x.jsonl [--format md|csv|json]
+//   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl [--tolerance 0.10] [--absolute]
+//   dpscale plot results/x.jsonl --out plots/out
+//
+// Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
+// 2 bad input (options, config, results file), with one line on stderr naming what is wrong.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "harness/analysis.h"
+#include "harness/compare.h"
+#include "harness/plot.h"
+#include "harness/report.h"
+#include "harness/sweep.h"
+#include "models/errors.h"
+
+namespace {
+
+using namespace dpscale;
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> w;
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
+}
+
+// Reads a results file, printing its warnings (truncated lines) to stderr.
+Analysis load(const std::string& path) {
+  const ResultsFile f = read_results(path);
+  for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
+  if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  return analyse(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dpscale: run data-parallel training sweeps, report and compare scaling curves, draw charts.",
+               "dpscale"};
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+
+  SweepOptions so;
+  std::string mpirun_args;
+  auto* sweep = app.add_subcommand("sweep", "run every point of a config, one JSONL line per finished run");
+  sweep->add_option("config", so.config_path, "sweep config (configs/*.json)")->required();
+  sweep->add_option("--out", so.out_path, "results file (default results/<config>-<UTC time>.jsonl)");
+  sweep->add_flag("--resume", so.resume, "continue --out: skip runs it already holds as ok");
+  sweep->add_flag("--dry-run", so.dry_run, "print each run's command line and exit");
+  sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(CLI::PositiveNumber);
+  sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)");
+  sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this");
+  sweep->add_option("--launcher", so.launch.launcher, "mpirun | none (none: every run starts directly)")
+      ->check(CLI::IsMember({"mpirun", "none"}))
+      ->capture_default_str();
+  sweep->add_option("--mpirun", so.launch.mpirun, "the mpirun executable")->capture_default_str();
+  sweep->add_option("--mpirun-args", mpirun_args, "extra mpirun arguments, split on spaces (no shell)");
+  sweep->add_option("--hostfile", so.launch.hostfile, "mpirun --hostfile for multi-node sweeps");
+  sweep->add_option("--bind-to", so.launch.bind_to, "Open MPI --bind-to (none | core | socket ...)")->capture_default_str();
+  sweep->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)");
+
+  std::string report_file, format = "md";
+  auto* report = app.add_subcommand("report", "the workshop's results table with E, comm %, γ and the Amdahl ceiling");
+  report->add_option("file", report_file, "results file (.jsonl)")->required();
+  report->add_option("--format", format, "md | csv | json")->capture_default_str();
+
+  std::string now_file, base_file;
+  CompareOptions co;
+  auto* cmp = app.add_subcommand("compare", "fail (exit 1) when a scaling curve regressed against a baseline");
+  cmp->add_option("new", now_file, "new results file")->required();
+  cmp->add_option("baseline", base_file, "baseline results file")->required();
+  cmp->add_option("--tolerance", co.tolerance, "allowed fall of speedup/efficiency (relative) and rise of comm fraction (absolute)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmp->add_flag("--absolute", co.absolute, "also compare throughput (only meaningful on the same machine)");
+
+  PlotOptions po;
+  auto* plot = app.add_subcommand("plot", "draw the charts (PNG + SVG) with plots/plot_results.py");
+  plot->add_option("file", po.results, "results file (.jsonl)")->required();
+  plot->add_option("--out", po.out_dir, "output directory")->capture_default_str();
+  plot->add_option("--python", po.python, "Python with matplotlib")->capture_default_str();
+  plot->add_option("--script", po.script, "the plotter (default <source>/plots/plot_results.py)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+    std::cerr << "dpscale: " << msg << " (dpscale --help)" << std::endl;
+    return 2;
+  }
+
+  try {
+    if (*sweep) {
+      so.launch.mpirun_args = split_words(mpirun_args);
+      return run_sweep(so);
+    }
+    if (*report) {
+      const std::string text = render_report(load(report_file), report_file, format);
+      std::cout << text << std::flush;
+      return 0;
+    }
+    if (*cmp) {
+      const Analysis now = load(now_file), base = load(base_file);
+      const Comparison c = compare(now, base, co);
+      std::cout << render_comparison(c, co, now_file, base_file) << std::flush;
+      return c.failed() ? 1 : 0;
+    }
+    if (*plot) return run_plot(po);
+  } catch (const InputError& e) {
+    std::cerr << "dpscale: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dpscale: error: " << e.what() << std::endl;
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,184 @@
+// report.cpp — the report in Markdown, CSV and JSON.
+#include "report.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "harness/table.h"
+#include "models/errors.h"
+
+namespace dpscale {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json opt_json(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+ordered_json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
+std::string cap_text(const std::optional<double>& cap) { return cap ? format_number(*cap) : ""; }
+
+std::string markdown(const Analysis& a, const std::string& source) {
+  const bool any_cap = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
+  const bool any_link = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.link != "none"; });
+  const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
+
+  Table t;
+  t.header = {"Model", "Mode", "K"};
+  if (any_cap) t.header.push_back("Cap MB");
+  if (any_link) t.header.push_back("Link");
+  for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
+                        "Amdahl max"}) {
+    t.header.push_back(h);
+  }
+  if (any_repeat) t.header.push_back("Runs (± spread)");
+  t.right.assign(t.header.size(), true);
+  t.right[0] = t.right[1] = false;
+  if (any_link) t.right[any_cap ? 4 : 3] = false;
+
+  std::string last_model;
+  for (const PointStats& p : a.points) {
+    std::vector<std::string> r = {p.key.model == last_model ? "" : p.key.model, mode_label(p.key.mode),
+                                  std::to_string(p.key.world_size)};
+    last_model = p.key.model;
+    if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
+    if (any_link) r.push_back(p.key.link);
+    r.push_back(fmt_params(p.n_params));
+    r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
+    r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
+    r.push_back(fmt_thousands(p.throughput.median) + "/s");
+    r.push_back(fmt_opt(p.speedup, 2, "×"));
+    r.push_back(fmt_opt(p.efficiency, 2));
+    r.push_back(p.comm_fraction ? fmt_percent(*p.comm_fraction) : "—");
+    r.push_back(fmt_opt(p.gamma, 2));
+    r.push_back(fmt_opt(p.amdahl_max, 2, "×"));
+    if (any_repeat) {
+      r.push_back(std::to_string(p.runs) + (p.runs > 1 ? " (±" + fmt_percent(p.throughput.half_range(), 1) + ")" : ""));
+    }
+    t.rows.push_back(std::move(r));
+  }
+
+  std::string out = "# dpscale report: " + source + "\n\n";
+  out += a.points.empty() ? "No successful runs.\n" : t.markdown();
+  out += "\nSpeedup: throughput against the single run of the same model. E = S/K. Comm %: comm time / avg\n"
+         "epoch (naive: the blocking all-reduce; interleaved/bucketed: the exposed wait). γ = comm/compute\n"
+         "(naive). Amdahl max = 1/((1-f) + f/K), f = T1/(T1 + naive comm at K).\n";
+  if (any_repeat) out += "Repeats: medians; ± is half the throughput range over the repeats.\n";
+
+  // One line per model: the headline the workshop draws from its table.
+  std::map<std::string, const PointStats*> best;
+  std::vector<std::string> models;
+  for (const PointStats& p : a.points) {
+    if (p.key.mode == "single" || !p.speedup) continue;
+    if (!best.count(p.key.model)) models.push_back(p.key.model);
+    if (!best[p.key.model] || *p.speedup > *best[p.key.model]->speedup) best[p.key.model] = &p;
+  }
+  if (!models.empty()) out += "\nBest data-parallel speedup per model:\n";
+  for (const std::string& m : models) {
+    const PointStats& p = *best[m];
+    out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(p.key.mode) + ", K=" +
+           std::to_string(p.key.world_size) + (p.key.bucket_cap_mb ? ", cap " + format_number(*p.key.bucket_cap_mb) + " MB" : "") +
+           "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
+  }
+
+  if (!a.failed.empty()) {
+    Table f;
+    f.header = {"Run", "Reason", "After"};
+    f.right = {false, false, true};
+    for (const FailedRun& r : a.failed) {
+      const SweepEntry& e = r.entry;
+      const std::string id = e.run.run_id.empty() ? e.point.describe() : e.run.run_id;
+      f.rows.push_back({id, e.reason + (r.retried_ok ? " (a later run succeeded)" : ""),
+                        fmt_fixed(e.run.duration_s, 1) + "s"});
+    }
+    out += "\nFailed runs (" + std::to_string(a.failed.size()) + "):\n\n" + f.markdown();
+  }
+  return out;
+}
+
+std::string csv(const Analysis& a) {
+  Table t;
+  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
+              "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
+              "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
+              "comm_fraction", "gamma", "amdahl_max", "reason"};
+  auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
+  for (const PointStats& p : a.points) {
+    t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
+                      p.key.link, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
+                      format_number(p.epoch_s.min), format_number(p.epoch_s.max),
+                      num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
+                      format_number(p.compute_s.median), format_number(p.throughput.median),
+                      format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
+                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max), ""});
+  }
+  for (const FailedRun& r : a.failed) {
+    const SweepPoint& p = r.entry.point;
+    std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
+                                    p.link};
+    row.resize(t.header.size() - 1);
+    row.push_back(r.entry.reason);
+    t.rows.push_back(std::move(row));
+  }
+  return t.csv();
+}
+
+std::string json_report(const Analysis& a, const std::string& source) {
+  ordered_json j;
+  j["file"] = source;
+  j["points"] = ordered_json::array();
+  for (const PointStats& p : a.points) {
+    ordered_json o;
+    o["model"] = p.key.model;
+    o["mode"] = p.key.mode;
+    o["world_size"] = p.key.world_size;
+    o["bucket_cap_mb"] = opt_json(p.key.bucket_cap_mb);
+    o["link"] = p.key.link;
+    o["n_params"] = p.n_params;
+    o["runs"] = p.runs;
+    o["avg_epoch_s"] = spread_json(p.epoch_s);
+    o["comm_s"] = p.comm_s ? spread_json(*p.comm_s) : ordered_json(nullptr);
+    o["compute_s"] = spread_json(p.compute_s);
+    o["throughput_samples_per_s"] = spread_json(p.throughput);
+    o["speedup"] = p.speedup_spread ? spread_json(*p.speedup_spread) : ordered_json(nullptr);
+    o["efficiency"] = opt_json(p.efficiency);
+    o["comm_fraction"] = opt_json(p.comm_fraction);
+    o["gamma"] = opt_json(p.gamma);
+    o["amdahl_max"] = opt_json(p.amdahl_max);
+    j["points"].push_back(o);
+  }
+  j["failed"] = ordered_json::array();
+  for (const FailedRun& r : a.failed) {
+    const SweepPoint& p = r.entry.point;
+    j["failed"].push_back({{"run_id", r.entry.run.run_id},
+                           {"model", p.model},
+                           {"mode", p.mode},
+                           {"world_size", p.world_size},
+                           {"bucket_cap_mb", opt_json(p.bucket_cap_mb)},
+                           {"link", p.link},
+                           {"reason", r.entry.reason},
+                           {"duration_s", r.entry.run.duration_s},
+                           {"retried_ok", r.retried_ok}});
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string mode_label(const std::string& mode) {
+  if (mode == "single") return "Single";
+  if (mode == "naive") return "Naive DP";
+  if (mode == "interleaved") return "Interleaved";
+  if (mode == "bucketed") return "Bucketed DDP";
+  return mode;
+}
+
+std::string render_report(const Analysis& a, const std::string& source, const std::string& format) {
+  if (format == "md") return markdown(a, source);
+  if (format == "csv") return csv(a);
+  if (format == "json") return json_report(a, source);
+  throw InputError("--format must be md, csv or json (got '" + format + "')");
+}
+
+}  // namespace dpscale

@@ -1,0 +1,19 @@
+// report.h — `dpscale report FILE.jsonl [--format md|csv|json]`: the workshop's results table
+// (model, mode, devices, params, avg epoch, comm time, throughput, speedup) plus E = S/K,
+// comm %, γ and the Amdahl ceiling (analysis.h says how each is computed). Failed runs are
+// listed apart. With repeats, every number is a median and the spread is shown.
+#pragma once
+
+#include <string>
+
+#include "harness/analysis.h"
+
+namespace dpscale {
+
+// "md" | "csv" | "json"; anything else is an InputError.
+std::string render_report(const Analysis& a, const std::string& source, const std::string& format);
+
+// The workshop's names: "Single", "Naive DP", "Interleaved", "Bucketed DDP".
+std::string mode_label(const std::string& mode);
+
+}  // namespace dpscale

@@ -1,0 +1,207 @@
+// sweep.cpp — the sweep loop: expand, launch, judge, append, report progress.
+#include "sweep.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "harness/config.h"
+#include "harness/progress.h"
+#include "harness/results_file.h"
+#include "harness/run_outcome.h"
+#include "harness/subprocess.h"
+#include "harness/sweep_line.h"
+#include "harness/system_info.h"
+#include "harness/table.h"
+
+#ifndef DPSCALE_GIT_VERSION
+#define DPSCALE_GIT_VERSION "unknown"
+#endif
+
+namespace dpscale {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Signal state. The run's process group is not in the terminal's foreground group (run_process
+// gives it its own, so a timeout can kill it whole), so a Ctrl-C reaches only us: the handler
+// passes it on. These two are the only process-wide state, and only a signal handler needs them.
+volatile sig_atomic_t g_child_group = 0;
+volatile sig_atomic_t g_interrupts = 0;
+
+void on_signal(int) {
+  g_interrupts = g_interrupts + 1;
+  if (g_child_group > 0) ::kill(-g_child_group, g_interrupts > 1 ? SIGKILL : SIGTERM);
+}
+
+struct SignalGuard {
+  struct sigaction old_int {}, old_term {};
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int);
+    ::sigaction(SIGTERM, &sa, &old_term);
+    g_interrupts = 0;
+    g_child_group = 0;
+  }
+  ~SignalGuard() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+std::string utc(const char* fmt) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+std::string resolve_bin_dir(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("DPSCALE_BIN_DIR"); env && *env) return env;
+  return self_dir();
+}
+
+}  // namespace
+
+int run_sweep(SweepOptions o) {
+  SweepConfig c = load_config(o.config_path);
+  if (!o.backend.empty()) c.backend = o.backend;
+  const int repeats = o.repeats > 0 ? o.repeats : c.repeats;
+  const double timeout_s = o.timeout_s.value_or(c.timeout_s);
+  if (!(timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
+
+  std::vector<SweepPoint> runs;
+  int dropped = 0;
+  for (const SweepPoint& p : expand(c, repeats)) {
+    if (o.max_world_size > 0 && p.world_size > o.max_world_size) ++dropped;
+    else runs.push_back(p);
+  }
+  if (dropped) {
+    std::cerr << "dpscale sweep: leaving out " << dropped << " runs with more than " << o.max_world_size
+              << " ranks (--max-world-size)\n";
+  }
+
+  const std::string mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
+  o.launch.open_mpi = mpi_version.empty() || mpi_version.find("Open MPI") != std::string::npos ||
+                      mpi_version.find("OpenRTE") != std::string::npos;
+  o.launch.as_root = ::geteuid() == 0;
+  const std::string bin_dir = resolve_bin_dir(o.bin_dir);
+  auto argv_of = [&](const SweepPoint& p) {
+    return launch_argv(o.launch, (fs::path(bin_dir) / trainer_executable(p.mode)).string(), p.mode, p.world_size,
+                       trainer_args(c, p));
+  };
+
+  if (o.dry_run) {
+    std::cerr << "# " << c.name << ": " << runs.size() << " runs\n";
+    for (const SweepPoint& p : runs) std::cout << quote_argv(argv_of(p)) << "\n";
+    return 0;
+  }
+
+  std::set<std::string> exes;
+  for (const SweepPoint& p : runs) exes.insert(trainer_executable(p.mode));
+  for (const std::string& e : exes) {
+    const fs::path path = fs::path(bin_dir) / e;
+    if (::access(path.c_str(), X_OK) != 0) {
+      throw InputError("trainer " + path.string() + " not found or not executable (build it, or pass --bin-dir)");
+    }
+  }
+
+  if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc("%Y%m%d-%H%M%S") + ".jsonl";
+  std::set<std::string> done;
+  if (fs::exists(o.out_path)) {
+    if (!o.resume) {
+      throw InputError("--out " + o.out_path + " exists: pass --resume to continue it, or choose another file");
+    }
+    const ResultsFile f = read_results(o.out_path);
+    for (const std::string& w : f.warnings) std::cerr << "dpscale sweep: warning: " << w << "\n";
+    for (const SweepEntry& e : f.entries) {
+      if (e.ok && !e.run.run_id.empty()) done.insert(e.run.run_id);
+    }
+  }
+  if (fs::path(o.out_path).has_parent_path()) fs::create_directories(fs::path(o.out_path).parent_path());
+  const bool newline_first = ends_mid_line(o.out_path);
+  std::ofstream out(o.out_path, std::ios::app | std::ios::binary);
+  if (!out) throw InputError("--out " + o.out_path + ": cannot open for appending");
+  if (newline_first) out << "\n" << std::flush;  // never glue a record onto a cut-off line
+
+  SystemQuery q;
+  q.mpi_version = mpi_version;
+  q.link = c.link;
+  q.link_dilation = c.link_dilation;
+  nlohmann::ordered_json system = describe_system(q);
+
+  std::vector<double> weights;
+  for (const SweepPoint& p : runs) weights.push_back(model_weight(p.model));
+  Progress progress(weights);
+  std::cerr << "# dpscale sweep " << c.name << ": " << runs.size() << " runs -> " << o.out_path << "\n";
+
+  SignalGuard guard;
+  const auto t0 = Clock::now();
+  int n_ok = 0, n_failed = 0, n_skipped = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SweepPoint& p = runs[i];
+    const std::string id = p.run_id(c.name);
+    if (done.count(id)) {
+      ++n_skipped;
+      continue;
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : ""), elapsed)
+              << std::endl;
+
+    RunInfo info;
+    info.config = c.name;
+    info.run_id = id;
+    info.argv = argv_of(p);
+    info.host = system["host"];
+    info.git_version = DPSCALE_GIT_VERSION;
+    info.start_time = utc("%Y-%m-%dT%H:%M:%SZ");
+    ProcessOptions po;
+    po.timeout_s = timeout_s;
+    po.on_spawn = [](int pid) { g_child_group = pid; };
+    const ProcessResult r = run_process(info.argv, po);
+    g_child_group = 0;
+    info.duration_s = r.seconds;
+    if (g_interrupts > 0) {
+      std::cerr << "dpscale sweep: interrupted; nothing recorded for " << id << " (--resume continues from it)\n";
+      return 130;
+    }
+
+    const RunOutcome outcome = judge_run(r, p, timeout_s);
+    nlohmann::ordered_json sys = system;
+    if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
+    // One write and a flush per line: a kill can cut at most this line short.
+    out << make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump() + "\n" << std::flush;
+    if (!out) throw std::runtime_error("writing " + o.out_path + " failed");
+    progress.finished(i);
+    if (outcome.record) {
+      ++n_ok;
+      std::cerr << "      ok in " << fmt_fixed(r.seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)
+                << "s, " << fmt_thousands(outcome.record->throughput_samples_per_s) << " samples/s\n";
+    } else {
+      ++n_failed;
+      std::cerr << "      FAILED in " << fmt_fixed(r.seconds, 1) << "s: " << outcome.reason << "\n";
+    }
+  }
+  const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::cerr << "# " << c.name << ": " << n_ok << " ok, " << n_failed << " failed"
+            << (n_skipped ? ", " + std::to_string(n_skipped) + " already done" : "") << " in " << fmt_duration(total)
+            << " -> " << o.out_path << std::endl;
+  return n_failed ? 1 : 0;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,35 @@
+// sweep.h — `dpscale sweep CONFIG.json`: run every point of a config and append one line per
+// finished run to a JSONL file, flushed at once, so an interrupted sweep loses nothing done.
+//
+// A run that exits non-zero, is killed, prints no RESULTS_JSON line, or outlives its timeout
+// (its whole process group is killed) is recorded with status "failed" and a reason, and the
+// sweep goes on. --resume skips the run ids the file already holds as "ok". A Ctrl-C stops the
+// current run's process group and the sweep, recording nothing for the interrupted run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/launcher.h"
+
+namespace dpscale {
+
+struct SweepOptions {
+  std::string config_path;
+  std::string out_path;                 // "" = results/<config>-<UTC timestamp>.jsonl
+  bool resume = false;
+  bool dry_run = false;                 // print the commands, run nothing
+  int repeats = 0;                      // 0 = the config's "repeats"
+  std::optional<double> timeout_s;      // overrides the config's "timeout_s"
+  std::string backend;                  // overrides the config's "backend" when set
+  int max_world_size = 0;               // > 0: leave out points with more ranks
+  std::string bin_dir;                  // trainers; "" = $DPSCALE_BIN_DIR, else next to dpscale
+  LaunchOptions launch;                 // open_mpi / as_root are detected by run_sweep
+};
+
+// Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError
+// (exit 2) for a bad config, missing trainers, or an --out that exists without --resume.
+int run_sweep(SweepOptions o);
+
+}  // namespace dpscale

@@ -1,0 +1,114 @@
+// sweep_line.cpp — build and parse sweep lines.
+#include "sweep_line.h"
+
+#include <stdexcept>
+
+namespace dpscale {
+
+namespace {
+
+using nlohmann::json;
+
+nlohmann::ordered_json point_json(const SweepPoint& p) {
+  nlohmann::ordered_json j;
+  j["model"] = p.model;
+  j["mode"] = p.mode;
+  j["world_size"] = p.world_size;
+  j["bucket_cap_mb"] = p.bucket_cap_mb ? json(*p.bucket_cap_mb) : json(nullptr);
+  j["link"] = p.link;
+  j["repeat"] = p.repeat;
+  return j;
+}
+
+template <class T>
+T field(const json& obj, const char* parent, const char* key) {
+  if (!obj.contains(key)) throw std::runtime_error(std::string("'") + parent + "' has no field '" + key + "'");
+  try {
+    return obj.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw std::runtime_error(std::string("'") + parent + "." + key + "' has the wrong type");
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, const nlohmann::ordered_json& system,
+                                       const std::optional<RunRecord>& record, const std::string& reason) {
+  nlohmann::ordered_json line;
+  line["status"] = record ? "ok" : "failed";
+  if (!record) line["reason"] = reason;
+  line["point"] = point_json(p);
+  if (record) {
+    const nlohmann::ordered_json rec = to_json(*record);
+    for (auto it = rec.begin(); it != rec.end(); ++it) line[it.key()] = *it;
+  }
+  nlohmann::ordered_json r;
+  r["config"] = run.config;
+  r["run_id"] = run.run_id;
+  r["argv"] = run.argv;
+  r["host"] = run.host;
+  r["git_version"] = run.git_version;
+  r["start_time"] = run.start_time;
+  r["duration_s"] = run.duration_s;
+  line["run"] = r;
+  line["system"] = system;
+  return line;
+}
+
+SweepPoint point_from_record(const RunRecord& r) {
+  SweepPoint p;
+  p.model = r.model == "custom" ? [&] {
+    std::string w;
+    for (int x : r.widths) {
+      if (!w.empty()) w += ',';
+      w += std::to_string(x);
+    }
+    return w;
+  }() : r.model;
+  p.mode = r.mode;
+  p.world_size = r.world_size;
+  p.bucket_cap_mb = r.mode == "bucketed" ? r.bucket_cap_mb : std::nullopt;
+  p.link = r.mode == "single" ? "none" : r.link;
+  return p;
+}
+
+SweepEntry parse_sweep_line(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("not a JSON object");
+  SweepEntry e;
+  if (!j.contains("point")) {
+    // A bare trainer record, e.g. RESULTS_JSON lines collected by hand.
+    if (!j.contains("schema")) throw std::runtime_error("neither a sweep line (no 'point') nor a trainer record");
+    e.record = record_from_json(j);
+    e.ok = true;
+    e.point = point_from_record(*e.record);
+    return e;
+  }
+  const std::string status = field<std::string>(j, "line", "status");
+  if (status != "ok" && status != "failed") throw std::runtime_error("'status' is '" + status + "', not ok or failed");
+  e.ok = status == "ok";
+  const json& p = j.at("point");
+  if (!p.is_object()) throw std::runtime_error("'point' is not an object");
+  e.point.model = field<std::string>(p, "point", "model");
+  e.point.mode = field<std::string>(p, "point", "mode");
+  e.point.world_size = field<int>(p, "point", "world_size");
+  if (p.contains("bucket_cap_mb") && !p.at("bucket_cap_mb").is_null()) {
+    e.point.bucket_cap_mb = field<double>(p, "point", "bucket_cap_mb");
+  }
+  e.point.link = field<std::string>(p, "point", "link");
+  e.point.repeat = p.contains("repeat") ? field<int>(p, "point", "repeat") : 0;
+  if (j.contains("run") && j.at("run").is_object()) {
+    const json& r = j.at("run");
+    if (r.contains("config")) e.run.config = field<std::string>(r, "run", "config");
+    if (r.contains("run_id")) e.run.run_id = field<std::string>(r, "run", "run_id");
+    if (r.contains("duration_s")) e.run.duration_s = field<double>(r, "run", "duration_s");
+    if (r.contains("start_time")) e.run.start_time = field<std::string>(r, "run", "start_time");
+  }
+  if (e.ok) {
+    e.record = record_from_json(j);
+  } else {
+    e.reason = j.contains("reason") && j.at("reason").is_string() ? j.at("reason").get<std::string>() : "unknown";
+  }
+  return e;
+}
+
+}  // namespace dpscale

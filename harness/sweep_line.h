@@ -1,0 +1,51 @@
+// sweep_line.h — one line of a sweep's JSONL file (docs/RESULTS_FORMAT.md, "The sweep line"):
+// the trainer record's fields at top level plus status, reason, point, run and system.
+//
+// Writing and reading live together so the two cannot drift; the record's own fields come from
+// trainers/result_record.h (to_json / record_from_json), never re-declared here.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/config.h"
+#include "trainers/result_record.h"
+
+namespace dpscale {
+
+// Run metadata: the "run" object.
+struct RunInfo {
+  std::string config;
+  std::string run_id;
+  std::vector<std::string> argv;
+  std::string host;
+  std::string git_version;
+  std::string start_time;  // UTC, ISO 8601
+  double duration_s = 0.0;
+};
+
+// One parsed line.
+struct SweepEntry {
+  int line_no = 0;                 // 1-based, for messages
+  bool ok = false;                 // status "ok"
+  std::string reason;              // failed lines
+  SweepPoint point;
+  RunInfo run;
+  std::optional<RunRecord> record; // ok lines
+};
+
+// The line for a finished run (`record` set) or a failed one (`reason` set); `system` is the
+// sweep's description of the machine (system_info.h).
+nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, const nlohmann::ordered_json& system,
+                                       const std::optional<RunRecord>& record, const std::string& reason);
+
+// Parses one line's JSON. A bare trainer record (a RESULTS_JSON object with no "point") is also
+// accepted: its point is taken from the record. Throws std::runtime_error saying what is wrong.
+SweepEntry parse_sweep_line(const nlohmann::json& j);
+
+// The point as the record describes it (model, mode, world size, bucket cap, link).
+SweepPoint point_from_record(const RunRecord& r);
+
+}  // namespace dpscale
