@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "models/errors.h"
@@ -111,10 +112,14 @@ bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
 
 uint64_t options_fingerprint(const TrainOptions& o) {
   std::ostringstream s;
-  s << mode_name(o.mode) << '|' << o.model << '|' << o.data.kind << '|' << o.data.samples << '|' << o.batch_size
-    << '|' << o.epochs << '|' << o.lr << '|' << o.momentum << '|' << o.weight_decay << '|' << o.warmup_steps << '|'
-    << o.max_steps << '|' << o.link << '|' << o.link_dilation << '|' << o.allreduce << '|' << o.fused << '|'
-    << o.bucket_cap_mb << '|' << o.first_bucket_mb << '|' << o.device.backend;
+  // Full precision, so --lr 0.01 and --lr 0.0100001 differ (the default 6 digits made them equal).
+  s << std::setprecision(17);
+  // The seed is in: it also draws the synthetic data, so ranks that share an --init (equal
+  // checksums) but not a --seed would otherwise train silently on different datasets.
+  s << mode_name(o.mode) << '|' << o.model << '|' << o.data.kind << '|' << o.data.samples << '|' << o.seed << '|'
+    << o.batch_size << '|' << o.epochs << '|' << o.lr << '|' << o.momentum << '|' << o.weight_decay << '|'
+    << o.warmup_steps << '|' << o.max_steps << '|' << o.link << '|' << o.link_dilation << '|' << o.allreduce << '|'
+    << o.fused << '|' << o.bucket_cap_mb << '|' << o.first_bucket_mb << '|' << o.device.backend;
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s.str()) {
     h ^= c;

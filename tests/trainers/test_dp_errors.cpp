@@ -1,8 +1,8 @@
 // test_dp_errors.cpp — the data-parallel trainers fail cleanly and never hang.
 //
 // Bad input (non-divisible batch, a bucket cap of 0 or below, an unknown link, no mpirun,
-// replicas with different weights, ranks launched with different options, a file only one rank
-// cannot read): exit status 2, and exactly one line from our program naming the problem —
+// replicas with different weights, ranks launched with different options — --seed included,
+// as it draws the data —, a file only one rank cannot read): exit status 2, and exactly one line from our program naming the problem —
 // mpirun adds its own banner to stderr, which we ignore. Every run has a timeout that must not
 // fire.
 //
@@ -116,8 +116,17 @@ TEST(DpErrors, ReplicasWithDifferentWeights) {
 }
 
 TEST(DpErrors, RanksWithDifferentOptions) {
-  expect_one_line_exit_2(mpmd("train_dp_naive", kSmallRun, with(kSmallRun, {"--lr", "0.02"})), "train_dp_naive",
-                         "rank 1 was launched with different options from rank 0");
+  const std::string what = "rank 1 was launched with different options from rank 0";
+  expect_one_line_exit_2(mpmd("train_dp_naive", kSmallRun, with(kSmallRun, {"--lr", "0.02"})), "train_dp_naive", what);
+  // A difference in the 7th significant digit counts too (the fingerprint once printed 6).
+  expect_one_line_exit_2(mpmd("train_dp_naive", with(kSmallRun, {"--lr", "0.01"}), with(kSmallRun, {"--lr", "0.0100001"})),
+                         "train_dp_naive", what);
+  // Same --init, so equal weights, but another --seed: the synthetic data would differ per rank.
+  ScratchDir dir("seed");
+  write_random_checkpoint(dir.file("a.safetensors"), kTinyModel, 1);
+  const auto init = with(kSmallRun, {"--init", dir.file("a.safetensors")});
+  expect_one_line_exit_2(mpmd("train_dp_interleaved", with(init, {"--seed", "1"}), with(init, {"--seed", "2"})),
+                         "train_dp_interleaved", what);
 }
 
 TEST(DpErrors, OnlyOneRankCannotReadItsInit) {

@@ -4,8 +4,8 @@
 // oversubscribed on a 2-core machine) and train_single_gpu take the same 3 SGD steps over the
 // same global batches; the saved weights must agree up to float summation order, and the
 // global loss of every epoch must be the single-device loss. Negative controls show the
-// comparison is tight: one step more, a 1 % different learning rate, or other initial weights
-// all fail it.
+// comparison is tight: one step more, a 1 % different learning rate, other initial weights or
+// other data (another --seed) all fail it.
 //
 // Run: ctest -R DpExactness --output-on-failure
 #include <gtest/gtest.h>
@@ -82,6 +82,11 @@ Comparison compare(const Weights& init, const Weights& ref, const Weights& got, 
     c.report += line;
   }
   return c;
+}
+
+std::vector<std::string> with_seed(std::vector<std::string> args, const std::string& seed) {
+  args.insert(args.end(), {"--seed", seed});
+  return args;
 }
 
 struct Mode {
@@ -208,8 +213,13 @@ TEST(DpExactnessControls, ToleranceRejectsNearMisses) {
   run_dp("interleaved", 2, common_args(other_init, dir.file("dpseed.safetensors")));
   const Comparison seed = compare(w0, ws, read_weights(dir.file("dpseed.safetensors")), 3);
   EXPECT_FALSE(seed.pass) << "other initial weights passed:\n" << seed.report;
-  std::printf("controls: worst diff/tol  pass %.3g | +1 step %.3g | lr+1%% %.3g | other init %.3g\n",
-              ok.worst_ratio, extra_step.worst_ratio, lr.worst_ratio, seed.worst_ratio);
+  // Same initial weights, another --seed: the synthetic data (drawn from --seed) differs.
+  run_dp("interleaved", 2, with_seed(common_args(init, dir.file("dpdata.safetensors")), "43"));
+  const Comparison data = compare(w0, ws, read_weights(dir.file("dpdata.safetensors")), 3);
+  EXPECT_FALSE(data.pass) << "other data (--seed 43) passed:\n" << data.report;
+  EXPECT_GT(data.worst_ratio, 10.0) << data.report;
+  std::printf("controls: worst diff/tol  pass %.3g | +1 step %.3g | lr+1%% %.3g | other init %.3g | other data %.3g\n",
+              ok.worst_ratio, extra_step.worst_ratio, lr.worst_ratio, seed.worst_ratio, data.worst_ratio);
 }
 
 }  // namespace
