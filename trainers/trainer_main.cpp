@@ -32,6 +32,10 @@ void check_save_path(const TrainOptions& o) {
   if (!std::filesystem::is_directory(dir)) {
     throw InputError("--save: directory '" + dir.string() + "' does not exist");
   }
+  // A directory in the way would only fail the final rename, after the whole training run.
+  if (std::filesystem::is_directory(o.save_path)) {
+    throw InputError("--save: '" + o.save_path + "' is a directory");
+  }
 }
 
 void print_banner(const Session& s, const std::string& comm_desc) {

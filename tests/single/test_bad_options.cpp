@@ -3,6 +3,8 @@
 // directory or onto a directory, and a diverging run (non-finite loss).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "models/device.h"
 #include "single_run.h"
 
@@ -85,14 +87,35 @@ TEST_F(SingleBadSave, DirectoryDoesNotExist) {
   EXPECT_TRUE(entries().empty());
 }
 
-// Training succeeds, then the save cannot happen (the target is a directory): exit 2, no
-// record, and nothing half-written beside the target.
-TEST_F(SingleBadSave, TargetIsADirectoryLeavesNothingBehind) {
+// A directory where the checkpoint should go: refused before training, and left alone.
+TEST_F(SingleBadSave, TargetIsADirectory) {
   std::filesystem::create_directory(path("ckpt.safetensors"));
   const ProcessResult r = run_trainer(tiny_run({{"--save", path("ckpt.safetensors")}}));
-  expect_bad_input(r, {"--save", "ckpt.safetensors"}, /*banner_allowed=*/true);
+  expect_bad_input(r, {"--save", "ckpt.safetensors", "is a directory"});
   EXPECT_EQ(entries(), std::set<std::string>{"ckpt.safetensors"});
   EXPECT_TRUE(entries("ckpt.safetensors").empty());
+}
+
+// Training succeeds, then writing the checkpoint fails half-way (a file-size limit, as a full
+// disk would): exit 2, no record, the previous checkpoint intact, no temporary or partial file.
+TEST_F(SingleBadSave, FailedWriteLeavesNoPartialFile) {
+  const std::string ckpt = path("ckpt.safetensors");
+  {
+    std::ofstream old(ckpt, std::ios::binary);
+    old << "previous checkpoint";
+  }
+  // The model's checkpoint is ~25 KB; the limit is a few KiB. SIGXFSZ is ignored (inherited across
+  // exec) so write() fails with EFBIG instead of the signal killing the trainer.
+  std::vector<std::string> argv = {"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"",
+                                   test::trainer_path()};
+  for (const std::string& a : tiny_run({{"--save", ckpt}})) argv.push_back(a);
+  ProcessOptions opts;
+  opts.timeout_s = 120;
+  const ProcessResult r = run_process(argv, opts);
+  expect_bad_input(r, {"--save", "ckpt.safetensors", "failed"}, /*banner_allowed=*/true);
+  EXPECT_EQ(entries(), std::set<std::string>{"ckpt.safetensors"});
+  std::ifstream in(ckpt, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "previous checkpoint");
 }
 
 TEST(SingleDivergence, NonFiniteLossStopsTraining) {
