@@ -6,7 +6,7 @@
 // larger than the cap; and each is closed only when the next tensor would not fit (greedy, as
 // PyTorch DDP fills them). Then hand-computed assignments, byte for byte.
 //
-// Run: ctest -R Buckets   (or ./tests/trainers/test_buckets)
+// Run: ctest -R DpBuckets   (or ./tests/trainers/test_buckets)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -88,7 +88,7 @@ std::vector<int64_t> bytes_of(const std::vector<Bucket>& buckets) {
   return v;
 }
 
-TEST(Buckets, InvariantsForEveryPresetAndCap) {
+TEST(DpBuckets, InvariantsForEveryPresetAndCap) {
   std::vector<std::string> models = preset_names();
   models.push_back("784,64,32,10");
   models.push_back("784,10");
@@ -99,7 +99,7 @@ TEST(Buckets, InvariantsForEveryPresetAndCap) {
   }
 }
 
-TEST(Buckets, MediumDefaultCapsAreThreeBuckets) {
+TEST(DpBuckets, MediumDefaultCapsAreThreeBuckets) {
   // medium = 784,2048,2048,1024,512,10; backward order W4,b4,W3,b3,W2,b2,W1,b1,W0,b0.
   //   W4 10x512    =     5 120 floats =     20 480 B    b4    10 floats =    40 B
   //   W3 512x1024  =   524 288 floats =  2 097 152 B    b3   512 floats = 2 048 B
@@ -118,7 +118,7 @@ TEST(Buckets, MediumDefaultCapsAreThreeBuckets) {
   EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{20520, 10491904, 23216128}));
 }
 
-TEST(Buckets, SmallDefaultCapsAreTwoBuckets) {
+TEST(DpBuckets, SmallDefaultCapsAreTwoBuckets) {
   // small = 784,1024,512,256,10: W3 10 240 + b3 40 + W2 524 288 + b2 1 024 = 535 592 ≤ 1 MiB,
   // + W1 (2 097 152) would not fit; the rest, 2 097 152 + 2 048 + 3 211 264 + 4 096 =
   // 5 314 560, fits in 25 MiB.
@@ -129,7 +129,7 @@ TEST(Buckets, SmallDefaultCapsAreTwoBuckets) {
   EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{535592, 5314560}));
 }
 
-TEST(Buckets, LargeDefaultCapsPutOversizedTensorsAlone) {
+TEST(DpBuckets, LargeDefaultCapsPutOversizedTensorsAlone) {
   // large = 784,4096,4096,2048,2048,1024,512,10. Bytes, backward order:
   //   W6 20 480, b6 40 | W5 2 097 152, b5 2 048, W4 8 388 608, b4 4 096 | W3 16 777 216,
   //   b3 8 192 | W2 33 554 432 (> 25 MiB: alone) | b2 8 192 (W1 would overflow) |
@@ -142,7 +142,7 @@ TEST(Buckets, LargeDefaultCapsPutOversizedTensorsAlone) {
   EXPECT_EQ(names_of(layout, b[5]), "{layers.1.weight}");
 }
 
-TEST(Buckets, MediumCapFiveMiB) {
+TEST(DpBuckets, MediumCapFiveMiB) {
   // cap 5 MiB = 5 242 880 B: {W4,b4} (first bucket) | {W3,b3} = 2 099 200 (W2 would overflow)
   // | {W2} 8 388 608 alone (> cap) | {b2} 4 096 (W1 would overflow) | {W1} alone | {b1} 8 192
   // (W0 6 422 528 would overflow) | {W0} alone | {b0} 8 192.
@@ -152,7 +152,7 @@ TEST(Buckets, MediumCapFiveMiB) {
       << describe(layout, b);
 }
 
-TEST(Buckets, TinyModelSmallCapsGiveFourBuckets) {
+TEST(DpBuckets, TinyModelSmallCapsGiveFourBuckets) {
   // The exactness tests' configuration: 784,64,32,10 with cap 0.05 MiB (52 428 B) and first
   // bucket 0.001 MiB (1 048 B). W2 1 280 B alone (already over the first cap) | b2 40 + W1
   // 8 192 + b1 128 = 8 360 | W0 200 704 alone | b0 256 (the loss slot rides with it).
@@ -161,7 +161,7 @@ TEST(Buckets, TinyModelSmallCapsGiveFourBuckets) {
   EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{1280, 8360, 200704, 256})) << describe(layout, b);
 }
 
-TEST(Buckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
+TEST(DpBuckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
   for (const std::string& model : preset_names()) {
     const ParamLayout layout(parse_model(model));
     const auto one = check_invariants(model, 1e4, 1e4);
@@ -173,7 +173,7 @@ TEST(Buckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
   }
 }
 
-TEST(Buckets, FirstBucketCapAppliesOnlyToTheFirst) {
+TEST(DpBuckets, FirstBucketCapAppliesOnlyToTheFirst) {
   // With first == cap the split is plain greedy; a larger first bucket swallows more up front.
   const auto same = check_invariants("medium", 25.0, 25.0);
   EXPECT_EQ(bytes_of(same), (std::vector<int64_t>{10512424, 23216128}));  // W4..b2 | W1..b0

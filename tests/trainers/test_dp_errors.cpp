@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -196,6 +197,8 @@ struct KillCase {
   int victim;  // the rank to kill
   std::vector<std::string> extra;
 };
+
+void PrintTo(const KillCase& c, std::ostream* os) { *os << c.name; }
 
 class DpRankDeath : public ::testing::TestWithParam<KillCase> {};
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,18 @@
 namespace dpscale::test {
 namespace {
 
-// 512 samples / global batch 256 = 2 steps per epoch; 3 steps = one full epoch and one of a
-// single step, so the per-epoch losses cover both a 2-step and a 1-step mean. The default 3
-// warm-up steps stay on: they run forward, backward and the all-reduces but must not update.
-std::vector<std::string> common_args(const std::string& init, const std::string& save, int max_steps = 3) {
-  return {"--model", kTinyModel, "--samples", "512", "--batch-size", "256", "--max-steps", std::to_string(max_steps),
-          "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
+// 2·batch samples = 2 steps per epoch; 3 steps = one full epoch and one of a single step, so
+// the per-epoch losses cover both a 2-step and a 1-step mean. The default 3 warm-up steps stay
+// on: they run forward, backward and the all-reduces but must not update.
+std::vector<std::string> common_args(const std::string& init, const std::string& save, int max_steps = 3,
+                                     int batch = 256) {
+  return {"--model", kTinyModel, "--samples", std::to_string(2 * batch), "--batch-size", std::to_string(batch),
+          "--max-steps", std::to_string(max_steps), "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
+}
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 // How far two checkpoints are apart, per tensor, measured against what training moved.
@@ -127,7 +134,14 @@ nlohmann::json run_dp(const std::string& mode, int k, std::vector<std::string> a
 struct Case {
   std::string mode;
   int k;
+  int batch = 256;
+  std::vector<std::string> shared = {};  // options for both runs (single and DP)
+  std::vector<std::string> dp = {};      // options for the DP run only
+  std::string tag = "";                  // test-name suffix
 };
+
+// Readable parameter values in test names and failure messages.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.mode << " K=" << c.k << " batch " << c.batch << c.tag; }
 
 class DpExactness : public ::testing::TestWithParam<Case> {};
 
@@ -136,9 +150,10 @@ TEST_P(DpExactness, SameWeightsAndLossAsOneDevice) {
   ScratchDir dir("exact");
   const std::string init = dir.file("init.safetensors");
   write_random_checkpoint(init, kTinyModel, 1234);
-  const auto single = run_single(common_args(init, dir.file("single.safetensors")));
-  const auto dp = run_dp(c.mode, c.k, common_args(init, dir.file("dp.safetensors")));
+  const auto single = run_single(common_args(init, dir.file("single.safetensors"), 3, c.batch) + c.shared);
+  const auto dp = run_dp(c.mode, c.k, common_args(init, dir.file("dp.safetensors"), 3, c.batch) + c.shared + c.dp);
   ASSERT_EQ(dp["world_size"], c.k);
+  ASSERT_EQ(dp["local_batch"], c.batch / c.k);
   ASSERT_EQ(dp["steps"], 3);
   ASSERT_EQ(single["steps"], 3);
 
@@ -150,7 +165,7 @@ TEST_P(DpExactness, SameWeightsAndLossAsOneDevice) {
   std::printf("%s K=%d: worst diff/tol %.3g\n%s", c.mode.c_str(), c.k, cmp.worst_ratio, cmp.report.c_str());
 
   // loss_global is the single-device loss of the same batches, epoch by epoch. Both are float
-  // sums of 256 per-row losses scaled by 1/256 (DP: two or four partial sums, then the
+  // sums of B per-row losses scaled by 1/B (DP: K partial sums, then the
   // all-reduce): they agree to a few ε · loss (measured: ~1e-7 relative). 1e-5 relative leaves
   // ample room and still sees any shard or scale mistake.
   const auto lg = dp["loss_global"].get<std::vector<double>>();
@@ -163,21 +178,30 @@ TEST_P(DpExactness, SameWeightsAndLossAsOneDevice) {
   for (size_t e = 0; e < lg.size(); ++e) {
     EXPECT_NEAR(lg[e], ls[e], kLossRelTol * std::fabs(ls[e])) << "epoch " << e + 1;
     // rank 0's own shard is another sample of rows: on random data its mean loss differs from
-    // the global mean by O(1/sqrt(B/K)) of the loss' spread — measured 7e-4 to 4e-3 relative
-    // here — so it must fail the comparison loss_global passes, by a wide margin.
-    EXPECT_GT(std::fabs(l0[e] - lg[e]), 10 * kLossRelTol * std::fabs(lg[e]))
-        << "loss_rank0 is as close to the global loss as loss_global, epoch " << e + 1;
+    // the global mean by O(1/sqrt(B/K)) of the loss' spread — measured 7e-4 to 2e-3 relative
+    // for K = 2 and 4 here — so it must fail the comparison loss_global passes, by a wide
+    // margin. Only "in general": a shard can land close by chance (K = 3, epoch 2: 3e-5), so
+    // the deterministic K = 2 and 4 runs carry this check.
+    if (c.k == 2 || c.k == 4) {
+      EXPECT_GT(std::fabs(l0[e] - lg[e]), 10 * kLossRelTol * std::fabs(lg[e]))
+          << "loss_rank0 is as close to the global loss as loss_global, epoch " << e + 1;
+    }
     std::printf("epoch %zu: loss single %.9g  global %.9g (rel diff %.2e)  rank0 %.9g (rel diff %.2e)\n", e + 1,
                 ls[e], lg[e], std::fabs(lg[e] - ls[e]) / ls[e], l0[e], std::fabs(l0[e] - lg[e]) / lg[e]);
   }
   EXPECT_EQ(dp["losses"], dp["loss_global"]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, DpExactness,
-                         ::testing::Values(Case{"naive", 2}, Case{"naive", 4}, Case{"naive_fused", 2},
-                                           Case{"naive_fused", 4}, Case{"interleaved", 2}, Case{"interleaved", 4},
-                                           Case{"bucketed", 2}, Case{"bucketed", 4}),
-                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.mode + "_K" + std::to_string(i.param.k); });
+INSTANTIATE_TEST_SUITE_P(
+    Modes, DpExactness,
+    ::testing::Values(Case{"naive", 2}, Case{"naive", 4}, Case{"naive_fused", 2}, Case{"naive_fused", 4},
+                      Case{"interleaved", 2}, Case{"interleaved", 4}, Case{"bucketed", 2}, Case{"bucketed", 4},
+                      // Odd K (local batch 85) and the workshop's own all-reduce algorithms.
+                      Case{"interleaved", 3, 255, {}, {"--allreduce", "ring"}, "_ring"},
+                      Case{"bucketed", 3, 255, {}, {"--allreduce", "star"}, "_star"},
+                      // Momentum and weight decay: the update is still applied alike on every rank.
+                      Case{"bucketed", 2, 256, {"--momentum", "0.9", "--weight-decay", "0.001"}, {}, "_momentum"}),
+    [](const ::testing::TestParamInfo<Case>& i) { return i.param.mode + "_K" + std::to_string(i.param.k) + i.param.tag; });
 
 // The tolerance is tight: runs that differ from the reference by a little must fail it.
 TEST(DpExactnessControls, ToleranceRejectsNearMisses) {

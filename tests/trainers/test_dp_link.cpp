@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct ProbeCase {
   long nbytes;
   int k;
 };
+
+void PrintTo(const ProbeCase& c, std::ostream* os) {
+  *os << c.link << " x" << c.dilation << ", " << c.nbytes << " B, K=" << c.k;
+}
 
 class DpLinkProbe : public ::testing::TestWithParam<ProbeCase> {};
 

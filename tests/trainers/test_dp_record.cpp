@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +30,8 @@ ProcessResult run_np2(const RecordCase& c, std::vector<std::string> args, std::v
 }
 
 bool is_number(const nlohmann::json& j) { return j.is_number(); }
+
+void PrintTo(const RecordCase& c, std::ostream* os) { *os << c.name; }
 
 class DpRecord : public ::testing::TestWithParam<RecordCase> {};
 
