@@ -1,11 +1,23 @@
 // buckets.cpp — the bucket assignment.
 #include "buckets.h"
 
+#include <limits>
+
 namespace dpscale {
 
+namespace {
+// MiB -> bytes, saturating: a cap beyond int64 (e.g. --bucket-cap-mb 1e30) means "no limit".
+// A plain cast of such a double is undefined and on x86 gives INT64_MIN, a negative cap that
+// put every tensor in a bucket of its own.
+int64_t cap_bytes(double mb) {
+  const double bytes = mb * kMiB;
+  return bytes >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bytes);
+}
+}  // namespace
+
 std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb) {
-  const int64_t cap = static_cast<int64_t>(bucket_cap_mb * kMiB);
-  int64_t limit = static_cast<int64_t>(first_bucket_mb * kMiB);
+  const int64_t cap = cap_bytes(bucket_cap_mb);
+  int64_t limit = cap_bytes(first_bucket_mb);
   std::vector<Bucket> buckets;
   Bucket cur;
   bool open = false;

@@ -9,6 +9,7 @@
 // Run: ctest -R DpBuckets   (or ./tests/trainers/test_buckets)
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,12 @@ std::vector<Bucket> check_invariants(const std::string& model, double cap_mb, do
   const ParamLayout layout(parse_model(model));
   const std::vector<Bucket> buckets = assign_buckets(layout, cap_mb, first_mb);
   const auto& tensors = layout.tensors();
-  const int64_t cap = static_cast<int64_t>(cap_mb * kMiB);
-  const int64_t first = static_cast<int64_t>(first_mb * kMiB);
+  // Caps in bytes; one beyond int64 means no limit.
+  auto bytes = [](double mb) {
+    return mb * kMiB >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(mb * kMiB);
+  };
+  const int64_t cap = bytes(cap_mb);
+  const int64_t first = bytes(first_mb);
   SCOPED_TRACE(model + " cap " + std::to_string(cap_mb) + " MiB, first " + std::to_string(first_mb) +
                " MiB: " + describe(layout, buckets));
 
@@ -170,6 +175,15 @@ TEST(DpBuckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
     // 1 KiB: every weight is larger and every bias is followed by a larger weight.
     const auto per_tensor = check_invariants(model, 1.0 / 1024, 1.0 / 1024);
     EXPECT_EQ(per_tensor.size(), layout.tensors().size()) << model << ": " << describe(layout, per_tensor);
+  }
+}
+
+TEST(DpBuckets, AstronomicalCapIsOneBucket) {
+  // 1e30 MiB does not fit in int64 bytes: it must mean "no limit", not wrap to a negative cap
+  // that would put every tensor alone.
+  for (const std::string& model : preset_names()) {
+    const auto b = check_invariants(model, 1e30, 1e30);
+    EXPECT_EQ(b.size(), 1u) << model;
   }
 }
 

@@ -203,6 +203,23 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bucketed", 2, 256, {"--momentum", "0.9", "--weight-decay", "0.001"}, {}, "_momentum"}),
     [](const ::testing::TestParamInfo<Case>& i) { return i.param.mode + "_K" + std::to_string(i.param.k) + i.param.tag; });
 
+// K = 1: the same GEMMs over the same rows and an all-reduce that adds nothing — the DP loop
+// must reproduce train_single_gpu bit for bit, in every mode.
+TEST(DpExactnessK1, BitIdenticalToOneDevice) {
+  ScratchDir dir("exact-k1");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1234);
+  const auto single = run_single(common_args(init, dir.file("single.safetensors")));
+  const Weights ws = read_weights(dir.file("single.safetensors"));
+  for (const std::string mode : {"naive", "interleaved", "bucketed"}) {
+    const std::string out = dir.file(mode + ".safetensors");
+    const auto dp = run_dp(mode, 1, common_args(init, out));
+    EXPECT_TRUE(read_weights(out) == ws) << mode << " with K = 1 is not bit-identical to train_single_gpu";
+    EXPECT_EQ(dp["loss_global"], single["loss_global"]) << mode;
+    EXPECT_EQ(dp["loss_rank0"], dp["loss_global"]) << mode << ": with one rank, rank 0's shard is the batch";
+  }
+}
+
 // The tolerance is tight: runs that differ from the reference by a little must fail it.
 TEST(DpExactnessControls, ToleranceRejectsNearMisses) {
   ScratchDir dir("exact-neg");
