@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """plot_results.py — the workshop's charts from a dpscale results file.
 
-    /usr/bin/python3 plots/plot_results.py results/cpu-2025....jsonl --out plots/out [--format png,svg]
+    /usr/bin/python3 plots/plot_results.py results/cpu-XXXX.jsonl --out plots/out [--format png,svg]
 
 Reads the JSONL file `dpscale sweep` writes (docs/RESULTS_FORMAT.md) and saves, as PNG and SVG
 in --out: 1 epoch time, 2 speedup vs K, 3 naive compute/comm split, 4 overlap saving vs naive,
@@ -10,8 +10,9 @@ E(K) and gamma(K) with the knee. Repeats of a point are combined by their median
 as error bars. Needs Debian's python3-matplotlib, hence /usr/bin/python3.
 
 stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, truncated
-lines of a killed sweep). Exit 0 when the file was plotted (even if some charts had no data), 2 for bad input
-or usage (one line on stderr), 1 when the charts could not be written. The input is only read.
+lines of a killed sweep). Exit 0 when the file was plotted (even if some charts had no data),
+2 for bad input or usage (one line on stderr), 1 when the charts could not be written.
+The input file is only ever read.
 """
 import argparse
 import sys
@@ -37,12 +38,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parse_args(argv):
-    ap = OneLineParser(prog="plot_results.py", description=__doc__.split("\n\n")[0],
+    ap = OneLineParser(prog="plot_results.py", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", help="results file (.jsonl) written by `dpscale sweep`")
     ap.add_argument("--out", required=True, help="directory for the charts (created if missing)")
     ap.add_argument("--format", default="png,svg",
-                    help=f"comma-separated image formats, of {', '.join(FORMATS)} (default png,svg)")
+                    help=f"comma-separated formats, of {', '.join(FORMATS)} (default png,svg)")
     args = ap.parse_args(argv)
     fmts = [f.strip().lower() for f in args.format.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]

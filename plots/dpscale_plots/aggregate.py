@@ -123,7 +123,8 @@ class Results:
         return [m for m in MODES if self.get(model, m, k) is not None]
 
     def speedup(self, point):
-        """S = T(K)/T(1) from median throughputs, with the spread of T(K); None without a baseline."""
+        """S = T(K)/T(1) from median throughputs, with the spread of T(K); (None, None) without
+        a single-device baseline."""
         base = self.single(point.model)
         t1 = base.median("throughput_samples_per_s") if base else None
         tk = point.median("throughput_samples_per_s")

@@ -4,7 +4,9 @@
 Charts 1 and 6 give each model its own panel: epoch times differ 10x between models, and on one
 shared axis the small model's bars (where parallelism loses) would be too short to read.
 """
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import EngFormatter
 
 from .style import (MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, fmt_time,
                     model_label, new_figure, shade, time_unit)
@@ -70,7 +72,7 @@ def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, e
             top = max(top, extra(ax, model, ks) or 0)
         ax.set_ylim(0, top * 1.15)
         if yfmt:
-            ax.yaxis.set_major_formatter(lambda v, _: yfmt(v))
+            ax.yaxis.set_major_formatter(yfmt)
         ax.set_title(model_label(results, model))
         ax.set_xlabel(f"world size K ({results.device_word()})")
     axes[0][0].set_ylabel(ylabel)
@@ -80,8 +82,10 @@ def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, e
 def chart1_epoch_time(results):
     scale, unit = time_unit(p.median("avg_epoch_s") for p in results.points)
     return _per_model_bars(
-        results, "avg_epoch_s", "Epoch time: Single vs Naive DP vs Interleaved DP vs Bucketed (DDP)",
-        "lower is better · dashed: the single-device epoch — bars above it are slower than one device",
+        results, "avg_epoch_s",
+        "Epoch time: Single vs Naive DP vs Interleaved DP vs Bucketed (DDP)",
+        "lower is better · dashed: the single-device epoch — "
+        "bars above it are slower than one device",
         f"average epoch time ({unit})", scale, lambda v: fmt_time(v, unit))
 
 
@@ -103,7 +107,7 @@ def chart6_throughput(results):
     return _per_model_bars(
         results, "throughput_samples_per_s", "Training throughput",
         "higher is better · dashed: single device · dotted: ideal K× the single-device rate",
-        "throughput (samples/s)", 1.0, fmt_rate, extra=ideal, yfmt=fmt_rate)
+        "throughput (samples/s)", 1.0, fmt_rate, extra=ideal, yfmt=EngFormatter(sep=""))
 
 
 def chart3_naive_split(results):
@@ -170,7 +174,8 @@ def chart4_overlap_saving(results):
         "0% = Naive DP at the same model and K · above the line: faster than naive · "
         "labels: % and time saved per epoch",
         width=max(7.0, 1.3 * len(groups) + 2.0),
-        legend=mode_handles(["naive", "interleaved", "bucketed"]))
+        legend=[Line2D([], [], color=MODE_COLOR["naive"], linewidth=2.5, label="Naive DP (= 0%)")]
+        + mode_handles(["interleaved", "bucketed"]))
     ax = axes[0][0]
     scale, unit = time_unit(n.median("avg_epoch_s") for _, _, n in groups)
     lo_all, hi_all = 0.0, 0.0

@@ -2,8 +2,9 @@
 (the bucket-cap sweep: throughput and exposed comm vs cap).
 """
 from matplotlib.lines import Line2D
+from matplotlib.ticker import EngFormatter
 
-from .style import (K_COLORS, MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, model_label,
+from .style import (K_COLORS, MODE_LABEL, MUTED, Skip, fmt_rate, model_label,
                     new_figure, time_unit)
 
 # In chart 5 colour is K (the curves cluster by K) and line style is the mode (which must not
@@ -83,7 +84,8 @@ def chart7_bucket_sweep(results):
     sweeps = results.sweeps()
     if not sweeps:
         raise Skip("no bucketed runs at two or more bucket caps (no bucket-cap sweep)")
-    series = [(model, k, SWEEP_COLORS[i % len(SWEEP_COLORS)]) for i, (model, k) in enumerate(sweeps)]
+    series = [(model, k, SWEEP_COLORS[i % len(SWEEP_COLORS)])
+              for i, (model, k) in enumerate(sweeps)]
     legend = [Line2D([], [], color=c, marker="o", label=f"{model_label(results, m)} K={k}")
               for m, k, c in series]
     legend.append(Line2D([], [], color=MUTED, linestyle=":",
@@ -117,7 +119,7 @@ def chart7_bucket_sweep(results):
     bottom.minorticks_off()
     bottom.set_xlabel("bucket cap (MiB, log scale)")
     top.set_ylabel("throughput (samples/s)")
-    top.yaxis.set_major_formatter(lambda v, _: fmt_rate(v))
+    top.yaxis.set_major_formatter(EngFormatter(sep=""))  # 1.05k, not three ticks of "1.1k"
     top.set_title("throughput — higher is better", fontsize=10)
     bottom.set_ylabel(f"exposed comm per epoch ({unit})")
     bottom.set_title("communication not hidden behind backward — lower is better", fontsize=10)
@@ -138,8 +140,10 @@ def _sweep_throughput(ax, caps, pts, color):
     best = max(range(len(ys)), key=lambda i: ys[i])
     ax.plot(caps[best], ys[best], marker="*", markersize=15, color=color,
             markeredgecolor="black", markeredgewidth=0.6, zorder=4)
+    # Centred over the star, except at either end of the axis where it would run off.
+    ha = "left" if best == 0 and len(caps) > 1 else "right" if best == len(caps) - 1 else "center"
     ax.annotate(f"{fmt_rate(ys[best])}/s at {caps[best]:g} MiB", (caps[best], ys[best]),
-                xytext=(0, 9), textcoords="offset points", ha="center", va="bottom",
+                xytext=(0, 9), textcoords="offset points", ha=ha, va="bottom",
                 fontsize=8, color=color, fontweight="bold")
 
 

@@ -108,11 +108,13 @@ def _parse_line(path, lineno, line, out):
         if is_cut_short(line, e):
             out.warnings.append(f"line {lineno} is truncated (killed sweep?); skipped")
             return None
-        raise BadInput(f"{path}:{lineno}: not a JSON line ({_short(e)})") from None
+        raise BadInput(f"{path}:{lineno}: not a JSON line ({e.msg})") from None
     except ValueError as e:  # NaN/Infinity
         raise BadInput(f"{path}:{lineno}: not a JSON line ({e})") from None
     if not isinstance(obj, dict):
-        raise BadInput(f"{path}:{lineno}: a JSON {type(obj).__name__}, expected a sweep-line object")
+        kind = {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+                type(None): "null"}[type(obj)]
+        raise BadInput(f"{path}:{lineno}: a JSON {kind}, expected a sweep-line object")
     return obj
 
 
@@ -136,10 +138,6 @@ def is_cut_short(line, err):
 def _reject_constant(name):
     # NaN/Infinity are not JSON; a record holding them is broken, not plottable.
     raise ValueError(f"{name} is not valid JSON")
-
-
-def _short(e):
-    return e.msg if isinstance(e, json.JSONDecodeError) else str(e)
 
 
 def _to_run(path, lineno, obj):

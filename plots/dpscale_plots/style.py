@@ -39,7 +39,9 @@ class Skip(Exception):
 
 def model_label(results, model, newline=False):
     """'Large (35.2M)': the workshop's way of naming a model."""
-    name = MODEL_LABEL.get(model, model.capitalize())
+    # A custom model's point names it by its widths ("784,256,10"), as the harness does.
+    name = MODEL_LABEL.get(model) or ("MLP " + model.replace(",", "-") if "," in model
+                                      else model.capitalize())
     n = results.n_params.get(model, 0)
     size = f"{n / 1e6:.1f}M" if n >= 1e5 else f"{n / 1e3:.0f}k"
     return f"{name}{chr(10) if newline else ' '}({size})"
@@ -56,12 +58,11 @@ def fmt_time(v, unit):
 
 
 def fmt_rate(v):
-    """Samples/s the short way: 909k, 1.2M."""
-    if v >= 1e6:
-        return f"{v / 1e6:.3g}M"
-    if v >= 1e3:
-        return f"{v / 1e3:.0f}k" if v >= 1e4 else f"{v / 1e3:.1f}k"
-    return f"{v:.0f}"
+    """Samples/s the short way, three significant digits: 909k, 1.05k, 2.4M."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.3g}"
 
 
 def shade(color, k, ks):

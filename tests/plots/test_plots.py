@@ -8,6 +8,7 @@ The fixture (fixture.jsonl, written by make_fixture.py) holds 2 models x single/
 bucketed at K = 1, 2, 4, repeats, a bucket-cap sweep, a failed run and a truncated last line, so
 it supports all 8 charts. Exit 77 (CTest's skip code here) when matplotlib is not installed.
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -323,10 +324,9 @@ class Arithmetic(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    try:
-        import matplotlib  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError as e:
-        print(f"SKIP: {e} (install Debian's python3-matplotlib)", file=sys.stderr)
+    missing = [m for m in ("matplotlib", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"SKIP: no {', '.join(missing)} in {sys.executable} (install Debian's "
+              "python3-matplotlib)", file=sys.stderr)
         sys.exit(77)
     unittest.main()
