@@ -211,7 +211,22 @@ TEST_P(DpRankDeath, JobEndsWithinBoundedTime) {
   args.insert(args.end(), c.extra.begin(), c.extra.end());
   const auto argv = mpirun_argv(2, c.exe, args);
   ProcessResult result;
-  std::thread runner([&] { result = run(argv, 120); });
+  // On any early return (a failed assertion) the guard kills the ranks it found and asks
+  // mpirun to stop (SIGTERM: mpirun then ends its ranks; a SIGKILL would orphan them, as Open
+  // MPI puts each rank in a process group of its own), then joins — run_process's own timeout
+  // bounds the wait — so nothing we started outlives the test.
+  struct Runner {
+    std::thread thread;
+    pid_t mpirun = -1;
+    std::vector<pid_t> ranks;
+    ~Runner() {
+      if (!thread.joinable()) return;
+      for (pid_t r : ranks) ::kill(r, SIGKILL);
+      if (mpirun > 0) ::kill(mpirun, SIGTERM);
+      thread.join();
+    }
+  } runner;
+  runner.thread = std::thread([&] { result = run(argv, 120); });
 
   // Find mpirun (our child) and its two ranks (its children), by pid, never by name alone.
   std::vector<ProcInfo> ranks;
@@ -220,29 +235,24 @@ TEST_P(DpRankDeath, JobEndsWithinBoundedTime) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     ranks.clear();
     for (const ProcInfo& m : children_of(::getpid())) {
+      runner.mpirun = m.pid;
       for (const ProcInfo& r : children_of(m.pid)) {
         if (r.comm.rfind("train_d", 0) == 0) ranks.push_back(r);
       }
     }
   }
-  if (ranks.size() < 2) {
-    runner.join();
-    FAIL() << "did not find the 2 ranks of mpirun\n" << describe(argv, result);
-  }
+  for (const ProcInfo& r : ranks) runner.ranks.push_back(r.pid);
+  ASSERT_EQ(ranks.size(), 2u) << "did not find the 2 ranks of mpirun";
   pid_t victim = -1, survivor = -1;
   for (const ProcInfo& r : ranks) (mpi_rank_of(r.pid) == c.victim ? victim : survivor) = r.pid;
-  if (victim < 0 || survivor < 0) {
-    for (const ProcInfo& r : ranks) ::kill(r.pid, SIGKILL);  // ours: clean up before failing
-    runner.join();
-    FAIL() << "could not tell rank " << c.victim << " by OMPI_COMM_WORLD_RANK";
-  }
+  ASSERT_TRUE(victim > 0 && survivor > 0) << "could not tell rank " << c.victim << " by OMPI_COMM_WORLD_RANK";
   // Let start-up finish: training is under way after well under a second on this model.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ASSERT_TRUE(alive(victim) && alive(survivor)) << "the run ended before the kill";
 
   const auto killed_at = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  runner.join();
+  runner.thread.join();
   const double after_kill = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
 
   EXPECT_FALSE(result.timed_out) << "the job hung after rank " << c.victim << " died:\n" << describe(argv, result);
