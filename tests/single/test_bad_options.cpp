@@ -15,6 +15,17 @@ using test::expect_bad_input;
 using test::run_trainer;
 using test::tiny_run;
 
+// Not bad input, but the other way to exit early: usage on stdout, status 0, no record.
+TEST(SingleCli, HelpListsTheOptions) {
+  const ProcessResult r = run_trainer({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* opt : {"--model", "--data", "--batch-size", "--epochs", "--lr", "--max-steps", "--backend",
+                          "--init", "--save", "--seed", "--samples", "--warmup-steps"}) {
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt << " missing from --help";
+  }
+  EXPECT_EQ(r.out.find("RESULTS_JSON"), std::string::npos);
+}
+
 TEST(SingleBadOption, UnknownPreset) {
   expect_bad_input(run_trainer(tiny_run({{"--model", "huge"}})), {"--model", "unknown preset 'huge'"});
 }
