@@ -4,6 +4,7 @@ These machines are noisy, so a sweep may run every point several times (point.re
 shows the median of the repeats and their min..max as the spread. Derived numbers (speedup,
 efficiency, gamma) are computed from medians, as `dpscale report` does.
 """
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -13,6 +14,12 @@ from .load import MODES
 # PyTorch DDP's default bucket cap: what the workshop's "PyTorch DDP" rows ran with, so it is the
 # bucketed run charts 1-6 show when a file sweeps several caps (chart 7 shows the sweep).
 DDP_DEFAULT_CAP_MB = 25.0
+
+
+def _median_or_nan(values):
+    # A NaN entry (a diverged run's loss) is left out; all NaN leaves a gap in the curve.
+    finite = [v for v in values if not math.isnan(v)]
+    return statistics.median(finite) if finite else math.nan
 
 
 @dataclass
@@ -43,7 +50,7 @@ class Point:
         if not curves:
             return []
         n = min(len(c) for c in curves)
-        return [statistics.median(c[e] for c in curves) for e in range(n)]
+        return [_median_or_nan([c[e] for c in curves]) for e in range(n)]
 
 
 class Results:

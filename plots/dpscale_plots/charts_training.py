@@ -1,6 +1,8 @@
 """charts_training.py — chart 5 (loss convergence: the workshop's logging artifact) and chart 7
 (the bucket-cap sweep: throughput and exposed comm vs cap).
 """
+import math
+
 from matplotlib.lines import Line2D
 from matplotlib.ticker import EngFormatter
 
@@ -75,8 +77,9 @@ def _nested_width(field, k, ks):
 def _gap_note(ax, curves):
     """How far apart the curves of a panel are at the last epoch: a number for 'they coincide'."""
     n = min(len(c) for c in curves)
-    last = [c[n - 1] for c in curves]
-    ax.text(0.98, 0.97, f"{len(curves)} runs · spread at epoch {n}: {max(last) - min(last):.3g}",
+    last = [c[n - 1] for c in curves if not math.isnan(c[n - 1])]
+    spread = f"{max(last) - min(last):.3g}" if last else "n/a"
+    ax.text(0.98, 0.97, f"{len(curves)} runs · spread at epoch {n}: {spread}",
             transform=ax.transAxes, ha="right", va="top", fontsize=8, color="#333333")
 
 

@@ -49,8 +49,8 @@ class Run:
         return None if v is None else float(v)
 
     def series(self, name):
-        """A per-epoch list field as floats ([] when absent)."""
-        return [float(x) for x in self.rec.get(name) or []]
+        """A per-epoch list field as floats ([] when absent); null entries become NaN."""
+        return [math.nan if x is None else float(x) for x in self.rec.get(name) or []]
 
 
 @dataclass
@@ -154,8 +154,10 @@ def _to_run(path, lineno, obj):
     for name in _OPTIONAL_NUMBERS:
         _check_type(where, obj, name, (int, float), required=False)
     for name in _OPTIONAL_LISTS:
+        # null entries are allowed: the C++ writer prints a NaN (a diverged loss) as null.
         v = obj.get(name)
-        if v is not None and not (isinstance(v, list) and all(_is_number(x) for x in v)):
+        if v is not None and not (isinstance(v, list)
+                                  and all(x is None or _is_number(x) for x in v)):
             raise BadInput(f"{where}: field '{name}' is not a list of numbers")
     point = obj.get("point")
     if point is not None and not isinstance(point, dict):

@@ -37,14 +37,14 @@ class Skip(Exception):
     """A chart the file has no data for; the message says what is missing."""
 
 
-def model_label(results, model, newline=False):
+def model_label(results, model):
     """'Large (35.2M)': the workshop's way of naming a model."""
     # A custom model's point names it by its widths ("784,256,10"), as the harness does.
     name = MODEL_LABEL.get(model) or ("MLP " + model.replace(",", "-") if "," in model
                                       else model.capitalize())
     n = results.n_params.get(model, 0)
     size = f"{n / 1e6:.1f}M" if n >= 1e5 else f"{n / 1e3:.0f}k"
-    return f"{name}{chr(10) if newline else ' '}({size})"
+    return f"{name} ({size})"
 
 
 def time_unit(values):

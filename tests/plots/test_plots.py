@@ -171,6 +171,17 @@ class MissingData(TempDirCase):
         self.assertIn("line 11 is truncated", proc.stderr)
         self.assertEqual(len(self.written(proc)), 8)
 
+    def test_diverged_loss_written_as_null(self):
+        # nlohmann::json prints NaN as null: a diverged run must plot, not be "bad input".
+        lines = fixture_lines()
+        large = [o for o in lines if o["point"]["model"] == "large" and o["status"] == "ok"]
+        large[0]["loss_global"][-1] = None   # chart 5 shows the largest model
+        large[1]["loss_rank0"][-2:] = [None, None]
+        src = write_jsonl(self.tmp / "nan.jsonl", lines)
+        proc = run_plot(src, self.tmp / "nan", "--format", "png")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("chart5_loss_convergence", self.written(proc))
+
     def test_format_option_limits_outputs(self):
         proc = run_plot(FIXTURE, self.tmp / "svg-only", "--format", "svg")
         self.assertEqual(proc.returncode, 0, proc.stderr)
