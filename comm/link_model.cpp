@@ -69,6 +69,9 @@ DilationSpec parse_dilation(const std::string& spec) {
     return d;
   }
   d.factor = parse_positive(spec, "--link-dilation");
+  // No machine is a million times slower than the GPU it stands for (auto: gives ~1e2 to 1e4);
+  // a larger F is a typo that would hold every all-reduce for hours.
+  if (d.factor > 1e6) throw InputError("--link-dilation: '" + spec + "' is above 1e6");
   return d;
 }
 

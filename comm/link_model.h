@@ -31,7 +31,7 @@ struct LinkModel {
 // Parses --link: none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS. InputError otherwise.
 LinkModel parse_link(const std::string& spec);
 
-// --link-dilation: a number F > 0, or "auto:TFLOPS" (returned as auto_tflops > 0, F left to the
+// --link-dilation: a number 0 < F <= 1e6, or "auto:TFLOPS" (returned as auto_tflops > 0, F left to the
 // caller, which measures this machine's GEMM rate: F = TFLOPS·1e12 / measured FLOP/s).
 struct DilationSpec {
   double factor = 1.0;

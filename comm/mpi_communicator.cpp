@@ -1,6 +1,7 @@
 // mpi_communicator.cpp — the comm thread and its queue.
 #include "mpi_communicator.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "mpi_check.h"
@@ -80,7 +81,9 @@ void MpiCommunicator::run() {
     if (link_.enabled()) {
       // Hold until the modelled link time has passed since the all-reduce began: the real
       // transfer counts towards it, so the result takes max(real, modelled).
-      const double model_s = modelled_seconds(algo_, link_, task.count * sizeof(float), size_);
+      // Capped at a year: converting a larger double to the clock's int64 nanoseconds
+      // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
+      const double model_s = std::min(modelled_seconds(algo_, link_, task.count * sizeof(float), size_), 3.2e7);
       std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(model_s)));
     }

@@ -88,6 +88,13 @@ TEST(DpErrors, UnknownLink) {
                          "train_dp_interleaved", "unknown link 'carrier-pigeon'");
 }
 
+TEST(DpErrors, AbsurdLinkDilation) {
+  // F = 1e300 once overflowed the comm thread's deadline into the past: the record said
+  // dilation 1e300 while no all-reduce was held at all. Now it is refused up front.
+  expect_one_line_exit_2(mpirun_argv(2, "train_dp_naive", with(kSmallRun, {"--link", "eth10", "--link-dilation", "1e300"})),
+                         "train_dp_naive", "--link-dilation: '1e300' is above 1e6");
+}
+
 TEST(DpErrors, StartedWithoutMpirun) {
   for (const std::string exe : {"train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"}) {
     SCOPED_TRACE(exe);
