@@ -1,6 +1,7 @@
 // progress.cpp — progress text and the weighted time-left estimate.
 #include "progress.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -27,15 +28,31 @@ double model_weight(const std::string& model) {
   }
 }
 
-double Progress::eta_s(size_t next, double elapsed_s) const {
-  if (done_ <= 0) return -1;
+double Progress::eta_s(size_t next) const {
+  if (done_.empty()) return -1;
+  // Least squares of seconds on weight; with one distinct weight, or a fit that goes negative,
+  // fall back to seconds proportional to weight.
+  double n = 0, sw = 0, st = 0, sww = 0, swt = 0;
+  for (const Done& d : done_) {
+    n += 1;
+    sw += d.weight;
+    st += d.seconds;
+    sww += d.weight * d.weight;
+    swt += d.weight * d.seconds;
+  }
+  const double var = n * sww - sw * sw;
+  double a = 0, b = sw > 0 ? st / sw : 0;
+  if (var > 1e-9 * sww * n) {
+    const double b_fit = (n * swt - sw * st) / var, a_fit = (st - b_fit * sw) / n;
+    if (b_fit >= 0 && a_fit >= 0) a = a_fit, b = b_fit;
+  }
   double left = 0;
-  for (size_t i = next; i < weights_.size(); ++i) left += weights_[i];
-  return elapsed_s * left / done_;
+  for (size_t i = next; i < weights_.size(); ++i) left += a + b * weights_[i];
+  return left;
 }
 
 std::string Progress::starting(size_t i, const std::string& what, double elapsed_s) const {
-  const double eta = eta_s(i, elapsed_s);
+  const double eta = eta_s(i);
   std::ostringstream s;
   s << '[' << i + 1 << '/' << weights_.size() << "] " << what << "  (elapsed " << fmt_duration(elapsed_s) << ", ";
   if (eta < 0) s << "time left unknown)";

@@ -1,8 +1,9 @@
 // progress.h — the sweep's progress line on stderr: run i of n, what runs, elapsed, time left.
 //
-// The estimate weighs each run by its model's parameter count (a run's time grows roughly with
-// it at fixed samples and epochs), so a sweep that starts with the small model does not promise
-// to finish in a minute: left = elapsed · (weight still to run) / (weight already run).
+// The estimate fits each finished run's duration as t = a + b·w, w its model's parameter count:
+// a is what every run pays whatever its size (mpirun start-up, data, warm-up), b·w the training
+// that grows with the model. A plain "elapsed × weight left / weight done" would take the small
+// model's runs, which are nearly all start-up, for the rate of everything after them.
 #pragma once
 
 #include <string>
@@ -16,13 +17,16 @@ class Progress {
 
   // `i` is 0-based; `elapsed_s` since the sweep started.
   std::string starting(size_t i, const std::string& what, double elapsed_s) const;
-  void finished(size_t i) { done_ += weights_.at(i); }
-  // Seconds still to go, or a negative number before anything has run.
-  double eta_s(size_t next, double elapsed_s) const;
+  void finished(size_t i, double seconds) { done_.push_back({weights_.at(i), seconds}); }
+  // Seconds the runs from `next` on should take, or a negative number before any has finished.
+  double eta_s(size_t next) const;
 
  private:
+  struct Done {
+    double weight, seconds;
+  };
   std::vector<double> weights_;
-  double done_ = 0;  // weight of the runs finished in this invocation (not resumed ones)
+  std::vector<Done> done_;  // runs finished in this invocation (resumed ones took no time)
 };
 
 // 75 -> "1m15s", 3725 -> "1h02m", 9 -> "9s".

@@ -22,9 +22,10 @@ ResultsFile parse_results(const std::string& text, const std::string& path) {
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {
-      // Cut short: an object that was still open when the input ran out. The sweep writes each
-      // line with one write, so only a kill in the middle of that write leaves this.
-      const bool truncated = line.front() == '{' && e.byte >= line.size();
+      // Cut short: the parser ran off the end of the line while a value was still open (its
+      // error position lies past the last byte); a mistake inside a line fails at or before its
+      // last byte. Only a sweep killed in the middle of writing a line leaves this.
+      const bool truncated = line.front() == '{' && e.byte > line.size();
       if (truncated) {
         f.warnings.push_back(where + ": truncated line skipped (an interrupted sweep?)");
         continue;

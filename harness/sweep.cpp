@@ -144,21 +144,25 @@ int run_sweep(SweepOptions o) {
   q.link_dilation = c.link_dilation;
   nlohmann::ordered_json system = describe_system(q);
 
+  // --resume: what the file already holds as ok is not run again.
+  std::vector<SweepPoint> pending;
+  for (const SweepPoint& p : runs) {
+    if (!done.count(p.run_id(c.name))) pending.push_back(p);
+  }
+  const size_t n_skipped = runs.size() - pending.size();
   std::vector<double> weights;
-  for (const SweepPoint& p : runs) weights.push_back(model_weight(p.model));
+  for (const SweepPoint& p : pending) weights.push_back(model_weight(p.model));
   Progress progress(weights);
-  std::cerr << "# dpscale sweep " << c.name << ": " << runs.size() << " runs -> " << o.out_path << "\n";
+  std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs -> " << o.out_path;
+  if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
+  std::cerr << std::endl;
 
   SignalGuard guard;
   const auto t0 = Clock::now();
-  int n_ok = 0, n_failed = 0, n_skipped = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const SweepPoint& p = runs[i];
+  int n_ok = 0, n_failed = 0;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const SweepPoint& p = pending[i];
     const std::string id = p.run_id(c.name);
-    if (done.count(id)) {
-      ++n_skipped;
-      continue;
-    }
     const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
     std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : ""), elapsed)
               << std::endl;
@@ -184,10 +188,10 @@ int run_sweep(SweepOptions o) {
     const RunOutcome outcome = judge_run(r, p, timeout_s);
     nlohmann::ordered_json sys = system;
     if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
-    // One write and a flush per line: a kill can cut at most this line short.
+    // The whole line, then a flush: a kill can cut at most this line short, never an earlier one.
     out << make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump() + "\n" << std::flush;
     if (!out) throw std::runtime_error("writing " + o.out_path + " failed");
-    progress.finished(i);
+    progress.finished(i, r.seconds);
     if (outcome.record) {
       ++n_ok;
       std::cerr << "      ok in " << fmt_fixed(r.seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)

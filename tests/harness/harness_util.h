@@ -1,0 +1,127 @@
+// harness_util.h — shared helpers of the harness tests: scratch directories, files, running the
+// real `dpscale` binary, and hand-made records and sweep lines with chosen numbers.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/config.h"
+#include "harness/subprocess.h"
+#include "harness/sweep_line.h"
+#include "trainers/result_record.h"
+
+namespace dpscale::test {
+
+inline const std::string kDpscale = std::string(DPSCALE_BIN_DIR) + "/dpscale";
+inline const std::string kSource = DPSCALE_SOURCE_DIR;
+
+// A fresh directory under the system temp dir, removed when the object dies.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "dpscale-harness-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+inline void write_file(const std::string& path, const std::string& text, bool executable = false) {
+  std::ofstream(path, std::ios::binary) << text;
+  if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty()) v.push_back(l);
+  }
+  return v;
+}
+
+inline ProcessResult dpscale(std::vector<std::string> args, double timeout_s = 60) {
+  args.insert(args.begin(), kDpscale);
+  ProcessOptions o;
+  o.timeout_s = timeout_s;
+  return run_process(args, o);
+}
+
+// A complete, valid record for a point; `epoch_s` and `comm_s` set the timing, the rest follow
+// (throughput = samples / epoch, compute = epoch - comm).
+inline RunRecord make_record(const SweepPoint& p, double epoch_s, std::optional<double> comm_s = std::nullopt,
+                             int64_t n_params = 1462538) {
+  RunRecord r;
+  r.mode = p.mode;
+  r.backend = "cpu";
+  r.device_name = "test";
+  r.model = p.model;
+  r.widths = {784, 10};
+  r.n_params = n_params;
+  r.world_size = p.world_size;
+  r.global_batch = 1024;
+  r.local_batch = 1024 / p.world_size;
+  r.dataset = "synthetic";
+  r.n_samples = 32768;
+  r.epochs = 1;
+  r.steps_per_epoch = 32;
+  r.steps = 32;
+  r.lr = 0.01;
+  r.epoch_times_s = {epoch_s};
+  r.avg_epoch_s = epoch_s;
+  r.throughput_samples_per_s = 32768.0 / epoch_s;
+  r.losses = r.loss_global = r.loss_rank0 = {2.3};
+  if (p.mode != "single") {
+    r.comm = "mpi";
+    r.allreduce = "native";
+    r.link = p.link;
+    if (p.mode == "naive") r.comm_s = comm_s;
+    else r.exposed_comm_s = comm_s;
+    r.comm_busy_s = comm_s;
+  }
+  r.compute_s = epoch_s - comm_s.value_or(0.0);
+  if (p.mode == "bucketed") {
+    r.bucket_cap_mb = p.bucket_cap_mb;
+    r.first_bucket_mb = 1.0;
+    r.n_buckets = 2;
+  }
+  r.per_rank_epoch_s.assign(static_cast<size_t>(p.world_size), epoch_s);
+  r.version = "test";
+  r.timestamp = "2025-01-01T00:00:00Z";
+  return r;
+}
+
+// One sweep line (ok when `record` is set) as the sweep writes it.
+inline std::string sweep_line(const SweepPoint& p, const std::optional<RunRecord>& record,
+                              const std::string& reason = "", const std::string& config = "test") {
+  RunInfo info;
+  info.config = config;
+  info.run_id = p.run_id(config);
+  info.argv = {"train"};
+  info.host = "testhost";
+  nlohmann::ordered_json system = {{"host", "testhost"}};
+  return make_sweep_line(p, info, system, record, reason).dump() + "\n";
+}
+
+inline SweepPoint pt(const std::string& model, const std::string& mode, int k,
+                     std::optional<double> cap = std::nullopt, const std::string& link = "none", int repeat = 0) {
+  return SweepPoint{model, mode, k, cap, mode == "single" ? "none" : link, repeat};
+}
+
+}  // namespace dpscale::test

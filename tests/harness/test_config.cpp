@@ -1,0 +1,208 @@
+// test_config.cpp — sweep configs: the committed configs expand to the right runs and flags, and
+// every kind of bad config is refused with the key's name (exit 2 through the command too).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <algorithm>
+#include <map>
+
+#include "harness/config.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+using test::kSource;
+
+std::string arg_after(const std::vector<std::string>& a, const std::string& flag) {
+  auto it = std::find(a.begin(), a.end(), flag);
+  return it == a.end() || it + 1 == a.end() ? "<absent>" : *(it + 1);
+}
+bool has(const std::vector<std::string>& a, const std::string& flag) {
+  return std::find(a.begin(), a.end(), flag) != a.end();
+}
+
+TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
+  const SweepConfig c = load_config(kSource + "/configs/workshop.json");
+  const auto runs = expand(c, 1);
+  ASSERT_EQ(runs.size(), 28u);
+  // Table order: per model, single, then naive/interleaved/bucketed at 2, then at 4.
+  const std::vector<std::pair<std::string, int>> order = {{"single", 1},      {"naive", 2}, {"interleaved", 2},
+                                                          {"bucketed", 2},    {"naive", 4}, {"interleaved", 4},
+                                                          {"bucketed", 4}};
+  const std::vector<std::string> models = {"small", "medium", "large", "xlarge"};
+  std::set<std::string> ids;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SweepPoint& p = runs[i];
+    SCOPED_TRACE(p.describe());
+    EXPECT_EQ(p.model, models[i / 7]);
+    EXPECT_EQ(p.mode, order[i % 7].first);
+    EXPECT_EQ(p.world_size, order[i % 7].second);
+    EXPECT_EQ(p.link, "none");
+    ids.insert(p.run_id(c.name));
+    const auto a = trainer_args(c, p);
+    EXPECT_EQ(arg_after(a, "--model"), p.model);
+    EXPECT_EQ(arg_after(a, "--samples"), "32768");
+    EXPECT_EQ(arg_after(a, "--batch-size"), "1024");
+    EXPECT_EQ(arg_after(a, "--lr"), "0.01");
+    EXPECT_EQ(arg_after(a, "--epochs"), "5");
+    EXPECT_FALSE(has(a, "--link"));  // GPU config: no emulation
+    if (p.mode == "bucketed") {
+      EXPECT_EQ(arg_after(a, "--bucket-cap-mb"), "25");
+    } else {
+      EXPECT_FALSE(has(a, "--bucket-cap-mb"));
+      EXPECT_FALSE(p.bucket_cap_mb.has_value());
+    }
+  }
+  EXPECT_EQ(ids.size(), 28u) << "run ids must be unique: --resume keys on them";
+  EXPECT_EQ(trainer_executable("bucketed"), "train_ddp_bucketed");
+  EXPECT_EQ(trainer_executable("single"), "train_single_gpu");
+}
+
+TEST(HarnessConfig, CommittedConfigsExpandAsDocumented) {
+  const SweepConfig bs = load_config(kSource + "/configs/bucket-sweep.json");
+  EXPECT_EQ(bs.bucket_caps_mb, (std::vector<double>{0.5, 1, 2, 4, 8, 25}));
+  const auto runs = expand(bs, 1);
+  std::multiset<double> caps;
+  for (const auto& p : runs) {
+    if (p.bucket_cap_mb) caps.insert(*p.bucket_cap_mb);
+  }
+  EXPECT_EQ(caps.count(0.5), bs.models.size() * bs.world_sizes.size());
+  EXPECT_EQ(arg_after(trainer_args(bs, runs[2]), "--bucket-cap-mb"), "0.5");  // single, naive, first bucketed
+
+  const SweepConfig cpu = load_config(kSource + "/configs/cpu.json");
+  EXPECT_EQ(cpu.backend, "cpu");
+  EXPECT_TRUE(std::all_of(cpu.world_sizes.begin(), cpu.world_sizes.end(), [](int k) { return k <= 2; }))
+      << "cpu.json must fit a 2-core machine";
+  for (const auto& p : expand(cpu, 1)) {
+    const auto a = trainer_args(cpu, p);
+    EXPECT_EQ(arg_after(a, "--backend"), "cpu");
+    if (p.mode == "single") {
+      EXPECT_FALSE(has(a, "--link")) << "train_single_gpu has no --link";
+    } else {
+      EXPECT_EQ(arg_after(a, "--link"), "pcie4");
+      EXPECT_EQ(arg_after(a, "--link-dilation"), "auto:19.5");
+    }
+  }
+  const SweepConfig ci = load_config(kSource + "/configs/ci.json");
+  EXPECT_LE(expand(ci, 1).size(), 6u) << "ci.json must stay tiny";
+}
+
+TEST(HarnessConfig, RepeatsAreWholeRoundsWithDistinctIds) {
+  const SweepConfig c = parse_config(R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2]})",
+                                     "r.json");
+  const auto runs = expand(c, 3);
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_EQ(runs[0].repeat, 0);
+  EXPECT_EQ(runs[1].repeat, 0);
+  EXPECT_EQ(runs[2].repeat, 1);
+  EXPECT_EQ(runs[2].mode, "single");
+  EXPECT_EQ(runs[0].run_id("r"), "r/small-single-k1-r0");
+  EXPECT_EQ(runs[5].run_id("r"), "r/small-naive-k2-r2");
+}
+
+TEST(HarnessConfig, OptionsGoOnlyToTheExecutablesThatAcceptThem) {
+  const SweepConfig c = parse_config(
+      R"({"models": ["784,64,10"], "modes": ["single", "naive", "bucketed"], "world_sizes": [2],
+          "bucket_caps_mb": [2], "link": "10:50", "link_dilation": 3,
+          "options": {"allreduce": "ring", "first_bucket_mb": 0.5, "fused": true, "tf32": false, "seed": 7}})",
+      "o.json");
+  const auto runs = expand(c, 1);
+  ASSERT_EQ(runs.size(), 3u);
+  const auto single = trainer_args(c, runs[0]), naive = trainer_args(c, runs[1]), bucketed = trainer_args(c, runs[2]);
+  EXPECT_EQ(arg_after(single, "--seed"), "7");
+  EXPECT_FALSE(has(single, "--allreduce"));
+  EXPECT_FALSE(has(single, "--fused"));
+  EXPECT_FALSE(has(single, "--tf32"));  // false: left out
+  EXPECT_EQ(arg_after(naive, "--allreduce"), "ring");
+  EXPECT_TRUE(has(naive, "--fused"));
+  EXPECT_FALSE(has(naive, "--first-bucket-mb"));
+  EXPECT_EQ(arg_after(naive, "--link"), "10:50");
+  EXPECT_EQ(arg_after(naive, "--link-dilation"), "3");
+  EXPECT_EQ(arg_after(bucketed, "--first-bucket-mb"), "0.5");
+  EXPECT_EQ(arg_after(bucketed, "--bucket-cap-mb"), "2");
+  EXPECT_FALSE(has(bucketed, "--fused"));
+  EXPECT_EQ(runs[1].run_id("o"), "o/784,64,10-naive-k2-10:50-r0");
+}
+
+// Each bad config: the message names the key (and the file).
+struct BadConfig {
+  const char* json;
+  const char* must_name;
+};
+
+TEST(HarnessConfig, BadConfigsNameTheKey) {
+  const std::vector<BadConfig> cases = {
+      {R"({"models": ["small"], "modes": ["single"],)", "not valid JSON"},
+      {R"([1, 2])", "must be a JSON object"},
+      {R"({"models": ["small", "huge"], "modes": ["single"]})", "'models[1]' names an unknown model"},
+      {R"({"models": ["small"], "modes": ["single", "turbo"]})", "'modes[1]' names an unknown mode"},
+      {R"({"models": ["small"], "modes": ["single"], "colour": "red"})", "'colour' is not a config key"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2, 0]})", "'world_sizes[1]' world size must be at least 1"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [-3]})", "'world_sizes[0]'"},
+      {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [1, 0]})",
+       "'bucket_caps_mb[1]' bucket cap must be > 0"},
+      {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [-2]})",
+       "'bucket_caps_mb[0]' bucket cap must be > 0"},
+      {R"({"models": ["small"], "modes": ["naive"]})", "'world_sizes' is missing"},
+      {R"({"models": ["small"], "modes": ["single"], "options": {"batchsize": 5}})", "'options.batchsize' is not a trainer option"},
+      {R"({"models": ["small"], "modes": ["single"], "options": {"epochs": 0}})", "'options.epochs' must be at least 1"},
+      {R"({"models": ["small"], "modes": ["single"], "options": {"lr": "fast"}})", "'options.lr' must be a number"},
+      {R"({"models": ["small"], "modes": ["single"], "options": {"model": "large"}})", "'options.model' is set by the sweep"},
+      {R"({"models": ["small"], "modes": ["single"], "link": "carrier-pigeon"})", "'link'"},
+      {R"({"models": ["small"], "modes": ["single"], "link_dilation": "auto:-1"})", "'link_dilation'"},
+      {R"({"models": ["small"], "modes": ["single"], "backend": "tpu"})", "'backend'"},
+      {R"({"models": [], "modes": ["single"]})", "'models' must be a non-empty array"},
+      {R"({"models": ["small"], "modes": ["single"], "repeats": 0})", "'repeats' must be at least 1"},
+      {R"({"models": ["small"], "modes": ["single", "single"]})", "'modes[1]' repeats mode"},
+      {R"({"models": ["small"], "modes": ["single"], "samples": 100})", "trainer options go inside \"options\""},
+  };
+  for (const BadConfig& bc : cases) {
+    SCOPED_TRACE(bc.json);
+    try {
+      parse_config(bc.json, "configs/bad.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(bc.must_name), std::string::npos) << msg;
+      EXPECT_EQ(msg.rfind("configs/bad.json: ", 0), 0u) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    }
+  }
+}
+
+TEST(HarnessConfig, TheCommandExits2WithOneLineNamingTheKey) {
+  test::ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{ not json", "not valid JSON"},
+      {R"({"models": ["giant"], "modes": ["single"]})", "'models[0]'"},
+      {R"({"models": ["small"], "modes": ["fast"]})", "'modes[0]'"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [0]})", "'world_sizes[0]'"},
+      {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [0]})", "'bucket_caps_mb[0]'"},
+      {R"({"models": ["small"], "modes": ["single"], "nodes": 2})", "'nodes'"},
+  };
+  for (const auto& [text, key] : cases) {
+    SCOPED_TRACE(text);
+    const std::string cfg = dir.file("bad.json");
+    test::write_file(cfg, text);
+    const ProcessResult r = test::dpscale({"sweep", cfg, "--out", dir.file("never.jsonl")});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("never.jsonl"))) << "nothing may run or be written";
+  }
+  const ProcessResult missing = test::dpscale({"sweep", dir.file("nope.json")});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot read the config"), std::string::npos) << missing.err;
+}
+
+TEST(HarnessConfig, FormatNumberReadsBack) {
+  EXPECT_EQ(format_number(0.5), "0.5");
+  EXPECT_EQ(format_number(25), "25");
+  EXPECT_EQ(format_number(0.01), "0.01");
+  EXPECT_EQ(std::stod(format_number(1.0 / 3)), 1.0 / 3);
+}
+
+}  // namespace
+}  // namespace dpscale

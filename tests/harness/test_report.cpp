@@ -1,0 +1,149 @@
+// test_report.cpp — report arithmetic on a hand-made file built from the workshop's own XLarge
+// numbers (speedup, E = S/K, comm %, γ, the Amdahl ceiling the workshop derives), medians and
+// spread over repeats, failed runs listed apart, and the three output formats.
+#include <gtest/gtest.h>
+
+#include "harness/analysis.h"
+#include "harness/report.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+using test::make_record;
+using test::pt;
+using test::sweep_line;
+
+// The workshop's XLarge rows (4x A100): single 0.5956 s; naive 4G 0.2898 s with 0.0940 s comm;
+// interleaved 4G 0.2485 s. Throughputs follow from 32768 samples per epoch.
+std::string workshop_xlarge() {
+  const SweepPoint s = pt("xlarge", "single", 1), n = pt("xlarge", "naive", 4), i = pt("xlarge", "interleaved", 4);
+  return sweep_line(s, make_record(s, 0.5956, {}, 51993098)) + sweep_line(n, make_record(n, 0.2898, 0.0940, 51993098)) +
+         sweep_line(i, make_record(i, 0.2485, 0.0100, 51993098));
+}
+
+TEST(HarnessReport, WorkshopArithmetic) {
+  const Analysis a = analyse(parse_results(workshop_xlarge(), "w.jsonl"));
+  ASSERT_EQ(a.points.size(), 3u);
+  const PointStats& single = a.points[0];
+  const PointStats& naive = a.points[1];
+  const PointStats& inter = a.points[2];
+  EXPECT_EQ(naive.key.mode, "naive");
+
+  EXPECT_NEAR(*single.speedup, 1.0, 1e-12);
+  EXPECT_FALSE(single.comm_fraction.has_value());
+  EXPECT_FALSE(single.amdahl_max.has_value());
+
+  // S = T(K)/T(1) = 0.5956 / 0.2898 (equal samples per epoch), E = S/4.
+  EXPECT_NEAR(*naive.speedup, 0.5956 / 0.2898, 1e-9);
+  EXPECT_NEAR(*naive.efficiency, 0.5956 / 0.2898 / 4, 1e-9);
+  EXPECT_NEAR(*naive.comm_fraction, 0.0940 / 0.2898, 1e-9);           // the workshop's chart 3: 32%
+  EXPECT_NEAR(*naive.gamma, 0.0940 / (0.2898 - 0.0940), 1e-9);        // γ = comm / compute
+  // The workshop: f = 0.596 / (0.596 + 0.094) = 0.86, S_max = 1 / ((1 - f) + f / 4) ≈ 2.8.
+  const double f = 0.5956 / (0.5956 + 0.0940);
+  EXPECT_NEAR(*naive.amdahl_max, 1.0 / ((1 - f) + f / 4), 1e-9);
+  EXPECT_NEAR(*naive.amdahl_max, 2.839, 1e-3);
+  EXPECT_NEAR(*inter.speedup, 2.3968, 1e-4);                          // the workshop's 2.40x
+  EXPECT_NEAR(*inter.amdahl_max, *naive.amdahl_max, 1e-12);           // one ceiling per (model, K)
+  EXPECT_NEAR(*inter.comm_fraction, 0.0100 / 0.2485, 1e-9);           // exposed wait / epoch
+  EXPECT_FALSE(inter.gamma.has_value()) << "γ is defined on naive's separate phases only";
+}
+
+TEST(HarnessReport, MarkdownShowsTheWorkshopsColumns) {
+  const Analysis a = analyse(parse_results(workshop_xlarge(), "w.jsonl"));
+  const std::string md = render_report(a, "w.jsonl", "md");
+  EXPECT_NE(md.find("| Model  | Mode        |   K | Params | Avg Epoch | Comm Time | Throughput | Speedup | E=S/K | Comm % |    γ | Amdahl max |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| xlarge | Single      |   1 |  52.0M |   0.5956s |         — |   55,017/s |   1.00× |  1.00 |      — |    — |          — |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("|        | Naive DP    |   4 |  52.0M |   0.2898s |   0.0940s |  113,071/s |   2.06× |  0.51 |    32% | 0.48 |      2.84× |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("xlarge: 2.40× (Interleaved, K=4), E = 0.60"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Failed runs"), std::string::npos);
+}
+
+TEST(HarnessReport, SpeedupIsAgainstTheSameModelsSingleRun) {
+  const SweepPoint s1 = pt("small", "single", 1), s2 = pt("large", "single", 1);
+  const SweepPoint n1 = pt("small", "naive", 2), n2 = pt("large", "naive", 2), orphan = pt("medium", "naive", 2);
+  const std::string text = sweep_line(s1, make_record(s1, 1.0)) + sweep_line(s2, make_record(s2, 10.0)) +
+                           sweep_line(n1, make_record(n1, 2.0, 1.5)) + sweep_line(n2, make_record(n2, 5.0, 1.0)) +
+                           sweep_line(orphan, make_record(orphan, 3.0, 1.0));
+  const Analysis a = analyse(parse_results(text, "m.jsonl"));
+  EXPECT_NEAR(*a.find(PointKey::of(n1))->speedup, 0.5, 1e-12);
+  EXPECT_NEAR(*a.find(PointKey::of(n2))->speedup, 2.0, 1e-12);
+  EXPECT_NEAR(*a.find(PointKey::of(n2))->efficiency, 1.0, 1e-12);
+  EXPECT_FALSE(a.find(PointKey::of(orphan))->speedup.has_value()) << "no single run of medium in the file";
+  EXPECT_FALSE(a.find(PointKey::of(orphan))->amdahl_max.has_value());
+}
+
+TEST(HarnessReport, RepeatsGiveMediansAndSpread) {
+  std::string text;
+  for (int r = 0; r < 3; ++r) {
+    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
+    text += sweep_line(s, make_record(s, 1.0));
+    // epochs 0.5, 0.4, 1.0 -> throughputs 65536, 81920, 32768; median 65536 (the 0.5 s run)
+    const double e[] = {0.5, 0.4, 1.0};
+    text += sweep_line(n, make_record(n, e[r], e[r] / 2));
+  }
+  const Analysis a = analyse(parse_results(text, "r.jsonl"));
+  ASSERT_EQ(a.points.size(), 2u);
+  const PointStats& n = a.points[1];
+  EXPECT_EQ(n.runs, 3);
+  EXPECT_DOUBLE_EQ(n.epoch_s.median, 0.5);
+  EXPECT_DOUBLE_EQ(n.throughput.median, 65536);
+  EXPECT_DOUBLE_EQ(n.throughput.min, 32768);
+  EXPECT_DOUBLE_EQ(n.throughput.max, 81920);
+  EXPECT_NEAR(*n.speedup, 2.0, 1e-12);
+  EXPECT_NEAR(n.speedup_spread->min, 1.0, 1e-12);
+  EXPECT_NEAR(n.speedup_spread->max, 2.5, 1e-12);
+  EXPECT_NEAR(*n.comm_fraction, 0.5, 1e-12);
+  EXPECT_NEAR(n.throughput.half_range(), (81920.0 - 32768.0) / 2 / 65536, 1e-12);
+  const std::string md = render_report(a, "r.jsonl", "md");
+  EXPECT_NE(md.find("3 (±37.5%)"), std::string::npos) << md;
+  EXPECT_EQ(spread_of({4, 1, 3, 2}).median, 2.5);
+}
+
+TEST(HarnessReport, FailedRunsAreListedApart) {
+  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2), i = pt("small", "interleaved", 2);
+  const std::string text = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, {}, "timed out after 60 s (process group killed)") +
+                           sweep_line(i, {}, "exit status 1: boom") + sweep_line(i, make_record(i, 0.7, 0.1));
+  const Analysis a = analyse(parse_results(text, "f.jsonl"));
+  EXPECT_EQ(a.points.size(), 2u);  // single, and interleaved (which succeeded on a retry)
+  ASSERT_EQ(a.failed.size(), 2u);
+  EXPECT_FALSE(a.failed[0].retried_ok);
+  EXPECT_TRUE(a.failed[1].retried_ok);
+  ASSERT_EQ(a.failed_points.size(), 1u);
+  EXPECT_EQ(a.failed_points[0].mode, "naive");
+  const std::string md = render_report(a, "f.jsonl", "md");
+  const auto table_end = md.find("Failed runs (2):");
+  ASSERT_NE(table_end, std::string::npos) << md;
+  EXPECT_GT(md.find("test/small-naive-k2-r0 | timed out after 60 s (process group killed)"), table_end) << md;
+  EXPECT_NE(md.find("exit status 1: boom (a later run succeeded)"), std::string::npos) << md;
+}
+
+TEST(HarnessReport, CsvAndJsonCarryTheSameNumbers) {
+  const Analysis a = analyse(parse_results(workshop_xlarge() + sweep_line(pt("xlarge", "bucketed", 4, 25.0), {}, "exit status 1: x"),
+                                           "w.jsonl"));
+  const auto csv = test::lines_of(render_report(a, "w.jsonl", "csv"));
+  ASSERT_EQ(csv.size(), 5u);  // header, 3 points, 1 failed
+  EXPECT_EQ(csv[0].substr(0, 53), "status,model,mode,world_size,bucket_cap_mb,link,n_par");
+  EXPECT_EQ(csv[2].substr(0, 30), "ok,xlarge,naive,4,,none,519930");
+  EXPECT_NE(csv[2].find(",2.0552"), std::string::npos) << csv[2];
+  EXPECT_EQ(csv[4].substr(0, 27), "failed,xlarge,bucketed,4,25");
+  EXPECT_EQ(csv[4].substr(csv[4].size() - 17), ",exit status 1: x");
+
+  const auto j = nlohmann::json::parse(render_report(a, "w.jsonl", "json"));
+  ASSERT_EQ(j["points"].size(), 3u);
+  EXPECT_NEAR(j["points"][1]["speedup"]["median"].get<double>(), 0.5956 / 0.2898, 1e-9);
+  EXPECT_NEAR(j["points"][1]["gamma"].get<double>(), 0.0940 / (0.2898 - 0.0940), 1e-9);
+  EXPECT_TRUE(j["points"][0]["comm_s"].is_null());
+  ASSERT_EQ(j["failed"].size(), 1u);
+  EXPECT_EQ(j["failed"][0]["bucket_cap_mb"].get<double>(), 25.0);
+  EXPECT_THROW(render_report(a, "w.jsonl", "xml"), InputError);
+}
+
+}  // namespace
+}  // namespace dpscale

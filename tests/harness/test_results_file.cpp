@@ -1,0 +1,193 @@
+// test_results_file.cpp — reading what trainers print and what sweeps write: RESULTS_JSON lines
+// good and broken, sweep lines round-tripped, truncated last lines skipped with a warning,
+// foreign lines refused with their line number, and report/compare/plot leaving files untouched.
+#include <gtest/gtest.h>
+
+#include "harness/results_file.h"
+#include "harness/run_outcome.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+using test::make_record;
+using test::pt;
+using test::sweep_line;
+
+TEST(HarnessResults, FindsAndParsesAGoodResultsLine) {
+  const RunRecord r = make_record(pt("small", "naive", 2, {}, "pcie4"), 0.5, 0.2);
+  const std::string out = "some banner\n" + format_results_line(r) + "\ntrailing chatter\n";
+  const auto j = find_results_json(out);
+  ASSERT_TRUE(j.has_value());
+  const RunRecord back = record_from_json(*j);
+  EXPECT_EQ(back.mode, "naive");
+  EXPECT_EQ(back.world_size, 2);
+  EXPECT_DOUBLE_EQ(back.avg_epoch_s, 0.5);
+  EXPECT_DOUBLE_EQ(*back.comm_s, 0.2);
+  EXPECT_FALSE(back.exposed_comm_s.has_value());
+}
+
+TEST(HarnessResults, BrokenResultsLinesFailWithAReason) {
+  const SweepPoint p = pt("small", "single", 1);
+  ProcessResult proc;
+  proc.exit_code = 0;
+
+  proc.out = "RESULTS_JSON: {\"schema\": \"dpscale.result/1\", \"mode\": \"sin";  // cut short
+  EXPECT_EQ(judge_run(proc, p, 10).reason, "no RESULTS_JSON line in the output");
+
+  proc.out = "nothing to see\n";
+  EXPECT_EQ(judge_run(proc, p, 10).reason, "no RESULTS_JSON line in the output");
+
+  nlohmann::ordered_json j = to_json(make_record(p, 1.0));
+  j.erase("avg_epoch_s");
+  proc.out = "RESULTS_JSON: " + j.dump() + "\n";
+  EXPECT_EQ(judge_run(proc, p, 10).reason, "bad RESULTS_JSON record: record has no field 'avg_epoch_s'");
+
+  j = to_json(make_record(p, 1.0));
+  j["schema"] = "dpscale.result/0";
+  proc.out = "RESULTS_JSON: " + j.dump() + "\n";
+  EXPECT_NE(judge_run(proc, p, 10).reason.find("schema"), std::string::npos);
+
+  // A record of a different run than the one launched (mpirun gave K singletons, say).
+  proc.out = format_results_line(make_record(p, 1.0)) + "\n";
+  EXPECT_NE(judge_run(proc, pt("small", "naive", 2), 10).reason.find("not the naive K=2 run"), std::string::npos);
+
+  const RunOutcome ok = judge_run(proc, p, 10);
+  ASSERT_TRUE(ok.record.has_value());
+  EXPECT_TRUE(ok.reason.empty());
+}
+
+TEST(HarnessResults, ProcessFailuresBecomeReasons) {
+  const SweepPoint p = pt("small", "single", 1);
+  ProcessResult r;
+  r.exit_code = 2;
+  r.err = "# banner\ntrain_single_gpu: --epochs must be at least 1 (got 0)\n\n";
+  EXPECT_EQ(judge_run(r, p, 10).reason, "exit status 2: train_single_gpu: --epochs must be at least 1 (got 0)");
+  r = {};
+  r.timed_out = true;
+  r.term_signal = 15;
+  EXPECT_EQ(judge_run(r, p, 90).reason, "timed out after 90 s (process group killed)");
+  r = {};
+  r.term_signal = 9;
+  EXPECT_NE(judge_run(r, p, 90).reason.find("killed by signal 9"), std::string::npos);
+  r = {};
+  r.exit_code = 0;
+  r.out = format_results_line(make_record(p, 1.0));  // a record does not rescue a killed run
+  r.timed_out = true;
+  EXPECT_FALSE(judge_run(r, p, 5).record.has_value());
+}
+
+TEST(HarnessResults, SweepLinesRoundTrip) {
+  const SweepPoint p = pt("large", "bucketed", 4, 2.5, "pcie4", 1);
+  const RunRecord rec = make_record(p, 0.25, 0.05, 35211786);
+  const ResultsFile f = parse_results(sweep_line(p, rec) + sweep_line(pt("large", "naive", 4, {}, "pcie4"), {}, "exit status 1: boom"),
+                                      "x.jsonl");
+  ASSERT_EQ(f.entries.size(), 2u);
+  const SweepEntry& a = f.entries[0];
+  EXPECT_TRUE(a.ok);
+  EXPECT_EQ(a.line_no, 1);
+  EXPECT_EQ(a.point.model, "large");
+  EXPECT_EQ(a.point.mode, "bucketed");
+  EXPECT_EQ(a.point.world_size, 4);
+  EXPECT_EQ(*a.point.bucket_cap_mb, 2.5);
+  EXPECT_EQ(a.point.link, "pcie4");
+  EXPECT_EQ(a.point.repeat, 1);
+  EXPECT_EQ(a.run.run_id, "test/large-bucketed-k4-cap2.5-pcie4-r1");
+  EXPECT_EQ(a.record->n_params, 35211786);
+  EXPECT_DOUBLE_EQ(*a.record->exposed_comm_s, 0.05);
+  const SweepEntry& b = f.entries[1];
+  EXPECT_FALSE(b.ok);
+  EXPECT_FALSE(b.record.has_value());
+  EXPECT_EQ(b.reason, "exit status 1: boom");
+  EXPECT_EQ(b.line_no, 2);
+}
+
+TEST(HarnessResults, BareTrainerRecordsAreAccepted) {
+  const RunRecord rec = make_record(pt("medium", "interleaved", 2, {}, "nvlink"), 0.3, 0.01);
+  const ResultsFile f = parse_results(to_json(rec).dump() + "\n", "bare.jsonl");
+  ASSERT_EQ(f.entries.size(), 1u);
+  EXPECT_EQ(f.entries[0].point.mode, "interleaved");
+  EXPECT_EQ(f.entries[0].point.link, "nvlink");
+  EXPECT_FALSE(f.entries[0].point.bucket_cap_mb.has_value());
+}
+
+TEST(HarnessResults, TruncatedLinesAreSkippedWithAWarning) {
+  const SweepPoint p = pt("small", "single", 1);
+  const std::string good = sweep_line(p, make_record(p, 1.0));
+  const std::string cut = good.substr(0, good.size() / 2);  // a sweep killed mid-write
+  const ResultsFile f = parse_results(good + cut, "t.jsonl");
+  ASSERT_EQ(f.entries.size(), 1u);
+  ASSERT_EQ(f.warnings.size(), 1u);
+  EXPECT_EQ(f.warnings[0], "t.jsonl:2: truncated line skipped (an interrupted sweep?)");
+  // After a --resume the cut line is followed by new lines: still skipped, not fatal.
+  const ResultsFile g = parse_results(good + cut + "\n" + good, "t.jsonl");
+  EXPECT_EQ(g.entries.size(), 2u);
+  EXPECT_EQ(g.warnings.size(), 1u);
+}
+
+TEST(HarnessResults, ForeignLinesAreRefusedWithTheirLineNumber) {
+  const SweepPoint p = pt("small", "single", 1);
+  const std::string good = sweep_line(p, make_record(p, 1.0));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {good + "hello world\n", "f.jsonl:2: not a results line (not JSON)"},
+      {good + "[1, 2, 3]\n", "f.jsonl:2: not a results line: not a JSON object"},
+      {"{\"foo\": 1}\n" + good, "f.jsonl:1: not a results line: neither a sweep line"},
+      {good + "{\"status\": \"maybe\", \"point\": {}}\n", "f.jsonl:2: not a results line: 'status' is 'maybe'"},
+      {"{\"status\": \"ok\", \"point\": {\"model\": \"small\", \"mode\": \"single\", \"world_size\": 1, \"link\": \"none\"}}\n",
+       "f.jsonl:1: not a results line: record has no field 'schema'"},
+      {good + "{\"broken\": tru}\n", "f.jsonl:2: not a results line (not JSON)"},
+  };
+  for (const auto& [text, msg] : cases) {
+    SCOPED_TRACE(text);
+    try {
+      parse_results(text, "f.jsonl");
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(msg, 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(HarnessResults, ReportCompareAndPlotNeverRewriteTheFile) {
+  test::ScratchDir dir;
+  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2);
+  const std::string good = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, make_record(n, 0.8, 0.3));
+  const std::string text = good + good.substr(0, 40);  // with a truncated last line
+  const std::string path = dir.file("r.jsonl");
+  test::write_file(path, text);
+  const auto mtime = std::filesystem::last_write_time(path);
+
+  const ProcessResult rep = test::dpscale({"report", path});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_NE(rep.err.find("r.jsonl:3: truncated line skipped"), std::string::npos) << rep.err;
+  EXPECT_EQ(test::dpscale({"compare", path, path}).exit_code, 0);
+  test::write_file(dir.file("plot.py"), "import sys\nsys.exit(0)\n");
+  EXPECT_EQ(test::dpscale({"plot", path, "--out", dir.file("charts"), "--script", dir.file("plot.py")}).exit_code, 0);
+
+  EXPECT_EQ(test::read_file(path), text);
+  EXPECT_EQ(std::filesystem::last_write_time(path), mtime);
+}
+
+TEST(HarnessResults, BadResultsFilesExit2WithOneLine) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("foreign.jsonl"), "# not ours\n");
+  test::write_file(dir.file("empty.jsonl"), "");
+  for (const auto& [args, msg] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"report", dir.file("missing.jsonl")}, "cannot read the results file"},
+           {{"report", dir.file("foreign.jsonl")}, "foreign.jsonl:1: not a results line"},
+           {{"report", dir.file("empty.jsonl")}, "no runs in the file"},
+           {{"compare", dir.file("foreign.jsonl"), dir.file("empty.jsonl")}, "foreign.jsonl:1"},
+           {{"report", dir.file("foreign.jsonl"), "--format", "xml"}, "foreign.jsonl:1"},
+           {{"plot", dir.file("missing.jsonl")}, "cannot read the results file"},
+           {{"frobnicate"}, "dpscale: "},
+       }) {
+    SCOPED_TRACE(args[0]);
+    const ProcessResult r = test::dpscale(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(msg), std::string::npos) << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace dpscale
