@@ -1,10 +1,12 @@
 // test_dp_errors.cpp — the data-parallel trainers fail cleanly and never hang.
 //
-// Bad input (non-divisible batch, a bucket cap of 0 or below, an unknown link, no mpirun,
-// replicas with different weights, ranks launched with different options — --seed included,
-// as it draws the data —, a file only one rank cannot read): exit status 2, and exactly one line from our program naming the problem —
-// mpirun adds its own banner to stderr, which we ignore. Every run has a timeout that must not
-// fire.
+// Bad input (non-divisible batch, a bucket cap of 0 or below, an unknown link, an absurd link
+// dilation, no mpirun, replicas with different weights, ranks launched with different options —
+// --seed included, as it draws the data —, a file only one rank cannot read): exit status 2
+// and exactly one line from our program naming the problem (mpirun adds its own banner to
+// stderr, which we ignore). Every run has a timeout that must not fire.
+//
+// A rank killed with SIGKILL mid-run: the whole job ends within 30 s, non-zero, no survivor.
 //
 // What Open MPI 4.1's mpirun does, found out here and asserted: when every rank exits with 2
 // (without MPI_Abort), mpirun prints "Primary job terminated normally, but 1 process returned a
