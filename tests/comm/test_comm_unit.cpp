@@ -1,0 +1,224 @@
+// test_comm_unit.cpp — the arithmetic around the all-reduce, no MPI needed: algbw/busbw,
+// rank 0's traffic, the α-β link model against the textbook's own numbers, algorithm names,
+// and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "allreduce_options.h"
+#include "allreduce_table.h"
+#include "comm/allreduce_algos.h"
+#include "comm/link_model.h"
+#include "gemm_shapes.h"
+#include "models/errors.h"
+#include "models/mlp_spec.h"
+
+namespace dpscale {
+namespace {
+
+using bench::AllreduceBenchOptions;
+
+TEST(AllreduceBandwidth, AlgbwIsBytesOverTime) {
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(1'000'000'000, 1.0, 4).algbw_gbps, 1.0);
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(size_t{256} << 20, 0.1, 2).algbw_gbps, 2.68435456);
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(8, 2e-6, 3).algbw_gbps, 0.004);
+}
+
+TEST(AllreduceBandwidth, BusbwScalesByTwoKMinusOneOverK) {
+  const double t = 0.5, b = 2e9;  // algbw 4 GB/s
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(b, t, 2).busbw_gbps, 4.0);   // 2·1/2 = 1
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(b, t, 3).busbw_gbps, 4.0 * 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(b, t, 4).busbw_gbps, 6.0);   // 2·3/4 = 1.5
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(b, t, 8).busbw_gbps, 7.0);   // 2·7/8 = 1.75
+  EXPECT_DOUBLE_EQ(allreduce_bandwidth(b, t, 1).busbw_gbps, 0.0);   // nothing crosses a link
+}
+
+TEST(AllreduceBandwidth, ZeroTimeGivesZeroNotInfinity) {
+  const auto bw = allreduce_bandwidth(1024, 0.0, 2);
+  EXPECT_EQ(bw.algbw_gbps, 0.0);
+  EXPECT_EQ(bw.busbw_gbps, 0.0);
+}
+
+TEST(Rank0Traffic, RingStarNative) {
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::ring, 1000, 4), 1500.0);  // 2(K-1)/K·B
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::star, 1000, 4), 3000.0);  // (K-1)·B
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::native, 1000, 4), 1500.0);
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::ring, 1000, 2), 1000.0);
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::star, 1000, 1), 0.0);
+  // The workshop's table: XLarge, D = 208 MB, N = 4 — naive 624 MB, ring 312 MB.
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::star, 208'000'000, 4), 624e6);
+  EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::ring, 208'000'000, 4), 312e6);
+}
+
+// Textbook 15.2, Code 15.2.1: 2 GB of fp16 gradients over 8 GPUs — 11.68 ms on NVSwitch
+// (300 GB/s, 1 µs), 280.07 ms on InfiniBand (12.5 GB/s, 5 µs).
+TEST(LinkModelTime, MatchesTheTextbook) {
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::ring, parse_link("1:300"), 2'000'000'000, 8), 11.68e-3, 0.005e-3);
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::ring, parse_link("ib100"), 2'000'000'000, 8), 280.07e-3, 0.005e-3);
+  EXPECT_EQ(modelled_seconds(AllreduceAlgo::native, parse_link("ib100"), 1 << 20, 4),
+            modelled_seconds(AllreduceAlgo::ring, parse_link("ib100"), 1 << 20, 4));
+  // Star: 2(K-1) whole buffers through rank 0's link.
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::star, parse_link("ib100"), 2'000'000'000, 8),
+              14 * (5e-6 + 2e9 / 12.5e9), 1e-12);
+  EXPECT_EQ(modelled_seconds(AllreduceAlgo::star, LinkModel{}, 1 << 20, 4), 0.0);  // --link none
+}
+
+TEST(AllreduceAlgoNames, RoundTripAndRejectUnknown) {
+  for (AllreduceAlgo a : {AllreduceAlgo::native, AllreduceAlgo::ring, AllreduceAlgo::star}) {
+    EXPECT_EQ(parse_allreduce_algo(allreduce_algo_name(a)), a);
+  }
+  EXPECT_THROW(parse_allreduce_algo("tree"), InputError);
+  EXPECT_THROW(parse_allreduce_algo(""), InputError);
+}
+
+TEST(BenchSizes, ParseWithSuffixes) {
+  EXPECT_EQ(bench::parse_size("8", "-b"), 8u);
+  EXPECT_EQ(bench::parse_size("1K", "-b"), 1024u);
+  EXPECT_EQ(bench::parse_size("256M", "-e"), size_t{256} << 20);
+  EXPECT_EQ(bench::parse_size("256m", "-e"), size_t{256} << 20);
+  EXPECT_EQ(bench::parse_size("1G", "-e"), size_t{1} << 30);
+  for (const char* bad : {"", "-1", "1X", "K", "1.5M", "8 ", "1KB", "99999999999999999999", "2048G"}) {
+    EXPECT_THROW(bench::parse_size(bad, "-b"), InputError) << "'" << bad << "'";
+  }
+}
+
+// argv as a mutable array the way main() gets it.
+struct Argv {
+  explicit Argv(std::vector<std::string> a) : args(std::move(a)) {
+    for (auto& s : args) ptrs.push_back(s.data());
+    ptrs.push_back(nullptr);
+    argc = static_cast<int>(args.size());
+  }
+  std::vector<std::string> rest() const { return {ptrs.begin(), ptrs.begin() + argc}; }
+  std::vector<std::string> args;
+  std::vector<char*> ptrs;
+  int argc;
+};
+
+TEST(BenchOptions, TakesOursLeavesTheLibrarys) {
+  Argv a({"bench_allreduce", "-b", "1M", "-e64M", "--stepfactor=4", "-c", "--benchmark_filter=ring", "-n", "3",
+          "--algos", "ring,star", "--benchmark_format=json"});
+  const AllreduceBenchOptions o = bench::take_allreduce_options(a.argc, a.ptrs.data());
+  EXPECT_EQ(o.min_bytes, size_t{1} << 20);
+  EXPECT_EQ(o.max_bytes, size_t{64} << 20);
+  EXPECT_EQ(o.factor, 4);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.algos, (std::vector<std::string>{"ring", "star"}));
+  EXPECT_EQ(a.rest(), (std::vector<std::string>{"bench_allreduce", "--benchmark_filter=ring", "--benchmark_format=json"}));
+  EXPECT_EQ(a.ptrs[a.argc], nullptr);
+}
+
+TEST(BenchOptions, CheckTakesAnOptionalZeroOrOne) {
+  Argv on({"x", "-c", "1", "-w", "0"}), off({"x", "-c", "0"}), bare({"x", "-c", "-b", "16"});
+  const AllreduceBenchOptions o = bench::take_allreduce_options(on.argc, on.ptrs.data());
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.warmup, 0);
+  EXPECT_EQ(on.argc, 1);
+  EXPECT_FALSE(bench::take_allreduce_options(off.argc, off.ptrs.data()).check);
+  const AllreduceBenchOptions b = bench::take_allreduce_options(bare.argc, bare.ptrs.data());
+  EXPECT_TRUE(b.check);
+  EXPECT_EQ(b.min_bytes, 16u);
+}
+
+TEST(BenchOptions, RejectsBadCombinations) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"x", "-b", "2"},                 // less than one float
+           {"x", "-b", "1M", "-e", "1K"},    // max < min
+           {"x", "-f", "1"},                 // would never grow
+           {"x", "-n", "0"},                 // no iterations
+           {"x", "--algos", "ring,tree"},    // unknown algorithm
+           {"x", "-b"},                      // missing value
+           {"x", "-e", "--benchmark_filter=x"},
+       }) {
+    Argv a(bad);
+    EXPECT_THROW(bench::take_allreduce_options(a.argc, a.ptrs.data()), InputError) << bad.back();
+  }
+}
+
+TEST(BenchSweep, DefaultIsEightBytesTo256MDoubling) {
+  const std::vector<size_t> s = bench::sweep_sizes(AllreduceBenchOptions{});
+  ASSERT_EQ(s.size(), 26u);
+  EXPECT_EQ(s.front(), 8u);
+  EXPECT_EQ(s.back(), size_t{256} << 20);
+  for (size_t i = 1; i < s.size(); ++i) EXPECT_EQ(s[i], 2 * s[i - 1]);
+}
+
+TEST(BenchSweep, IncrementAndRoundingToWholeFloats) {
+  AllreduceBenchOptions o;
+  o.min_bytes = 10, o.max_bytes = 40, o.factor = 2;
+  EXPECT_EQ(bench::sweep_sizes(o), (std::vector<size_t>{8, 20, 40}));
+  o.step_bytes = 12;
+  EXPECT_EQ(bench::sweep_sizes(o), (std::vector<size_t>{8, 20, 32}));
+}
+
+TEST(BenchSweep, IterationsFixedPerSize) {
+  AllreduceBenchOptions o;
+  EXPECT_EQ(bench::iterations_for(o, 8), 200);
+  EXPECT_EQ(bench::iterations_for(o, size_t{4} << 20), 64);
+  EXPECT_EQ(bench::iterations_for(o, size_t{256} << 20), 5);
+  EXPECT_EQ(bench::warmup_for(o, 8), 10);
+  EXPECT_EQ(bench::warmup_for(o, size_t{256} << 20), 1);
+  o.iters = 7, o.warmup = 0;
+  EXPECT_EQ(bench::iterations_for(o, 8), 7);
+  EXPECT_EQ(bench::warmup_for(o, 8), 0);
+}
+
+// The nccl-tests shape: '#' on every non-data line, one data row per size, the median of
+// repeated runs, and "# Avg bus bandwidth" closing it.
+TEST(BenchTable, NcclTestsShape) {
+  bench::AllreduceTable table(2, {"native", "ring"});
+  table.add("ring", {1024, 256, 1e-6, 1024, 0});
+  table.add("ring", {1024, 256, 3e-6, 1024, 0});
+  table.add("ring", {1024, 256, 2e-6, 1024, 0});  // median 2 µs: algbw 0.512 GB/s
+  table.add("native", {1024, 256, 1.024e-6, 1024, -1});
+  table.add("native", {2048, 512, 2.048e-6, 2048, -1});
+  EXPECT_NEAR(table.avg_busbw("ring"), 0.512, 1e-12);
+  EXPECT_NEAR(table.avg_busbw("native"), 1.0, 1e-12);
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  table.print(f, {"# banner"});
+  std::fclose(f);
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < len;) {
+    size_t nl = std::string(text).find('\n', start);
+    lines.push_back(std::string(text + start, nl - start));
+    start = nl + 1;
+  }
+  free(text);
+  int data_rows = 0;
+  for (const std::string& l : lines) {
+    if (l.empty() || l[0] != '#') ++data_rows;
+  }
+  EXPECT_EQ(data_rows, 2);  // 1024 and 2048 bytes
+  EXPECT_EQ(lines.front(), "# banner");
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2].rfind("# Avg bus bandwidth", 0), 0u) << lines[lines.size() - 2];
+  EXPECT_NE(lines[lines.size() - 3].find("# Out of bounds values : 0 OK"), std::string::npos);
+  EXPECT_EQ(table.total_wrong(), 0);
+}
+
+// bench_gemm and bench_step time exactly the GEMMs mlp.cpp runs: per layer a forward and a
+// weight gradient, and an input gradient for every layer but the first.
+TEST(BenchGemmShapes, MediumStepAtBatch1024) {
+  const MlpSpec spec = parse_model("medium");
+  const auto shapes = bench::training_step_gemms(spec, 1024);
+  ASSERT_EQ(shapes.size(), 14u);  // 5 forward + 5 weight + 4 input
+  double flops = 0.0;
+  for (const auto& s : shapes) flops += s.flops();
+  // 3 GEMMs × 2·B·in·out per layer, less the first layer's input gradient.
+  double want = 0.0;
+  for (int l = 0; l < spec.n_layers(); ++l) want += 6.0 * 1024 * spec.widths[l] * spec.widths[l + 1];
+  want -= 2.0 * 1024 * 784 * 2048;
+  EXPECT_DOUBLE_EQ(flops, want);
+  EXPECT_EQ(shapes.front().label(), "L0/forward/NT/m:1024/n:2048/k:784");
+  EXPECT_EQ(shapes[5].label(), "L4/weight_grad/TN/m:10/n:512/k:1024");
+  EXPECT_EQ(shapes[6].label(), "L4/input_grad/NN/m:1024/n:512/k:10");
+  EXPECT_EQ(shapes.back().label(), "L0/weight_grad/TN/m:2048/n:784/k:1024");
+}
+
+}  // namespace
+}  // namespace dpscale
