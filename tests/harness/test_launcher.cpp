@@ -48,7 +48,7 @@ TEST(HarnessLauncher, UserArgumentsWinAndOtherMpisGetOnlyNp) {
 }
 
 TEST(HarnessLauncher, DryRunPrintsEveryCommandOfTheCiConfig) {
-  const ProcessResult r = test::dpscale({"sweep", test::kSource + "/configs/ci.json", "--dry-run", "--bin-dir", "/opt/b"});
+  const ProcessResult r = test::dpscale({"sweep", test::kSource + "/configs/ci.json", "--dry-run", "--bin-dir", "/opt/b", "--repeats", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto lines = test::lines_of(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
