@@ -12,9 +12,18 @@ const char* gemm_kind_name(GemmKind k) {
 }
 
 std::string GemmShape::label() const {
-  return "L" + std::to_string(layer) + "/" + gemm_kind_name(kind) + "/" + (trans_a ? "T" : "N") +
-         (trans_b ? "T" : "N") + "/m:" + std::to_string(m) + "/n:" + std::to_string(n) +
-         "/k:" + std::to_string(k);
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on long "lit" + string chains.
+  std::string s = "L";
+  s += std::to_string(layer);
+  s += '/';
+  s += gemm_kind_name(kind);
+  s += trans_a ? "/T" : "/N";
+  s += trans_b ? "T" : "N";
+  for (const auto& [tag, v] : {std::pair{"/m:", m}, std::pair{"/n:", n}, std::pair{"/k:", k}}) {
+    s += tag;
+    s += std::to_string(v);
+  }
+  return s;
 }
 
 std::vector<GemmShape> training_step_gemms(const MlpSpec& spec, int batch) {
