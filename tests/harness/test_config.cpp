@@ -81,7 +81,7 @@ TEST(HarnessConfig, CommittedConfigsExpandAsDocumented) {
     if (p.mode == "single") {
       EXPECT_FALSE(has(a, "--link")) << "train_single_gpu has no --link";
     } else {
-      EXPECT_EQ(arg_after(a, "--link"), "pcie4");
+      EXPECT_EQ(arg_after(a, "--link"), "50:300");
       EXPECT_EQ(arg_after(a, "--link-dilation"), "auto:19.5");
     }
   }

@@ -57,7 +57,7 @@ TEST(HarnessLauncher, DryRunPrintsEveryCommandOfTheCiConfig) {
   EXPECT_EQ(lines[1].rfind("mpirun " + root + "--oversubscribe --bind-to none -np 2 /opt/b/train_dp_naive --model small ", 0), 0u)
       << lines[1];
   EXPECT_NE(lines[3].find("/opt/b/train_ddp_bucketed "), std::string::npos);
-  EXPECT_NE(lines[3].find(" --link pcie4 --link-dilation auto:19.5 --bucket-cap-mb 1"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find(" --link 50:300 --link-dilation auto:19.5 --bucket-cap-mb 25"), std::string::npos) << lines[3];
   const ProcessResult none = test::dpscale({"sweep", test::kSource + "/configs/ci.json", "--dry-run", "--launcher", "none"});
   EXPECT_EQ(none.out.find("mpirun"), std::string::npos) << none.out;
   const ProcessResult capped =
