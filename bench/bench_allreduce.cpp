@@ -198,7 +198,9 @@ int run(int argc, char** argv, const MpiEnv& env) {
 
   // The algorithms that can run here: NCCL needs the CUDA backend and one GPU per rank on
   // every node (NCCL refuses two ranks on one GPU); all ranks must agree, hence the MIN.
-  int nccl_ok = cuda_compiled() && cuda_device_count() >= env.local_size() ? 1 : 0;
+  int gpus = cuda_compiled() ? cuda_device_count() : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  int nccl_ok = cuda_compiled() && gpus >= env.local_size() ? 1 : 0;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &nccl_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   std::vector<std::string> algos = opts.algos;
   std::string nccl_note;
@@ -207,8 +209,9 @@ int run(int argc, char** argv, const MpiEnv& env) {
     if (nccl_ok) algos.push_back("nccl");
   }
   if (!nccl_ok) {
-    nccl_note = cuda_compiled() ? "nccl skipped: fewer GPUs than ranks on a node (NCCL needs one GPU per rank)"
-                                : "nccl skipped: built without the CUDA backend";
+    nccl_note = !cuda_compiled() ? "nccl skipped: built without the CUDA backend"
+                : gpus == 0          ? "nccl skipped: no GPU answers"
+                                     : "nccl skipped: fewer GPUs than ranks on a node (NCCL needs one GPU per rank)";
     for (const std::string& a : algos) {
       if (a == "nccl") throw InputError("--algos nccl: " + nccl_note);
     }
