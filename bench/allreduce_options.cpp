@@ -41,7 +41,7 @@ constexpr Spec kSpecs[] = {
     {"-f", "--stepfactor", Arity::required},  {"-i", "--stepbytes", Arity::required},
     {"-n", "--iters", Arity::required},       {"-w", "--warmup_iters", Arity::required},
     {"-c", "--check", Arity::optional},       {nullptr, "--algos", Arity::required},
-    {"-h", "--help", Arity::none},
+    {nullptr, "--link", Arity::required},     {"-h", "--help", Arity::none},
 };
 
 void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bool has_value) {
@@ -54,6 +54,7 @@ void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bo
   else if (name == "--warmup_iters") o.warmup = static_cast<int>(parse_int(value, "-w/--warmup_iters", 0, 1000000));
   else if (name == "--check") o.check = !has_value || parse_int(value, "-c/--check", 0, 1) == 1;
   else if (name == "--algos") o.algos = split_list(value);
+  else if (name == "--link") o.link = parse_link(value);
   else if (name == "--help") o.help = true;
 }
 
@@ -106,6 +107,7 @@ AllreduceBenchOptions take_allreduce_options(int& argc, char** argv) {
     if (a != "native" && a != "ring" && a != "star" && a != "nccl") {
       throw InputError("--algos: unknown algorithm '" + a + "' (use native, ring, star or nccl)");
     }
+    if (a == "nccl" && o.link.enabled()) throw InputError("--link emulation applies to the MPI algorithms, not nccl");
   }
   return o;
 }
@@ -142,6 +144,8 @@ std::string allreduce_usage() {
          "  -w, --warmup_iters N  untimed iterations per size (default: iters/20, at least 1)\n"
          "  -c, --check [0|1]     check every element of every result (default 0)\n"
          "  --algos LIST          native,ring,star,nccl (default: every one that can run)\n"
+         "  --link SPEC           hold each MPI all-reduce until its modelled α-β time (as the\n"
+         "                        trainers' --link): none|nvlink|pcie4|ib100|eth10|ALPHA_US:GBPS\n"
          "Google Benchmark's own flags work too: --benchmark_filter=REGEX, --benchmark_format=json,\n"
          "--benchmark_out=FILE, --benchmark_repetitions=N (the table then shows medians).\n";
 }

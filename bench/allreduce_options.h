@@ -7,6 +7,9 @@
 //   -w, --warmup_iters N  untimed iterations first (default: by size, 1..10)
 //   -c, --check [0|1]     check every element of every result (default 0)
 //   --algos LIST          native,ring,star[,nccl] (default: all that can run here)
+//   --link SPEC           emulate a link as the trainers do (comm/link_model.h): each MPI
+//                         all-reduce is held until its own pattern's α-β time has passed
+//                         (none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS; default none)
 // They are taken out of argv before benchmark::Initialize, which then sees only its own flags.
 // Sizes are bytes of float32 data: the element count is bytes / 4, rounded down.
 #pragma once
@@ -14,6 +17,8 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "comm/link_model.h"
 
 namespace dpscale::bench {
 
@@ -26,6 +31,7 @@ struct AllreduceBenchOptions {
   int warmup = -1;        // -1: warmup_for() chooses by size
   bool check = false;
   std::vector<std::string> algos;  // empty: every algorithm available
+  LinkModel link;                  // --link; name "none" when off
   bool help = false;
 };
 
@@ -35,7 +41,8 @@ size_t parse_size(const std::string& text, const std::string& what);
 
 // Takes our options out of argv (both "-b 8" and "-b8", "--minbytes 8" and "--minbytes=8").
 // Validates them together: InputError for min < 4 bytes (less than one float), max < min,
-// a factor < 2 without -i, zero or negative counts, an unknown algorithm.
+// a factor < 2 without -i, zero or negative counts, an unknown algorithm or link, --link with
+// nccl (NCCL runs over the real link).
 AllreduceBenchOptions take_allreduce_options(int& argc, char** argv);
 
 // The message sizes, min to max inclusive, each rounded down to whole floats.

@@ -5,8 +5,9 @@
 //   mpirun -np 4 bench_allreduce                          8 B .. 256 MB, doubling, all algorithms
 //   mpirun -np 2 bench_allreduce -b 1M -e 64M -c          with a check of every element
 //   mpirun -np 2 bench_allreduce --algos ring --benchmark_format=json --benchmark_out=ar.json
+//   mpirun -np 4 bench_allreduce -b 1M -e 64M --link ib100   what a 100 Gb/s InfiniBand link would do
 //
-// Options (-b/-e/-f/-i/-n/-w/-c/--algos): bench/allreduce_options.h; Google Benchmark's own
+// Options (-b/-e/-f/-i/-n/-w/-c/--algos/--link): bench/allreduce_options.h; Google Benchmark's own
 // --benchmark_* flags work as usual (--benchmark_enable_random_interleaving excepted: ranks
 // must run the same benchmarks in the same order).
 //
@@ -30,6 +31,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "allreduce_options.h"
@@ -123,8 +125,10 @@ struct Context {
   long long wrong_total = 0;        // summed over ranks, on every rank
 };
 
+// `hold_s` > 0 (--link): like the MpiCommunicator's link emulation, the all-reduce counts as
+// done when its modelled time has passed since it began, or when it is done, whichever is later.
 void run_allreduce(benchmark::State& state, Context& ctx, Target& target, const std::string& algo,
-                   double rank0_sent, size_t nbytes, int warmup) {
+                   double rank0_sent, size_t nbytes, int warmup, double hold_s) {
   const size_t count = nbytes / sizeof(float);
   for (int i = 0; i < warmup; ++i) {
     target.restore(count);
@@ -137,6 +141,9 @@ void run_allreduce(benchmark::State& state, Context& ctx, Target& target, const 
     MPI_CHECK(MPI_Barrier(ctx.comm));
     const auto t0 = Clock::now();
     target.run(count);
+    if (hold_s > 0.0) {
+      std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(hold_s)));
+    }
     double t = std::chrono::duration<double>(Clock::now() - t0).count();
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, ctx.comm));
     state.SetIterationTime(t);
@@ -206,7 +213,7 @@ int run(int argc, char** argv, const MpiEnv& env) {
   std::string nccl_note;
   if (algos.empty()) {
     algos = {"native", "ring", "star"};
-    if (nccl_ok) algos.push_back("nccl");
+    if (nccl_ok && !opts.link.enabled()) algos.push_back("nccl");
   }
   if (!nccl_ok) {
     nccl_note = !cuda_compiled() ? "nccl skipped: built without the CUDA backend"
@@ -247,8 +254,9 @@ int run(int argc, char** argv, const MpiEnv& env) {
       name += "/np:" + std::to_string(k) + "/bytes:" + std::to_string(nbytes);
       const int warmup = warmup_for(opts, nbytes);
       const double r0 = rank0_bytes_sent(model, nbytes, k);
-      benchmark::RegisterBenchmark(name.c_str(), [&ctx, &target, a, r0, nbytes, warmup](benchmark::State& st) {
-        run_allreduce(st, ctx, target, a, r0, nbytes, warmup);
+      const double hold = a == "nccl" ? 0.0 : modelled_seconds(model, opts.link, nbytes, k);  // 0 without --link
+      benchmark::RegisterBenchmark(name.c_str(), [&ctx, &target, a, r0, nbytes, warmup, hold](benchmark::State& st) {
+        run_allreduce(st, ctx, target, a, r0, nbytes, warmup, hold);
       })->Iterations(iterations_for(opts, nbytes))->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
@@ -280,6 +288,14 @@ int run(int argc, char** argv, const MpiEnv& env) {
       banner.push_back("# WARNING: oversubscribed: " + std::to_string(env.local_size()) + " ranks share " +
                        std::to_string(cores) + " core(s) on this node; ranks time-slice, so times include "
                        "waiting for a core (see bench/README.md)");
+    }
+    if (opts.link.enabled()) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "# LINK EMULATION %s (alpha %.1f us, beta %.2f GB/s): each all-reduce held until its own "
+                    "pattern's modelled time (ring 2(K-1)(a+B/K/b), star 2(K-1)(a+B/b)) has passed",
+                    opts.link.name.c_str(), opts.link.alpha_us, opts.link.gbps);
+      banner.push_back(line);
     }
     if (!nccl_note.empty()) banner.push_back("# " + nccl_note);
     table.print(format == "console" ? stdout : stderr, banner);

@@ -84,12 +84,33 @@ def main(out):
             line = "  ".join(f"{a} {busbw[(a, k)]:.2f}" for a in ("native", "ring", "star", "nccl") if (a, k) in busbw)
             if line:
                 print(f"  K={k}: {line}")
+        star_t = {k: size / (busbw[("star", k)] * k / (2 * (k - 1))) / 1e6 for k in (2, 3, 4) if ("star", k) in busbw}
+        ring_t = {k: size / (busbw[("ring", k)] * k / (2 * (k - 1))) / 1e6 for k in (2, 3, 4) if ("ring", k) in busbw}
+        if star_t:
+            print("  time at 64 MB (ms): " + "  ".join(
+                f"K={k}: ring {ring_t.get(k, float('nan')):.1f} star {star_t[k]:.1f}" for k in sorted(star_t)))
         if ("ring", 2) in busbw and ("native", 2) in busbw:
             ratio = busbw[("ring", 2)] / busbw[("native", 2)]
             print(f"Ring vs native busbw at K=2, 64 MB: {ratio:.2f}x (target >= 0.75x): {verdict(ratio >= 0.75)}")
+
+
+def emulated(out):
+    times = {}
+    for k in (2, 3, 4):
+        for n, r in load(os.path.join(out, f"allreduce_eth10_np{k}.json")).items():
+            m = re.match(r"allreduce/(\w+)/np:(\d+)/bytes:(\d+)$", n)
+            if m and int(m[3]) == 64 << 20:
+                times[(m[1], k)] = r["real_time"] / 1e3 if r.get("time_unit") == "us" else r["real_time"]
+    if times:
+        print("Emulated 10 GbE link, 64 MB all-reduce time (ms):")
+        for k in (2, 3, 4):
+            if ("ring", k) in times and ("star", k) in times:
+                print(f"  K={k}: ring {times[('ring', k)]:7.1f}  star {times[('star', k)]:7.1f}  "
+                      f"(star/ring {times[('star', k)] / times[('ring', k)]:.2f}x)")
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: summarize.py BUILD/bench-micro")
     main(sys.argv[1])
+    emulated(sys.argv[1])

@@ -107,8 +107,18 @@ TEST(BenchOptions, TakesOursLeavesTheLibrarys) {
   EXPECT_TRUE(o.check);
   EXPECT_EQ(o.iters, 3);
   EXPECT_EQ(o.algos, (std::vector<std::string>{"ring", "star"}));
+  EXPECT_FALSE(o.link.enabled());
   EXPECT_EQ(a.rest(), (std::vector<std::string>{"bench_allreduce", "--benchmark_filter=ring", "--benchmark_format=json"}));
   EXPECT_EQ(a.ptrs[a.argc], nullptr);
+}
+
+TEST(BenchOptions, LinkEmulation) {
+  Argv a({"x", "--link", "ib100"}), b({"x", "--link=5:12.5"});
+  const LinkModel ib = bench::take_allreduce_options(a.argc, a.ptrs.data()).link;
+  const LinkModel custom = bench::take_allreduce_options(b.argc, b.ptrs.data()).link;
+  EXPECT_EQ(ib.name, "ib100");
+  EXPECT_EQ(custom.name, "custom");
+  EXPECT_DOUBLE_EQ(ib.ring_seconds(1 << 20, 4), custom.ring_seconds(1 << 20, 4));
 }
 
 TEST(BenchOptions, CheckTakesAnOptionalZeroOrOne) {
@@ -132,6 +142,8 @@ TEST(BenchOptions, RejectsBadCombinations) {
            {"x", "--algos", "ring,tree"},    // unknown algorithm
            {"x", "-b"},                      // missing value
            {"x", "-e", "--benchmark_filter=x"},
+           {"x", "--link", "warp9"},           // unknown link
+           {"x", "--link", "ib100", "--algos", "ring,nccl"},  // NCCL uses the real link
        }) {
     Argv a(bad);
     EXPECT_THROW(bench::take_allreduce_options(a.argc, a.ptrs.data()), InputError) << bad.back();
