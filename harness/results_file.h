@@ -24,7 +24,8 @@ ResultsFile read_results(const std::string& path);
 // Same, from text (tests; `path` only names it in messages).
 ResultsFile parse_results(const std::string& text, const std::string& path);
 
-// Whether `text` ends in the middle of a line: an appending sweep must start a new line first.
+// Whether the file at `path` ends in the middle of a line: an appending sweep starts a new line
+// first, so its record is not glued onto a cut-off one.
 bool ends_mid_line(const std::string& path);
 
 }  // namespace dpscale
