@@ -1,6 +1,14 @@
-// subprocess.cpp — fork/exec with pipes, poll(), and process-group kill on timeout.
+// subprocess.cpp — fork/exec with pipes, poll(), and a kill of the child's whole session on
+// timeout.
+//
+// Why a session and not just a process group: Open MPI's mpirun puts every rank in a process
+// group of its own, so signalling mpirun's group reaches mpirun alone. If mpirun does not end
+// its ranks in time, they would live on (and keep our pipes open). The child therefore starts a
+// new session (setsid), which its ranks stay in, and the escalation kills every process whose
+// session is the child's.
 #include "subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,7 +17,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -21,6 +32,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+// Sends `sig` to every process in session `sid` (from /proc/<pid>/stat, field 6).
+void kill_session(pid_t sid, int sig) {
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return;
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const auto close_paren = stat.rfind(')');  // the command name may contain spaces
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close_paren + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0, session = 0;
+    if (fields >> state >> ppid >> pgrp >> session && session == sid) ::kill(static_cast<pid_t>(pid), sig);
+  }
+  ::closedir(proc);
+}
 
 }  // namespace
 
@@ -44,7 +76,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);  // its own process group: a timeout kills it and everything it started
+    ::setsid();  // a session (and process group) of its own: a timeout ends everything it started
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::execvpe(args[0], args.data(), envp.data());
@@ -54,7 +86,6 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     (void)!::write(STDERR_FILENO, "\n", 1);
     ::_exit(127);
   }
-  ::setpgid(pid, pid);  // also from the parent, to win the race with an early kill
   if (opts.on_spawn) opts.on_spawn(static_cast<int>(pid));
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
@@ -77,11 +108,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       }
       if (term_sent) {
         if (std::chrono::duration<double>(Clock::now() - term_time).count() >= opts.kill_grace_s) {
-          ::kill(-pid, SIGKILL);
-          wait_ms = 100;
-        } else {
-          wait_ms = 100;
+          kill_session(pid, SIGKILL);
         }
+        wait_ms = 100;
       } else {
         wait_ms = static_cast<int>((opts.timeout_s - elapsed) * 1000.0) + 1;
       }
@@ -107,8 +136,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  // Anything the child left behind in its group goes too (e.g. ranks of a killed mpirun).
-  if (r.timed_out) ::kill(-pid, SIGKILL);
+  // Anything the child left behind in its session goes too (e.g. ranks of a killed mpirun).
+  if (r.timed_out) kill_session(pid, SIGKILL);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);

@@ -1,5 +1,5 @@
 // subprocess.h — run a program from an argument vector (never a shell string), capture its
-// stdout and stderr, and kill its whole process group if it outlives a timeout.
+// stdout and stderr, and end it — with everything it started — if it outlives a timeout.
 //
 // Used by the sweep (each run is `mpirun ... train_*`, whose ranks are its children) and by the
 // tests that check exit statuses and messages of the real executables.
@@ -22,7 +22,8 @@ struct ProcessResult {
 
 struct ProcessOptions {
   double timeout_s = 0.0;         // 0 = no limit
-  double kill_grace_s = 3.0;      // after SIGTERM to the group, wait this long before SIGKILL
+  double kill_grace_s = 3.0;      // after SIGTERM to its group, wait this long before SIGKILL
+                                  // to every process of its session
   bool echo_stderr = false;       // also copy the child's stderr to ours as it arrives
   std::vector<std::string> env;   // extra "NAME=value" entries for the child
   // Called in the parent right after fork with the child's pid (= its process-group id), e.g. so
