@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 
 #include "mpi_check.h"
 
@@ -77,7 +78,15 @@ void MpiCommunicator::run() {
       queue_.pop_front();
     }
     const auto start = Clock::now();
-    dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
+    try {
+      dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
+    } catch (const std::exception& e) {
+      // Nobody can wait on a failed collective: say what happened and end the whole job, so
+      // no rank stays blocked in the next all-reduce (an escaping exception would only
+      // std::terminate this process).
+      std::cerr << "dpscale (rank " << rank_ << "): comm thread: " << e.what() << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (link_.enabled()) {
       // Hold until the modelled link time has passed since the all-reduce began: the real
       // transfer counts towards it, so the result takes max(real, modelled).

@@ -31,17 +31,19 @@ DPSCALE_HD inline float relu_grad(float dy, float y) { return y > 0.0f ? dy : 0.
 // Softmax cross-entropy of one row of logits against its label.
 // Writes dlogits[j] = (softmax(z)_j - [j == label]) * grad_scale and returns the row's loss
 // -log softmax(z)_label, computed stably as logsumexp(z) - z_label with max subtraction.
+// Each exp is computed once: dz first holds exp(z_j - max), then the gradient (dz may not
+// alias z).
 DPSCALE_HD inline float softmax_xent_row(const float* z, int label, int n, float grad_scale,
                                          float* dz) {
   float m = z[0];
   for (int j = 1; j < n; ++j) m = z[j] > m ? z[j] : m;
   float sum = 0.0f;
-  for (int j = 0; j < n; ++j) sum += expf(z[j] - m);
-  const float inv = 1.0f / sum;
   for (int j = 0; j < n; ++j) {
-    const float p = expf(z[j] - m) * inv;
-    dz[j] = (p - (j == label ? 1.0f : 0.0f)) * grad_scale;
+    dz[j] = expf(z[j] - m);
+    sum += dz[j];
   }
+  const float inv = 1.0f / sum;
+  for (int j = 0; j < n; ++j) dz[j] = (dz[j] * inv - (j == label ? 1.0f : 0.0f)) * grad_scale;
   return logf(sum) + m - z[label];
 }
 
