@@ -1,11 +1,12 @@
-// subprocess.cpp — fork/exec with pipes, poll(), and a kill of the child's whole session on
-// timeout.
+// subprocess.cpp — fork/exec with pipes, poll(), and on timeout a kill of the child with all
+// its descendants.
 //
-// Why a session and not just a process group: Open MPI's mpirun puts every rank in a process
-// group of its own, so signalling mpirun's group reaches mpirun alone. If mpirun does not end
-// its ranks in time, they would live on (and keep our pipes open). The child therefore starts a
-// new session (setsid), which its ranks stay in, and the escalation kills every process whose
-// session is the child's.
+// Why more than a process group: Open MPI's mpirun puts every rank in a process group of its
+// own, so signalling mpirun's group reaches mpirun alone. If mpirun does not end its ranks in
+// time, they would live on (and keep our pipes open). So the SIGKILL escalation walks the
+// child's descendants (parent links in /proc) and kills each of them, group by group.
+// (A new session per child would have been simpler to kill, but mpirun as a session leader
+// made /proc reads of the job stall for minutes on this kernel; process groups do not.)
 #include "subprocess.h"
 
 #include <dirent.h>
@@ -20,7 +21,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <vector>
 #include <stdexcept>
 
 extern char** environ;
@@ -33,25 +36,44 @@ using Clock = std::chrono::steady_clock;
 
 void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
-// Sends `sig` to every process in session `sid` (from /proc/<pid>/stat, field 6).
-void kill_session(pid_t sid, int sig) {
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return;
-  while (const dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    const auto close_paren = stat.rfind(')');  // the command name may contain spaces
-    if (close_paren == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close_paren + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0, session = 0;
-    if (fields >> state >> ppid >> pgrp >> session && session == sid) ::kill(static_cast<pid_t>(pid), sig);
+// Sends `sig` to `root`'s process group and to every descendant of `root` and their groups
+// (parent links from /proc/<pid>/stat, field 4; taken before any signal, so that processes
+// orphaned by the kill are still found).
+void kill_tree(pid_t root, int sig) {
+  std::multimap<long, std::pair<long, long>> children;  // ppid -> (pid, pgrp)
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (pid <= 0 || *end != '\0') continue;
+      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+      std::string stat;
+      if (!std::getline(in, stat)) continue;
+      const auto close_paren = stat.rfind(')');  // the command name may contain spaces
+      if (close_paren == std::string::npos) continue;
+      std::istringstream fields(stat.substr(close_paren + 1));
+      std::string state;
+      long ppid = 0, pgrp = 0;
+      if (fields >> state >> ppid >> pgrp) children.emplace(ppid, std::make_pair(pid, pgrp));
+    }
+    ::closedir(proc);
   }
-  ::closedir(proc);
+  std::vector<std::pair<long, long>> found;
+  std::vector<long> todo = {root};
+  while (!todo.empty()) {
+    const long p = todo.back();
+    todo.pop_back();
+    auto [lo, hi] = children.equal_range(p);
+    for (auto it = lo; it != hi; ++it) {
+      found.push_back(it->second);
+      todo.push_back(it->second.first);
+    }
+  }
+  ::kill(-root, sig);
+  for (auto [pid, pgrp] : found) {
+    if (pgrp == pid) ::kill(static_cast<pid_t>(-pgrp), sig);  // a group leader: all of its group
+    ::kill(static_cast<pid_t>(pid), sig);
+  }
 }
 
 }  // namespace
@@ -76,7 +98,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setsid();  // a session (and process group) of its own: a timeout ends everything it started
+    ::setpgid(0, 0);  // its own process group: a timeout ends it and everything it started
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::execvpe(args[0], args.data(), envp.data());
@@ -86,6 +108,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     (void)!::write(STDERR_FILENO, "\n", 1);
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also from the parent, to win the race with an early kill
   if (opts.on_spawn) opts.on_spawn(static_cast<int>(pid));
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
@@ -108,7 +131,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       }
       if (term_sent) {
         if (std::chrono::duration<double>(Clock::now() - term_time).count() >= opts.kill_grace_s) {
-          kill_session(pid, SIGKILL);
+          kill_tree(pid, SIGKILL);
         }
         wait_ms = 100;
       } else {
@@ -136,8 +159,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  // Anything the child left behind in its session goes too (e.g. ranks of a killed mpirun).
-  if (r.timed_out) kill_session(pid, SIGKILL);
+  // Anything left behind in the child's group goes too (its descendants were killed above).
+  if (r.timed_out) ::kill(-pid, SIGKILL);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);

@@ -23,7 +23,7 @@ struct ProcessResult {
 struct ProcessOptions {
   double timeout_s = 0.0;         // 0 = no limit
   double kill_grace_s = 3.0;      // after SIGTERM to its group, wait this long before SIGKILL
-                                  // to every process of its session
+                                  // to it and all its descendants, whatever their group
   bool echo_stderr = false;       // also copy the child's stderr to ours as it arrives
   std::vector<std::string> env;   // extra "NAME=value" entries for the child
   // Called in the parent right after fork with the child's pid (= its process-group id), e.g. so
