@@ -62,6 +62,9 @@ def chart5_loss(results):
         ax.set_title(titles[field])
         ax.set_xlabel("epoch")
         ax.xaxis.get_major_locator().set_params(integer=True)
+        # Losses of short runs differ in the 4th decimal: print them whole rather than as an
+        # offset ("+2.302") that lands on the panel title.
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
     axes[0][0].set_ylabel("training loss (cross-entropy)")
     return fig
 
