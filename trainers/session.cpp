@@ -1,8 +1,6 @@
 // session.cpp — one rank's local set-up, cheapest checks first.
 #include "session.h"
 
-#include "comm/allreduce_algos.h"
-#include "comm/link_model.h"
 #include "models/errors.h"
 #include "models/safetensors.h"
 
@@ -32,17 +30,20 @@ std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int
                      std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");
   }
   s->local_batch = opts.batch_size / world_size;
-  LinkModel link = parse_link(opts.link);  // validated here, used by the communicator
-  parse_dilation(opts.link_dilation);
-  const AllreduceAlgo algo = parse_allreduce_algo(opts.allreduce);
-  if (!opts.init_path.empty()) read_safetensors(opts.init_path);  // fail before loading data
+  s->link = parse_link(opts.link);
+  s->dilation = parse_dilation(opts.link_dilation);
+  s->link.dilation = s->dilation.factor;
+  s->algo = parse_allreduce_algo(opts.allreduce);
+  // The checkpoint is read (once) before the data: a bad --init fails fast.
+  std::vector<float> init_params;
+  if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));
 
   DeviceOptions dopts = opts.device;
   dopts.gpu_index = gpu_index;
   s->device = make_device(dopts);
   if (s->device->backend() == Backend::cuda && opts.mode != Mode::single) {
-    if (link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
-    if (algo != AllreduceAlgo::native) throw InputError("--allreduce " + opts.allreduce + " applies to the MPI (CPU) backend only");
+    if (s->link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
+    if (s->algo != AllreduceAlgo::native) throw InputError("--allreduce " + opts.allreduce + " applies to the MPI (CPU) backend only");
   }
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
@@ -60,7 +61,7 @@ std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int
 
   s->model = std::make_unique<Mlp>(*s->device, s->spec, s->local_batch);
   if (!opts.init_path.empty()) {
-    s->model->params_from_host(load_checkpoint(opts.init_path, s->model->layout()));
+    s->model->params_from_host(init_params);
   } else {
     s->model->init_params(opts.seed);
   }

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 
+#include "comm/allreduce_algos.h"
+#include "comm/link_model.h"
 #include "models/dataset.h"
 #include "models/device.h"
 #include "models/mlp.h"
@@ -19,6 +21,12 @@ struct Session {
   int rank = 0, world_size = 1;
   int local_batch = 0;
   int64_t steps_per_epoch = 0;
+
+  // The data-parallel options, parsed once here. link.dilation is the factor given; an
+  // auto:TFLOPS dilation is resolved by the trainer after the ranks have met.
+  LinkModel link;
+  DilationSpec dilation;
+  AllreduceAlgo algo = AllreduceAlgo::native;
 
   std::unique_ptr<Device> device;
   Dataset data;

@@ -196,18 +196,16 @@ int run_data_parallel(int argc, char** argv, Mode mode) {
 
   // --- 3. communicate and train ---
   try {
-    LinkModel link = parse_link(o.link);
-    const DilationSpec dil = parse_dilation(o.link_dilation);
-    link.dilation = dil.factor;
-    if (link.enabled() && dil.auto_tflops > 0) {
+    LinkModel link = s->link;
+    if (link.enabled() && s->dilation.auto_tflops > 0) {
       // One F for all ranks, from the fastest rank's rate: the ranks probe at the same time, as
       // they compute in training, and a rank slowed by a passing disturbance should not
       // inflate every modelled link time of the run.
       double rate = measure_gemm_flops(*s->device, s->spec, s->local_batch), fastest = 0.0;
       MPI_CHECK(MPI_Allreduce(&rate, &fastest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-      link.dilation = dil.auto_tflops * 1e12 / fastest;
+      link.dilation = s->dilation.auto_tflops * 1e12 / fastest;
     }
-    const AllreduceAlgo algo = parse_allreduce_algo(o.allreduce);
+    const AllreduceAlgo algo = s->algo;
     std::unique_ptr<Communicator> comm = make_communicator(*s->device, MPI_COMM_WORLD, algo, link);
     auto sync = make_grad_sync(o, *s->model, comm.get());
 
