@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ class NullReporter final : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>&) override {}
 };
+
+// Runs a benchmark program's body with the project's error convention: an InputError is one
+// line "<name>: <message>" and exit 2, any other exception "<name>: error: ..." and exit 1.
+int run_guarded(const char* name, const std::function<int()>& body);
 
 // Cores this process may run on (sched_getaffinity), at least 1.
 int usable_cores();

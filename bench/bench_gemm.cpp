@@ -163,7 +163,7 @@ void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ce
 int main(int argc, char** argv) {
   using namespace dpscale;
   using namespace dpscale::bench;
-  try {
+  return run_guarded("bench_gemm", [&] {
     const Config cfg = parse_config(argc, argv);
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
@@ -186,11 +186,5 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "bench_gemm: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_gemm: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

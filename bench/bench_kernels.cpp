@@ -166,7 +166,7 @@ std::vector<Pass> make_passes(CpuDevice& dev, Buffers& buf, const std::string& c
 int main(int argc, char** argv) {
   using namespace dpscale;
   using namespace dpscale::bench;
-  try {
+  return run_guarded("bench_kernels", [&] {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
     CpuDevice dev(1);
@@ -202,11 +202,5 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_kernels: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

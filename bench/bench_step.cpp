@@ -133,7 +133,7 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
 int main(int argc, char** argv) {
   using namespace dpscale;
   using namespace dpscale::bench;
-  try {
+  return run_guarded("bench_step", [&] {
     int batch = 1024, threads = 1;
     std::vector<std::string> models = {"medium"};
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
@@ -156,11 +156,5 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "bench_step: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_step: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }
