@@ -23,21 +23,14 @@
 
 #include "comm/allreduce_algos.h"
 #include "comm/mpi_check.h"
+#include "mpi_test_util.h"
 #include "models/rng.h"
 
 namespace dpscale {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int k = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &k);
-  return k;
-}
+using test::world_rank;
+using test::world_size;
 
 template <class T> MPI_Datatype mpi_type();
 template <> MPI_Datatype mpi_type<int32_t>() { return MPI_INT32_T; }

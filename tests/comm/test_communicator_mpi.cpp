@@ -16,6 +16,7 @@
 #include "comm/allreduce_algos.h"
 #include "comm/link_model.h"
 #include "comm/mpi_check.h"
+#include "mpi_test_util.h"
 #include "comm/mpi_communicator.h"
 
 namespace dpscale {
@@ -25,16 +26,8 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int k = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &k);
-  return k;
-}
+using test::world_rank;
+using test::world_size;
 
 // Buffer j on rank r holds r + 1 + j everywhere: its sum is K(K+1)/2 + K·j, exact in float.
 std::vector<float> filled(size_t count, int rank, int j) { return std::vector<float>(count, static_cast<float>(rank + 1 + j)); }
