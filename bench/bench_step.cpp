@@ -23,7 +23,7 @@
 #include "models/cpu/cpu_device.h"
 #include "models/errors.h"
 #include "models/mlp.h"
-#include "models/rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale::bench {
 namespace {

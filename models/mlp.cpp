@@ -10,7 +10,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale {
 

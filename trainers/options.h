@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/dataset.h"
+#include "models/data/dataset.h"
 #include "models/device.h"
 
 namespace dpscale {

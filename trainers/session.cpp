@@ -2,7 +2,7 @@
 #include "session.h"
 
 #include "models/errors.h"
-#include "models/safetensors.h"
+#include "models/io/safetensors.h"
 
 namespace dpscale {
 

@@ -8,7 +8,7 @@
 
 #include "comm/allreduce_algos.h"
 #include "comm/link_model.h"
-#include "models/dataset.h"
+#include "models/data/dataset.h"
 #include "models/device.h"
 #include "models/mlp.h"
 #include "options.h"

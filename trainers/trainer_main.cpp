@@ -15,7 +15,7 @@
 #include "gemm_probe.h"
 #include "grad_sync.h"
 #include "models/errors.h"
-#include "models/safetensors.h"
+#include "models/io/safetensors.h"
 #include "record_builder.h"
 #include "session.h"
 #include "train_loop.h"

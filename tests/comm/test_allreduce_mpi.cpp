@@ -24,7 +24,7 @@
 #include "comm/allreduce_algos.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
-#include "models/rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale {
 namespace {

@@ -12,13 +12,13 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "models/atomic_file.h"
+#include "models/io/atomic_file.h"
 #include "models/cpu/cpu_device.h"
 #include "models/errors.h"
 #include "models/mlp.h"
-#include "models/npy.h"
-#include "models/rng.h"
-#include "models/safetensors.h"
+#include "models/io/npy.h"
+#include "models/data/rng.h"
+#include "models/io/safetensors.h"
 
 namespace fs = std::filesystem;
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "models/cpu/cpu_device.h"
-#include "models/dataset.h"
+#include "models/data/dataset.h"
 #include "models/mlp.h"
 
 namespace dpscale {

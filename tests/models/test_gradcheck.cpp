@@ -14,7 +14,7 @@
 
 #include "models/cpu/cpu_device.h"
 #include "models/mlp.h"
-#include "models/rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale {
 namespace {

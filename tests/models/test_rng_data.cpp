@@ -7,10 +7,10 @@
 #include <set>
 
 #include "models/cpu/cpu_device.h"
-#include "models/dataset.h"
+#include "models/data/dataset.h"
 #include "models/errors.h"
 #include "models/mlp.h"
-#include "models/rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale {
 namespace {

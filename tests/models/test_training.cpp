@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "models/cpu/cpu_device.h"
-#include "models/dataset.h"
+#include "models/data/dataset.h"
 #include "models/elementwise.h"
 #include "models/mlp.h"
-#include "models/rng.h"
+#include "models/data/rng.h"
 
 namespace dpscale {
 namespace {

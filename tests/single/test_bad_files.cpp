@@ -9,10 +9,10 @@
 #include <cstring>
 #include <fstream>
 
-#include "models/npy.h"
+#include "models/io/npy.h"
 #include "models/param_layout.h"
-#include "models/rng.h"
-#include "models/safetensors.h"
+#include "models/data/rng.h"
+#include "models/io/safetensors.h"
 #include "single_run.h"
 
 namespace dpscale {

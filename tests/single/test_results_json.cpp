@@ -9,7 +9,7 @@
 #include <regex>
 
 #include "models/param_layout.h"
-#include "models/safetensors.h"
+#include "models/io/safetensors.h"
 #include "single_run.h"
 #include "trainers/result_record.h"
 

@@ -11,7 +11,7 @@
 
 #include "models/mlp_spec.h"
 #include "models/param_layout.h"
-#include "models/safetensors.h"
+#include "models/io/safetensors.h"
 #include "trainers/result_record.h"
 
 namespace dpscale::test {

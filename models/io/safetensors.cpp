@@ -5,8 +5,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "errors.h"
+#include "models/io/atomic_file.h"
+#include "models/errors.h"
 
 namespace dpscale {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "errors.h"
+#include "models/errors.h"
 
 namespace dpscale {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "param_layout.h"
+#include "models/param_layout.h"
 
 namespace dpscale {
 

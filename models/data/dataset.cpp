@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "errors.h"
-#include "npy.h"
+#include "models/errors.h"
+#include "models/io/npy.h"
 #include "rng.h"
 
 namespace dpscale {

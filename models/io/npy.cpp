@@ -1,13 +1,13 @@
 // npy.cpp — the .npy format: magic "\x93NUMPY", version, header length (2 bytes in v1, 4 in
 // v2/v3, little-endian), a Python-literal dict {'descr', 'fortran_order', 'shape'} padded so
 // the data starts on a 64-byte boundary, then the raw array.
-#include "npy.h"
+#include "models/io/npy.h"
 
 #include <cstring>
 #include <regex>
 
-#include "atomic_file.h"
-#include "errors.h"
+#include "models/io/atomic_file.h"
+#include "models/errors.h"
 
 namespace dpscale {
 

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "dataset.h"
-#include "errors.h"
+#include "models/errors.h"
 
 namespace dpscale {
 
