@@ -7,7 +7,7 @@
 //   -w, --warmup_iters N  untimed iterations first (default: by size, 1..10)
 //   -c, --check [0|1]     check every element of every result (default 0)
 //   --algos LIST          native,ring,star[,nccl] (default: all that can run here)
-//   --link SPEC           emulate a link as the trainers do (comm/link_model.h): each MPI
+//   --link SPEC           emulate a link as the trainers do (contract/link_model.h): each MPI
 //                         all-reduce is held until its own pattern's α-β time has passed
 //                         (none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS; default none)
 // They are taken out of argv before benchmark::Initialize, which then sees only its own flags.
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/link_model.h"
+#include "contract/link_model.h"
 
 namespace dpscale::bench {
 

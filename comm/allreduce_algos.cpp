@@ -3,25 +3,9 @@
 
 #include <algorithm>
 
-#include "models/errors.h"
 #include "mpi_check.h"
 
 namespace dpscale {
-
-AllreduceAlgo parse_allreduce_algo(const std::string& name) {
-  if (name == "native") return AllreduceAlgo::native;
-  if (name == "ring") return AllreduceAlgo::ring;
-  if (name == "star") return AllreduceAlgo::star;
-  throw InputError("--allreduce: unknown algorithm '" + name + "' (use native, ring or star)");
-}
-
-const char* allreduce_algo_name(AllreduceAlgo a) {
-  switch (a) {
-    case AllreduceAlgo::ring: return "ring";
-    case AllreduceAlgo::star: return "star";
-    default: return "native";
-  }
-}
 
 void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
   switch (algo) {
@@ -40,10 +24,6 @@ void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype ty
       return;
     }
   }
-}
-
-double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k) {
-  return algo == AllreduceAlgo::star ? link.star_seconds(nbytes, k) : link.ring_seconds(nbytes, k);
 }
 
 double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k) {

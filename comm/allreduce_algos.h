@@ -1,4 +1,5 @@
-// allreduce_algos.h — the all-reduce algorithms the MPI backend can run (--allreduce):
+// allreduce_algos.h — the MPI implementations of the all-reduce algorithms (--allreduce; the
+// names and their α-β model are in contract/link_model.h):
 //   native  the MPI library's own MPI_Allreduce
 //   ring    the workshop's ring over point-to-point messages (ring_allreduce.cpp)
 //   star    the workshop's "naive way": everything to rank 0 and back (star_allreduce.cpp)
@@ -11,23 +12,14 @@
 #include <cstddef>
 #include <string>
 
-#include "link_model.h"
+#include "contract/link_model.h"
 
 namespace dpscale {
-
-enum class AllreduceAlgo { native, ring, star };
-
-AllreduceAlgo parse_allreduce_algo(const std::string& name);  // InputError if unknown
-const char* allreduce_algo_name(AllreduceAlgo a);
 
 // Sums `count` elements of `type` at `data` across `comm`, in place.
 void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
 void ring_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
 void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
-
-// The α-β time the link model assigns to one all-reduce of `nbytes` with this algorithm's own
-// message pattern (native is modelled as a ring: the bandwidth-optimal schedule).
-double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k);
 
 // Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B
 // (native is counted as a ring: what the library sends is its own business).

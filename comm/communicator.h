@@ -3,8 +3,11 @@
 //   allreduce_sum(data, count) -> Work   asynchronous, in place, sum over all ranks; queued in
 //                                        FIFO order after all compute queued so far
 //   Work::wait()                         host blocks until that all-reduce is complete
-//   finish()                             host blocks until every queued all-reduce is complete,
-//                                        and later compute is ordered after them
+//   finish()                             compute queued after it runs after every queued
+//                                        all-reduce: on the CPU the host waits; on a GPU the
+//                                        compute stream does, and the host goes on
+//   drain()                              host waits for every queued all-reduce, checking for
+//                                        failures (NCCL: its async errors); once per step
 // Blocking = launch + wait. MPI (CPU backend): a dedicated comm thread runs the queue — the
 // CPU's analogue of a CUDA stream. NCCL (CUDA backend): a dedicated comm stream.
 #pragma once
@@ -12,6 +15,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+
+#include "contract/link_model.h"
+#include "models/device.h"
 
 namespace dpscale {
 
@@ -32,10 +38,19 @@ class Communicator {
   virtual std::unique_ptr<Work> allreduce_sum(float* data, size_t count) = 0;
   void allreduce_sum_blocking(float* data, size_t count) { allreduce_sum(data, count)->wait(); }
   virtual void finish() = 0;
+  virtual void drain() {}
 
   // Seconds the all-reduces launched since the last call spent running (their summed
   // durations, link-emulation hold included). Call after finish().
   virtual double take_busy_seconds() = 0;
 };
+
+// InputError when the link emulation or the algorithm cannot run on the communicator this
+// backend gets (NCCL uses the real link and its own algorithms). Checked before any rank
+// creates a communicator, so every rank refuses alike.
+void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo algo);
+
+// "2.28.9", or "" when NCCL is not compiled in.
+std::string nccl_version();
 
 }  // namespace dpscale

@@ -9,11 +9,19 @@
 
 namespace dpscale {
 
+void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo algo) {
+  if (backend != Backend::cuda) return;
+  if (link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
+  if (algo != AllreduceAlgo::native) {
+    throw InputError(std::string("--allreduce ") + allreduce_algo_name(algo) +
+                     " applies to the MPI (CPU) backend only; NCCL runs its own algorithms");
+  }
+}
+
 std::unique_ptr<Communicator> make_communicator(Device& device, MPI_Comm world, AllreduceAlgo algo,
                                                 const LinkModel& link) {
+  check_comm_options(device.backend(), link, algo);
   if (device.backend() == Backend::cuda) {
-    if (link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
-    if (algo != AllreduceAlgo::native) throw InputError("--allreduce ring|star applies to the MPI (CPU) backend only");
 #if DPSCALE_HAVE_CUDA
     return make_nccl_communicator(device, world);
 #endif

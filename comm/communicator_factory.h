@@ -5,17 +5,13 @@
 
 #include "allreduce_algos.h"
 #include "communicator.h"
-#include "link_model.h"
+#include "contract/link_model.h"
 #include "models/device.h"
 
 namespace dpscale {
 
-// InputError for combinations that cannot work (link emulation or a non-native algorithm on
-// NCCL). Collective: every rank of `world` must call it.
+// Collective: every rank of `world` must call it. Runs check_comm_options first.
 std::unique_ptr<Communicator> make_communicator(Device& device, MPI_Comm world, AllreduceAlgo algo,
                                                 const LinkModel& link);
-
-// "nccl 2.28.9" or "" when NCCL is not compiled in.
-std::string nccl_version();
 
 }  // namespace dpscale

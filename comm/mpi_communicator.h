@@ -18,7 +18,7 @@
 
 #include "allreduce_algos.h"
 #include "communicator.h"
-#include "link_model.h"
+#include "contract/link_model.h"
 
 namespace dpscale {
 

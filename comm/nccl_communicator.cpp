@@ -74,21 +74,31 @@ class NcclCommunicator final : public Communicator {
     return std::make_unique<NcclWork>(*this, ev.end);
   }
 
+  // Device-side only: later compute (the SGD step) waits for the reduced gradients on the GPU;
+  // the host goes on, so a timer on the compute stream sees no host synchronisation.
   void finish() override {
     CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
-    wait_event(comm_done_);
-    // Later compute (the SGD step) must see the reduced gradients.
     CUDA_CHECK(cudaStreamWaitEvent(compute_, comm_done_, 0));
   }
 
-  double take_busy_seconds() override {
-    double s = 0.0;
+  // The host waits for this step's all-reduces (polling NCCL's asynchronous errors, so a dead
+  // peer ends the run instead of hanging it), adds their durations to the busy time and recycles
+  // their events: the pool holds one step's worth.
+  void drain() override {
+    CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
+    wait_event(comm_done_);
     for (size_t i = 0; i < used_; ++i) {
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
-      s += ms * 1e-3;
+      busy_s_ += ms * 1e-3;
     }
     used_ = 0;
+  }
+
+  double take_busy_seconds() override {
+    drain();
+    const double s = busy_s_;
+    busy_s_ = 0.0;
     return s;
   }
 
@@ -128,8 +138,9 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;
   cudaStream_t compute_ = nullptr, stream_ = nullptr;
   cudaEvent_t comm_done_ = nullptr;
-  std::vector<Events> events_;  // reused every step: no per-step event creation
+  std::vector<Events> events_;  // recycled by drain() every step: no per-step event creation
   size_t used_ = 0;
+  double busy_s_ = 0.0;
 };
 
 void NcclWork::wait() { c_.wait_event(done_); }

@@ -8,13 +8,18 @@
 //
 // Expansion, in the workshop's table order: per model, `single` at K = 1, then for each world size
 // each data-parallel mode, `bucketed` once per bucket cap. Unknown keys and bad values are
-// rejected with the key's name (ConfigError -> exit 2), before anything runs.
+// rejected with the key's name (ConfigError -> exit 2), before anything runs. Every trainer value
+// is checked by the trainers' own parser (contract/trainer_options.h), so a config the trainers
+// would refuse is refused here, with their words.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "contract/modes.h"
+#include "contract/option_values.h"
+#include "contract/trainer_options.h"
 #include "models/errors.h"
 
 namespace dpscale {
@@ -25,19 +30,17 @@ class ConfigError : public InputError {
   using InputError::InputError;
 };
 
-// One trainer option from the config's "options" object, already rendered as flag + value.
+// One trainer option from the config's "options" object, its value checked.
 struct TrainerArg {
-  std::string key;    // config key, e.g. "batch_size"
-  std::string flag;   // trainer flag, e.g. "--batch-size"
-  std::string value;  // "" for a boolean flag that is on
-  std::string scope;  // "all" | "dp" | "naive" | "bucketed": which executables accept it
+  const TrainerOption* option;  // the table's entry: flag, and which executables accept it
+  std::string value;            // "" for a switch that is on
 };
 
 struct SweepConfig {
   std::string name;                        // "name" key, else the file's stem
   std::string description;
   std::vector<std::string> models;         // presets or widths "784,256,10"
-  std::vector<std::string> modes;          // single | naive | interleaved | bucketed
+  std::vector<std::string> modes;          // names from the mode table (contract/modes.h)
   std::vector<int> world_sizes;            // data-parallel K values
   std::vector<double> bucket_caps_mb;      // bucketed only
   std::string link = "none";               // --link of the DP trainers
@@ -74,11 +77,5 @@ std::vector<SweepPoint> expand(const SweepConfig& c, int repeats);
 // The trainer arguments for one point (everything after the executable): --model, the base
 // options this executable accepts, --backend, link options for DP modes, --bucket-cap-mb.
 std::vector<std::string> trainer_args(const SweepConfig& c, const SweepPoint& p);
-
-// "train_single_gpu" | "train_dp_naive" | "train_dp_interleaved" | "train_ddp_bucketed".
-std::string trainer_executable(const std::string& mode);
-
-// Shortest text that reads back as the same double: 0.5 -> "0.5", 25 -> "25".
-std::string format_number(double v);
 
 }  // namespace dpscale

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "contract/modes.h"
 #include "harness/subprocess.h"
 
 namespace dpscale {
@@ -17,7 +18,7 @@ bool mentions(const std::vector<std::string>& args, const std::string& flag) {
 std::vector<std::string> launch_argv(const LaunchOptions& l, const std::string& exe_path, const std::string& mode,
                                      int world_size, const std::vector<std::string>& args) {
   std::vector<std::string> argv;
-  if (mode != "single" && l.launcher == "mpirun") {
+  if (mode_named(mode).data_parallel && l.launcher == "mpirun") {
     argv.push_back(l.mpirun);
     if (l.open_mpi) {
       if (l.as_root && !mentions(l.mpirun_args, "--allow-run-as-root")) argv.push_back("--allow-run-as-root");

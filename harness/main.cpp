@@ -4,6 +4,8 @@
 //   dpscale report results/x.jsonl [--format md|csv|json]
 //   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl [--tolerance 0.10] [--absolute]
 //   dpscale plot results/x.jsonl --out plots/out
+//   dpscale schema [--format md|json]   the record's fields (md: the README's table); json adds
+//                                       the mode and trainer option tables
 //
 // Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
 // 2 bad input (options, config, results file), with one line on stderr naming what is wrong.
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "contract/schema_doc.h"
 #include "harness/analysis.h"
 #include "harness/compare.h"
 #include "harness/plot.h"
@@ -87,6 +90,10 @@ int main(int argc, char** argv) {
   plot->add_option("--python", po.python, "Python with matplotlib")->capture_default_str();
   plot->add_option("--script", po.script, "the plotter (default <source>/plots/plot_results.py)");
 
+  std::string schema_format = "md";
+  auto* schema = app.add_subcommand("schema", "the contract: record fields (md, the README's table), or modes, options and fields (json)");
+  schema->add_option("--format", schema_format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -117,6 +124,10 @@ int main(int argc, char** argv) {
       return c.failed() ? 1 : 0;
     }
     if (*plot) return run_plot(po);
+    if (*schema) {
+      std::cout << (schema_format == "json" ? contract_json().dump(2) + "\n" : record_fields_markdown()) << std::flush;
+      return 0;
+    }
   } catch (const InputError& e) {
     std::cerr << "dpscale: " << e.what() << std::endl;
     return 2;

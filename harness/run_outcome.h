@@ -11,7 +11,7 @@
 
 #include "harness/config.h"
 #include "harness/subprocess.h"
-#include "trainers/result_record.h"
+#include "contract/record.h"
 
 namespace dpscale {
 

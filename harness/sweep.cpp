@@ -13,6 +13,7 @@
 #include <set>
 
 #include "harness/config.h"
+#include "contract/modes.h"
 #include "harness/progress.h"
 #include "harness/results_file.h"
 #include "harness/run_outcome.h"
@@ -20,10 +21,8 @@
 #include "harness/sweep_line.h"
 #include "harness/system_info.h"
 #include "harness/table.h"
+#include "contract/record.h"
 
-#ifndef DPSCALE_GIT_VERSION
-#define DPSCALE_GIT_VERSION "unknown"
-#endif
 
 namespace dpscale {
 
@@ -60,15 +59,6 @@ struct SignalGuard {
   }
 };
 
-std::string utc(const char* fmt) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
-
 std::string resolve_bin_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("DPSCALE_BIN_DIR"); env && *env) return env;
@@ -101,7 +91,7 @@ int run_sweep(SweepOptions o) {
   o.launch.as_root = ::geteuid() == 0;
   const std::string bin_dir = resolve_bin_dir(o.bin_dir);
   auto argv_of = [&](const SweepPoint& p) {
-    return launch_argv(o.launch, (fs::path(bin_dir) / trainer_executable(p.mode)).string(), p.mode, p.world_size,
+    return launch_argv(o.launch, (fs::path(bin_dir) / mode_named(p.mode).executable).string(), p.mode, p.world_size,
                        trainer_args(c, p));
   };
 
@@ -112,7 +102,7 @@ int run_sweep(SweepOptions o) {
   }
 
   std::set<std::string> exes;
-  for (const SweepPoint& p : runs) exes.insert(trainer_executable(p.mode));
+  for (const SweepPoint& p : runs) exes.insert(mode_named(p.mode).executable);
   for (const std::string& e : exes) {
     const fs::path path = fs::path(bin_dir) / e;
     if (::access(path.c_str(), X_OK) != 0) {
@@ -120,7 +110,7 @@ int run_sweep(SweepOptions o) {
     }
   }
 
-  if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc("%Y%m%d-%H%M%S") + ".jsonl";
+  if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc_now("%Y%m%d-%H%M%S") + ".jsonl";
   std::set<std::string> done;
   if (fs::exists(o.out_path)) {
     if (!o.resume) {
@@ -172,8 +162,8 @@ int run_sweep(SweepOptions o) {
     info.run_id = id;
     info.argv = argv_of(p);
     info.host = system["host"];
-    info.git_version = DPSCALE_GIT_VERSION;
-    info.start_time = utc("%Y-%m-%dT%H:%M:%SZ");
+    info.git_version = build_version();
+    info.start_time = utc_now();
     ProcessOptions po;
     po.timeout_s = timeout_s;
     po.on_spawn = [](int pid) { g_child_group = pid; };

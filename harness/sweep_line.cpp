@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "models/mlp_spec.h"
+
 namespace dpscale {
 
 namespace {
@@ -57,18 +59,11 @@ nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, 
 
 SweepPoint point_from_record(const RunRecord& r) {
   SweepPoint p;
-  p.model = r.model == "custom" ? [&] {
-    std::string w;
-    for (int x : r.widths) {
-      if (!w.empty()) w += ',';
-      w += std::to_string(x);
-    }
-    return w;
-  }() : r.model;
+  p.model = r.model == "custom" ? widths_to_string(r.widths) : r.model;
   p.mode = r.mode;
   p.world_size = r.world_size;
-  p.bucket_cap_mb = r.mode == "bucketed" ? r.bucket_cap_mb : std::nullopt;
-  p.link = r.mode == "single" ? "none" : r.link;
+  p.bucket_cap_mb = r.bucket_cap_mb;  // null but in a bucketed record
+  p.link = r.link;                    // "none" in a single-device record
   return p;
 }
 

@@ -2,7 +2,7 @@
 // the trainer record's fields at top level plus status, reason, point, run and system.
 //
 // Writing and reading live together so the two cannot drift; the record's own fields come from
-// trainers/result_record.h (to_json / record_from_json), never re-declared here.
+// contract/record.h (to_json / record_from_json), never re-declared here.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/config.h"
-#include "trainers/result_record.h"
+#include "contract/record.h"
 
 namespace dpscale {
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "interval_timer.h"
+
 namespace dpscale {
 
 enum class Backend { cpu, cuda };
@@ -37,6 +39,9 @@ class Device {
   virtual void fill(float* x, float value, int64_t n) = 0;
   // Blocks the host until all work queued on this device has finished.
   virtual void synchronize() = 0;
+  // A timer of intervals on the compute stream (interval_timer.h). The default is the host clock,
+  // right for a synchronous device; the CUDA backend uses events.
+  virtual std::unique_ptr<IntervalTimer> make_interval_timer() { return std::make_unique<HostIntervalTimer>(); }
 
   // --- linear algebra ---
   // Row-major GEMM: C[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · C, op = transpose or not.

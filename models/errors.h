@@ -16,4 +16,23 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A bad value of one named option. The complaint reads after any name, so the same check says
+// "--epochs must be at least 1 (got 0)" in a trainer and "'options.epochs' must be at least 1
+// (got 0)" in a sweep config; a complaint that is not a predicate gets a colon:
+// "--link: unknown link 'x' (...)".
+class OptionError : public InputError {
+ public:
+  OptionError(const std::string& name, const std::string& complaint)
+      : InputError(named(name, complaint)), complaint_(complaint) {}
+  const std::string& complaint() const { return complaint_; }
+  // "NAME must ..." / "NAME is ..." / "NAME: other text"
+  static std::string named(const std::string& name, const std::string& complaint) {
+    const bool predicate = complaint.rfind("must ", 0) == 0 || complaint.rfind("is ", 0) == 0;
+    return name + (predicate ? " " : ": ") + complaint;
+  }
+
+ private:
+  std::string complaint_;
+};
+
 }  // namespace dpscale

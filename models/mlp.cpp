@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "models/data/rng.h"
+#include "models/fnv1a.h"
 
 namespace dpscale {
 
@@ -23,7 +24,7 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
       grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
       dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
       dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
-      loss_mean_(dev, 1) {
+      loss_mean_(dev, 2) {
   if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
   for (int l = 0; l < spec_.n_layers(); ++l) {
     acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
@@ -33,7 +34,7 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
 
 void Mlp::init_params(uint64_t seed) {
   std::vector<float> host(static_cast<size_t>(layout_.n_params()));
-  for (const TensorView& t : layout_.tensors()) {
+  for (const FlatTensor& t : layout_.tensors()) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(spec_.widths[t.layer]));
     const CounterRng rng(seed, 2 * static_cast<uint64_t>(t.layer) + (t.is_bias ? 1 : 0));
     float* dst = host.data() + t.offset;
@@ -62,8 +63,8 @@ const float* Mlp::forward(const float* x, int batch) {
   const float* in = x;
   for (int l = 0; l < spec_.n_layers(); ++l) {
     const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
-    const TensorView& w = layout_.weight(l);
-    const TensorView& b = layout_.bias(l);
+    const FlatTensor& w = layout_.weight(l);
+    const FlatTensor& b = layout_.bias(l);
     float* y = acts_[l].data();
     // (B,in) x (out,in)^T -> (B,out), β = 0
     dev_.gemm(false, true, batch, n_out, n_in, 1.0f, in, n_in, params_.data() + w.offset, n_in,
@@ -85,8 +86,8 @@ void Mlp::backward(const float* x, int batch, GradListener* listener) {
   float* dx = dbuf_b_.data();
   for (int l = spec_.n_layers() - 1; l >= 0; --l) {
     const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
-    const TensorView& w = layout_.weight(l);
-    const TensorView& b = layout_.bias(l);
+    const FlatTensor& w = layout_.weight(l);
+    const FlatTensor& b = layout_.bias(l);
     const float* in = l == 0 ? x : acts_[l - 1].data();
     // dW: (B,out)^T x (B,in) -> (out,in), β = 0 (overwrites: no zero_grad pass needed)
     dev_.gemm(true, false, n_out, n_in, batch, 1.0f, dy, n_out, in, n_in, 0.0f,
@@ -122,6 +123,14 @@ float Mlp::loss_mean() {
   return v;
 }
 
+StepLosses Mlp::read_losses() {
+  // The slot is copied beside the mean on the device, so one download (one wait) reads both.
+  dev_.copy(loss_mean_.data() + 1, grads_.data() + layout_.loss_slot(), sizeof(float));
+  float v[2] = {0.0f, 0.0f};
+  dev_.download(v, loss_mean_.data(), sizeof v);
+  return StepLosses{v[1], v[0]};
+}
+
 float Mlp::loss_slot_value() {
   float v = 0.0f;
   dev_.download(&v, grads_.data() + layout_.loss_slot(), sizeof(float));
@@ -132,14 +141,6 @@ int64_t Mlp::count_correct(const int32_t* labels, int batch) {
   return dev_.count_correct(acts_.back().data(), labels, batch, spec_.out_width());
 }
 
-uint64_t checksum_floats(const std::vector<float>& v) {
-  uint64_t h = 1469598103934665603ULL;
-  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-  for (size_t i = 0; i < v.size() * sizeof(float); ++i) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t checksum_floats(const std::vector<float>& v) { return fnv1a64(v.data(), v.size() * sizeof(float)); }
 
 }  // namespace dpscale

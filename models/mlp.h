@@ -23,7 +23,13 @@ namespace dpscale {
 class GradListener {
  public:
   virtual ~GradListener() = default;
-  virtual void on_grad_ready(const TensorView& tensor) = 0;
+  virtual void on_grad_ready(const FlatTensor& tensor) = 0;
+};
+
+// A step's two losses: the slot after the all-reduce (Σ over all ranks' rows of loss / B, the
+// global-batch mean) and this rank's own mean over its rows.
+struct StepLosses {
+  float global, local;
 };
 
 struct SgdConfig {
@@ -62,6 +68,8 @@ class Mlp {
 
   float loss_mean();       // waits for the device
   float loss_slot_value();  // waits for the device
+  // Both at once, with one wait: what a training step reads.
+  StepLosses read_losses();
   // Correct predictions of the last forward against labels (waits).
   int64_t count_correct(const int32_t* labels, int batch);
 
@@ -73,7 +81,7 @@ class Mlp {
   DeviceBuffer<float> params_, grads_, velocity_;
   std::vector<DeviceBuffer<float>> acts_;  // acts_[l] = output of layer l ([batch, widths[l+1]])
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
-  DeviceBuffer<float> loss_mean_;
+  DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot
   const float* last_input_ = nullptr;
 };
 

@@ -43,8 +43,8 @@ MlpSpec parse_model(const std::string& text) {
   if (it != presets().end()) return MlpSpec{text, it->second};
 
   if (text.find(',') == std::string::npos) {
-    throw InputError("--model: unknown preset '" + text +
-                     "' (use small, medium, large, xlarge, or a width list like 784,256,10)");
+    throw OptionError("--model", "unknown preset '" + text +
+                                      "' (use small, medium, large, xlarge, or a width list like 784,256,10)");
   }
   std::vector<int> widths;
   size_t pos = 0;
@@ -55,25 +55,22 @@ MlpSpec parse_model(const std::string& text) {
     int v = 0;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size()) {
-      throw InputError("--model: malformed width list '" + text + "': '" + item +
-                       "' is not a whole number");
+      throw OptionError("--model", "malformed width list '" + text + "': '" + item + "' is not a whole number");
     }
     if (v < 1 || v > kMaxWidth) {
-      throw InputError("--model: width " + item + " in '" + text + "' is out of range 1.." +
-                       std::to_string(kMaxWidth));
+      throw OptionError("--model", "width " + item + " in '" + text + "' is out of range 1.." + std::to_string(kMaxWidth));
     }
     widths.push_back(v);
     pos = end + 1;
   }
   if (widths.size() < 2) {
-    throw InputError("--model: '" + text + "' needs at least two widths (input and output)");
+    throw OptionError("--model", "'" + text + "' needs at least two widths (input and output)");
   }
   if (static_cast<int>(widths.size()) - 1 > kMaxLayers) {
-    throw InputError("--model: '" + text + "' has more than " + std::to_string(kMaxLayers) +
-                     " layers");
+    throw OptionError("--model", "'" + text + "' has more than " + std::to_string(kMaxLayers) + " layers");
   }
   if (widths.back() < 2) {
-    throw InputError("--model: output width must be at least 2 classes in '" + text + "'");
+    throw OptionError("--model", "output width must be at least 2 classes in '" + text + "'");
   }
   return MlpSpec{"custom", widths};
 }

@@ -3,7 +3,7 @@
 
 namespace dpscale {
 
-std::string TensorView::name() const {
+std::string FlatTensor::name() const {
   return "layers." + std::to_string(layer) + (is_bias ? ".bias" : ".weight");
 }
 
@@ -11,12 +11,12 @@ ParamLayout::ParamLayout(const MlpSpec& spec) : weight_index_(spec.n_layers()) {
   int64_t offset = 0;
   for (int layer = spec.n_layers() - 1; layer >= 0; --layer) {
     const int in = spec.widths[layer], out = spec.widths[layer + 1];
-    TensorView w{static_cast<int>(tensors_.size()), layer, false, offset,
+    FlatTensor w{static_cast<int>(tensors_.size()), layer, false, offset,
                  static_cast<int64_t>(out) * in, out, in};
     weight_index_[layer] = w.index;
     tensors_.push_back(w);
     offset += w.count;
-    TensorView b{static_cast<int>(tensors_.size()), layer, true, offset, out, out, 1};
+    FlatTensor b{static_cast<int>(tensors_.size()), layer, true, offset, out, out, 1};
     tensors_.push_back(b);
     offset += b.count;
   }

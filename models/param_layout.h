@@ -16,7 +16,9 @@
 
 namespace dpscale {
 
-struct TensorView {
+// One tensor of the flat buffer: where it sits (offset, count) and what it is (layer, weight or
+// bias, shape). It holds no pointer: the same entry locates the parameter and its gradient.
+struct FlatTensor {
   int index = 0;         // position in backward order (0 = first gradient produced)
   int layer = 0;         // layer number i, as in layers.{i}.weight
   bool is_bias = false;
@@ -32,16 +34,16 @@ class ParamLayout {
  public:
   explicit ParamLayout(const MlpSpec& spec);
 
-  const std::vector<TensorView>& tensors() const { return tensors_; }  // backward order
-  const TensorView& weight(int layer) const { return tensors_[weight_index_[layer]]; }
-  const TensorView& bias(int layer) const { return tensors_[weight_index_[layer] + 1]; }
+  const std::vector<FlatTensor>& tensors() const { return tensors_; }  // backward order
+  const FlatTensor& weight(int layer) const { return tensors_[weight_index_[layer]]; }
+  const FlatTensor& bias(int layer) const { return tensors_[weight_index_[layer] + 1]; }
   int64_t n_params() const { return n_params_; }
   // Index of the loss slot in the gradient buffer (== n_params()).
   int64_t loss_slot() const { return n_params_; }
   int64_t grad_buffer_count() const { return n_params_ + 1; }
 
  private:
-  std::vector<TensorView> tensors_;
+  std::vector<FlatTensor> tensors_;
   std::vector<int> weight_index_;  // layer -> index of its weight in tensors_
   int64_t n_params_ = 0;
 };

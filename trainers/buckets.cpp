@@ -26,7 +26,7 @@ std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_
     open = false;
     limit = cap;  // only the first bucket uses the first-bucket limit
   };
-  for (const TensorView& t : layout.tensors()) {
+  for (const FlatTensor& t : layout.tensors()) {
     if (open && cur.nbytes() + t.nbytes() > limit) close();
     if (!open) {
       cur = Bucket{t.index, t.index, t.offset, 0};

@@ -1,12 +1,17 @@
 // grad_sync.h — GradSync, the only thing the four trainers disagree on.
 //
-//   trainer               on_grad_ready(tensor)                      finish()
+//   trainer               on_grad_ready(tensor)                      complete()
 //   train_single_gpu      nothing                                     nothing
-//   train_dp_naive        nothing                                     blocking all-reduce of every
-//                                                                     tensor (or one, --fused)
+//   train_dp_naive        nothing                                     all-reduce every tensor (or
+//                                                                     one buffer, --fused), wait
 //   train_dp_interleaved  launch an async all-reduce of that tensor   wait for all
 //   train_ddp_bucketed    mark ready; a complete bucket launches one  wait for all
 //                         async all-reduce of its slice, in place
+//
+// finish() is the same for all: it times complete() on the device's compute stream (an
+// IntervalTimer: the host clock on the CPU, events on a GPU, never a host synchronisation inside
+// the interval), then lets the communicator drain. Which record field the measured wait fills
+// (naive's comm_s, the others' exposed_comm_s) is the mode table's word (contract/modes.h).
 //
 // Gradients are already scaled by 1/global_batch in the loss, so after the sum all-reduce every
 // gradient holds the global mean (the workshop's "sum, then divide by K", without the extra
@@ -19,40 +24,49 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "contract/trainer_options.h"
+#include "models/interval_timer.h"
 #include "models/mlp.h"
-#include "options.h"
 
 namespace dpscale {
 
+// What a strategy does per step, for the record.
 struct SyncStats {
   int calls_per_step = 0;
   int64_t bytes_per_step = 0;        // all-reduced bytes, the 4-byte loss slot included
   std::optional<int> n_buckets;
   std::vector<int64_t> bucket_bytes;
+  std::optional<double> bucket_cap_mb, first_bucket_mb;
 };
 
 class GradSync : public GradListener {
  public:
   virtual void begin_step() {}
-  // Returns when every gradient (and the loss slot) holds the mean over all ranks.
-  virtual void finish() = 0;
+  // Returns when every gradient (and the loss slot) holds the mean over all ranks, as far as
+  // compute queued afterwards can tell (on a GPU the host may return earlier).
+  void finish();
   virtual SyncStats stats() const = 0;
 
-  // Seconds accumulated by finish() since the last take: the blocking phase (naive) or the
-  // exposed wait (interleaved, bucketed). Timed from the moment compute has drained.
-  double take_wait_seconds() {
-    const double s = wait_s_;
-    wait_s_ = 0.0;
-    return s;
-  }
+  // Seconds finish() waited since the last take: the whole all-reduce phase (naive) or the
+  // exposed wait (interleaved, bucketed). Waits for the device to report them.
+  double take_wait_seconds() { return timer_ ? timer_->take_seconds() : 0.0; }
 
  protected:
-  double wait_s_ = 0.0;
+  // `comm` null: nothing to synchronise (train_single_gpu), and nothing is timed.
+  GradSync(Mlp& model, Communicator* comm);
+  // The strategy's part of finish(): launch what is left and wait for all of it.
+  virtual void complete() = 0;
+
+  Mlp& model_;
+  Communicator* comm_;
+
+ private:
+  std::unique_ptr<IntervalTimer> timer_;
 };
 
-// The [offset, offset + count) a sync unit covers: the tensors, plus the loss slot when the
-// unit ends with the last tensor backward produces.
-int64_t sync_extent(const ParamLayout& layout, int last_tensor, int64_t count);
+// Elements one all-reduce covers: the tensors' `count`, plus the loss slot when the unit ends
+// with the last tensor backward produces.
+int64_t count_with_loss_slot(const ParamLayout& layout, int last_tensor, int64_t count);
 
 std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm);
 

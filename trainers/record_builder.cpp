@@ -6,27 +6,15 @@
 #include "record_builder.h"
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 
 namespace dpscale {
 
-std::string utc_timestamp() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-const char* build_version() { return DPSCALE_GIT_VERSION; }
-
-RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std::optional<double> test_accuracy) {
-  const Session& s = *ctx.session;
+RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, std::optional<double> test_accuracy) {
+  const RankSetup& s = *ctx.setup;
+  const ModeInfo& mode = mode_info(s.opts.mode);
   const TrainOptions& o = s.opts;
   RunRecord r;
-  r.mode = mode_name(o.mode);
+  r.mode = mode.name;
   r.backend = backend_name(s.device->backend());
   r.device_name = s.device->name();
   r.model = s.spec.name;
@@ -44,12 +32,12 @@ RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std
   r.seed = o.seed;
   r.threads = o.device.threads;
 
-  const auto& rank0 = stats.per_rank.front();
+  const auto& rank0 = epochs.front();
   const size_t n_epochs = rank0.size();
   double total_time = 0.0, wait_sum = 0.0, busy_sum = 0.0;
   for (size_t e = 0; e < n_epochs; ++e) {
     double slowest = 0.0;
-    for (const auto& rank_epochs : stats.per_rank) slowest = std::max(slowest, rank_epochs[e].time_s);
+    for (const auto& rank_epochs : epochs) slowest = std::max(slowest, rank_epochs[e].time_s);
     r.epoch_times_s.push_back(slowest);
     total_time += slowest;
     r.steps += rank0[e].steps;
@@ -57,7 +45,7 @@ RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std
     r.loss_rank0.push_back(rank0[e].loss_local);
   }
   r.losses = r.loss_global;
-  for (const auto& rank_epochs : stats.per_rank) {
+  for (const auto& rank_epochs : epochs) {
     double t = 0.0;
     for (const EpochStats& st : rank_epochs) {
       t += st.time_s;
@@ -66,7 +54,7 @@ RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std
     }
     r.per_rank_epoch_s.push_back(n_epochs ? t / static_cast<double>(n_epochs) : 0.0);
   }
-  const double per_epoch = n_epochs ? 1.0 / (static_cast<double>(n_epochs) * static_cast<double>(stats.per_rank.size())) : 0.0;
+  const double per_epoch = n_epochs ? 1.0 / (static_cast<double>(n_epochs) * static_cast<double>(epochs.size())) : 0.0;
   r.avg_epoch_s = n_epochs ? total_time / static_cast<double>(n_epochs) : 0.0;
   r.throughput_samples_per_s = total_time > 0 ? static_cast<double>(r.steps) * o.batch_size / total_time : 0.0;
   r.test_accuracy = test_accuracy;
@@ -79,17 +67,16 @@ RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std
     r.link_gbps = ctx.link.gbps;
   }
   r.link_dilation = ctx.link.enabled() ? ctx.link.dilation : 1.0;
+  // The wait goes where the mode table says: naive's whole comm phase, or the exposed wait.
   const double wait = wait_sum * per_epoch;
-  if (o.mode == Mode::naive) r.comm_s = wait;
-  if (o.mode == Mode::interleaved || o.mode == Mode::bucketed) r.exposed_comm_s = wait;
-  if (o.mode != Mode::single) r.comm_busy_s = busy_sum * per_epoch;
-  r.compute_s = r.avg_epoch_s - (o.mode == Mode::single ? 0.0 : wait);
+  if (mode.wait_field == WaitField::comm_s) r.comm_s = wait;
+  if (mode.wait_field == WaitField::exposed_comm_s) r.exposed_comm_s = wait;
+  if (mode.data_parallel) r.comm_busy_s = busy_sum * per_epoch;
+  r.compute_s = r.avg_epoch_s - wait;  // a world of one never waits
   r.allreduce_calls_per_step = ctx.sync.calls_per_step;
   r.allreduce_bytes_per_step = ctx.sync.bytes_per_step;
-  if (o.mode == Mode::bucketed) {
-    r.bucket_cap_mb = o.bucket_cap_mb;
-    r.first_bucket_mb = o.first_bucket_mb;
-  }
+  r.bucket_cap_mb = ctx.sync.bucket_cap_mb;
+  r.first_bucket_mb = ctx.sync.first_bucket_mb;
   r.n_buckets = ctx.sync.n_buckets;
   r.bucket_bytes = ctx.sync.bucket_bytes;
   r.mpi_library = ctx.mpi_library;

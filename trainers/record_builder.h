@@ -3,23 +3,18 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "comm/link_model.h"
+#include "contract/link_model.h"
+#include "contract/record.h"
 #include "grad_sync.h"
-#include "result_record.h"
-#include "session.h"
+#include "rank_setup.h"
 #include "train_loop.h"
 
 namespace dpscale {
 
-// What rank 0 knows after gathering: per rank, its epoch stats.
-struct GatheredStats {
-  std::vector<std::vector<EpochStats>> per_rank;  // [rank][epoch]
-};
-
+// What the trainer knows besides the epochs: the strategy, the communicator, the launch.
 struct RecordContext {
-  const Session* session = nullptr;
+  const RankSetup* setup = nullptr;
   SyncStats sync;
   std::string comm = "none";
   std::string allreduce = "none";
@@ -29,11 +24,6 @@ struct RecordContext {
   std::string timestamp;
 };
 
-RunRecord build_record(const RecordContext& ctx, const GatheredStats& stats, std::optional<double> test_accuracy);
-
-// UTC now as "2026-11-22T08:12:03Z".
-std::string utc_timestamp();
-// The git version compiled into this build.
-const char* build_version();
+RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, std::optional<double> test_accuracy);
 
 }  // namespace dpscale

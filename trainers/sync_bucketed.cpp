@@ -1,8 +1,6 @@
 // sync_bucketed.cpp — DDP-style buckets: backward marks each tensor ready; when the last
 // tensor of a bucket is written, one asynchronous all-reduce of that bucket's contiguous slice
 // of the flat gradient buffer is launched, in place (no copy in or out). finish() waits for all.
-#include <chrono>
-
 #include "buckets.h"
 #include "sync_strategies.h"
 
@@ -13,8 +11,9 @@ namespace {
 class BucketedSync final : public GradSync {
  public:
   BucketedSync(Mlp& model, Communicator& comm, double cap_mb, double first_mb)
-      : model_(model), comm_(comm), buckets_(assign_buckets(model.layout(), cap_mb, first_mb)),
-        bucket_of_(model.layout().tensors().size()), pending_(buckets_.size()) {
+      : GradSync(model, &comm), cap_mb_(cap_mb), first_mb_(first_mb),
+        buckets_(assign_buckets(model.layout(), cap_mb, first_mb)), bucket_of_(model.layout().tensors().size()),
+        pending_(buckets_.size()) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor; ++t) bucket_of_[static_cast<size_t>(t)] = b;
     }
@@ -24,19 +23,12 @@ class BucketedSync final : public GradSync {
     for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].n_tensors();
   }
 
-  void on_grad_ready(const TensorView& t) override {
+  void on_grad_ready(const FlatTensor& t) override {
     const size_t b = bucket_of_[static_cast<size_t>(t.index)];
     if (--pending_[b] > 0) return;
     const Bucket& bk = buckets_[b];
-    comm_.allreduce_sum(model_.grads() + bk.offset,
-                        static_cast<size_t>(sync_extent(model_.layout(), bk.last_tensor, bk.count)));
-  }
-
-  void finish() override {
-    model_.device().synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    comm_.finish();
-    wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    comm_->allreduce_sum(model_.grads() + bk.offset,
+                         static_cast<size_t>(count_with_loss_slot(model_.layout(), bk.last_tensor, bk.count)));
   }
 
   SyncStats stats() const override {
@@ -45,12 +37,15 @@ class BucketedSync final : public GradSync {
     s.bytes_per_step = model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
     s.n_buckets = static_cast<int>(buckets_.size());
     for (const Bucket& b : buckets_) s.bucket_bytes.push_back(b.nbytes());
+    s.bucket_cap_mb = cap_mb_;
+    s.first_bucket_mb = first_mb_;
     return s;
   }
 
  private:
-  Mlp& model_;
-  Communicator& comm_;
+  void complete() override { comm_->finish(); }
+
+  double cap_mb_, first_mb_;
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // tensor index -> bucket
   std::vector<int> pending_;       // tensors not yet written, per bucket, this step

@@ -2,8 +2,6 @@
 // asynchronous all-reduce of each tensor is launched the moment backward writes it — weight
 // and bias of a layer are two tensors — and finish() waits for all of them. While the comm
 // thread (or stream) reduces layer L's gradients, backward computes layer L-1's.
-#include <chrono>
-
 #include "sync_strategies.h"
 
 namespace dpscale {
@@ -12,19 +10,12 @@ namespace {
 
 class InterleavedSync final : public GradSync {
  public:
-  InterleavedSync(Mlp& model, Communicator& comm) : model_(model), comm_(comm) {}
+  InterleavedSync(Mlp& model, Communicator& comm) : GradSync(model, &comm) {}
 
-  void on_grad_ready(const TensorView& t) override {
-    // The Work handles are not kept: finish() waits for the whole FIFO at once.
-    comm_.allreduce_sum(model_.grads() + t.offset,
-                        static_cast<size_t>(sync_extent(model_.layout(), t.index, t.count)));
-  }
-
-  void finish() override {
-    model_.device().synchronize();  // backward has drained; from here on we only wait
-    const auto t0 = std::chrono::steady_clock::now();
-    comm_.finish();
-    wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  void on_grad_ready(const FlatTensor& t) override {
+    // The Work handles are not kept: complete() waits for the whole FIFO at once.
+    comm_->allreduce_sum(model_.grads() + t.offset,
+                         static_cast<size_t>(count_with_loss_slot(model_.layout(), t.index, t.count)));
   }
 
   SyncStats stats() const override {
@@ -35,8 +26,7 @@ class InterleavedSync final : public GradSync {
   }
 
  private:
-  Mlp& model_;
-  Communicator& comm_;
+  void complete() override { comm_->finish(); }
 };
 
 }  // namespace

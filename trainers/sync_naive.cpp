@@ -1,8 +1,9 @@
-// sync_naive.cpp — naive data-parallel: backward runs to the end untouched; then a blocking
-// all-reduce of every gradient tensor, one call per tensor as the workshop's loop does (or one
-// call over the whole flat buffer with --fused). The whole phase is timed as comm.
-#include <chrono>
-
+// sync_naive.cpp — naive data-parallel: backward runs to the end untouched; then an all-reduce
+// of every gradient tensor, one call per tensor as the workshop's loop does (or one call over
+// the whole flat buffer with --fused), and a wait for all of them: the whole phase is comm_s.
+// The calls run one after another on the comm thread (stream) either way, so queueing them all
+// before waiting costs the same as waiting after each, and on a GPU it keeps the host off the
+// stream, as PyTorch's NCCL all_reduce does.
 #include "sync_strategies.h"
 
 namespace dpscale {
@@ -11,25 +12,9 @@ namespace {
 
 class NaiveSync final : public GradSync {
  public:
-  NaiveSync(Mlp& model, Communicator& comm, bool fused) : model_(model), comm_(comm), fused_(fused) {}
+  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm), fused_(fused) {}
 
-  void on_grad_ready(const TensorView&) override {}
-
-  void finish() override {
-    model_.device().synchronize();  // compute has drained: what follows is pure comm
-    const auto t0 = std::chrono::steady_clock::now();
-    const ParamLayout& layout = model_.layout();
-    if (fused_) {
-      comm_.allreduce_sum_blocking(model_.grads(), static_cast<size_t>(layout.grad_buffer_count()));
-    } else {
-      for (const TensorView& t : layout.tensors()) {
-        comm_.allreduce_sum_blocking(model_.grads() + t.offset,
-                                     static_cast<size_t>(sync_extent(layout, t.index, t.count)));
-      }
-    }
-    comm_.finish();
-    wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  void on_grad_ready(const FlatTensor&) override {}
 
   SyncStats stats() const override {
     const ParamLayout& layout = model_.layout();
@@ -40,8 +25,19 @@ class NaiveSync final : public GradSync {
   }
 
  private:
-  Mlp& model_;
-  Communicator& comm_;
+  void complete() override {
+    const ParamLayout& layout = model_.layout();
+    if (fused_) {
+      comm_->allreduce_sum(model_.grads(), static_cast<size_t>(layout.grad_buffer_count()));
+    } else {
+      for (const FlatTensor& t : layout.tensors()) {
+        comm_->allreduce_sum(model_.grads() + t.offset,
+                             static_cast<size_t>(count_with_loss_slot(layout, t.index, t.count)));
+      }
+    }
+    comm_->finish();
+  }
+
   bool fused_;
 };
 

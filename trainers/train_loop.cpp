@@ -17,11 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct StepLoss {
-  float global, local;
-};
-
-StepLoss train_step(Session& s, GradSync& sync, int64_t batch_index, bool update) {
+StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update) {
   const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
   const float* x = s.x + row0 * s.spec.in_width();
   const int32_t* y = s.y + row0;
@@ -34,29 +30,29 @@ StepLoss train_step(Session& s, GradSync& sync, int64_t batch_index, bool update
   if (update) m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
                                    static_cast<float>(s.opts.weight_decay)});
   // The slot was summed across ranks with the gradients: Σ_all rows loss / B = the global mean.
-  return StepLoss{m.loss_slot_value(), m.loss_mean()};
+  // One read per step (on a GPU, the step's one host wait).
+  return m.read_losses();
 }
 
 }  // namespace
 
-std::vector<EpochStats> run_training(Session& s, GradSync& sync, Communicator* comm,
-                                     const std::function<void()>& barrier) {
+std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world) {
   for (int w = 0; w < s.opts.warmup_steps; ++w) train_step(s, sync, w % s.steps_per_epoch, false);
   s.device->synchronize();
   sync.take_wait_seconds();
   if (comm) comm->take_busy_seconds();
-  if (barrier) barrier();
+  world.barrier();
 
   std::vector<EpochStats> epochs;
   int64_t total_steps = 0;
-  const bool talk = s.rank == 0 && !s.opts.quiet;
+  const bool print_progress = s.rank == 0 && !s.opts.quiet;
   for (int e = 0; e < s.opts.epochs; ++e) {
     EpochStats st;
     double sum_global = 0.0, sum_local = 0.0;
     const auto t0 = Clock::now();
     for (int64_t b = 0; b < s.steps_per_epoch; ++b) {
       if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
-      const StepLoss l = train_step(s, sync, b, true);
+      const StepLosses l = train_step(s, sync, b, true);
       if (!std::isfinite(l.global)) {
         throw InputError("training diverged: non-finite loss at epoch " + std::to_string(e + 1) + ", step " +
                          std::to_string(b + 1) + " (try a smaller --lr)");
@@ -74,7 +70,7 @@ std::vector<EpochStats> run_training(Session& s, GradSync& sync, Communicator* c
     st.loss_global = sum_global / static_cast<double>(st.steps);
     st.loss_local = sum_local / static_cast<double>(st.steps);
     epochs.push_back(st);
-    if (talk) {
+    if (print_progress) {
       std::cerr << "epoch " << e + 1 << "/" << s.opts.epochs << ": " << st.time_s << " s, loss " << st.loss_global;
       if (comm) std::cerr << ", comm wait " << st.wait_s << " s";
       std::cerr << std::endl;
@@ -84,7 +80,7 @@ std::vector<EpochStats> run_training(Session& s, GradSync& sync, Communicator* c
   return epochs;
 }
 
-std::optional<double> evaluate_test_accuracy(Session& s) {
+std::optional<double> evaluate_test_accuracy(RankSetup& s) {
   if (s.data.n_test == 0) return std::nullopt;
   int64_t correct = 0;
   const int dim = s.spec.in_width();

@@ -11,6 +11,7 @@
 #include "../errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
+#include "cuda_timer.h"
 #include "kernels.cuh"
 
 namespace dpscale {
@@ -64,6 +65,7 @@ class CudaDevice final : public Device {
   }
   void fill(float* x, float value, int64_t n) override { cuda::fill(x, value, n, stream_); }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  std::unique_ptr<IntervalTimer> make_interval_timer() override { return make_cuda_interval_timer(stream_); }
 
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
             const float* b, int ldb, float beta, float* c, int ldc) override {

@@ -88,7 +88,7 @@ StFile read_safetensors(const std::string& path) {
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params) {
   // Forward order (layers.0.weight, layers.0.bias, ...), as a state_dict lists them.
-  std::vector<const TensorView*> order;
+  std::vector<const FlatTensor*> order;
   for (int l = 0; l < spec.n_layers(); ++l) {
     order.push_back(&layout.weight(l));
     order.push_back(&layout.bias(l));
@@ -96,7 +96,7 @@ void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLa
   nlohmann::ordered_json header;
   header["__metadata__"] = {{"format", "pt"}, {"producer", "dpscale"}, {"widths", widths_to_string(spec.widths)}};
   uint64_t offset = 0;
-  for (const TensorView* t : order) {
+  for (const FlatTensor* t : order) {
     std::vector<int64_t> shape = t->is_bias ? std::vector<int64_t>{t->rows} : std::vector<int64_t>{t->rows, t->cols};
     header[t->name()] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + static_cast<uint64_t>(t->nbytes())}}};
     offset += static_cast<uint64_t>(t->nbytes());
@@ -106,7 +106,7 @@ void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLa
   std::string len(8, '\0');
   for (int i = 0; i < 8; ++i) len[static_cast<size_t>(i)] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
   std::vector<std::string_view> parts = {len, json};
-  for (const TensorView* t : order) {
+  for (const FlatTensor* t : order) {
     parts.emplace_back(reinterpret_cast<const char*>(params.data() + t->offset), static_cast<size_t>(t->nbytes()));
   }
   write_file_atomically(path, parts, "--save");
@@ -116,7 +116,7 @@ std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& l
   StFile f = read_safetensors(path);
   const std::string where = "--init '" + path + "'";
   std::vector<float> params(static_cast<size_t>(layout.n_params()));
-  for (const TensorView& t : layout.tensors()) {
+  for (const FlatTensor& t : layout.tensors()) {
     auto it = f.tensors.find(t.name());
     if (it == f.tensors.end()) throw InputError(where + ": tensor '" + t.name() + "' is missing");
     const StTensor& st = it->second;
@@ -136,7 +136,7 @@ std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& l
   if (f.tensors.size() != layout.tensors().size()) {
     for (auto& [name, _] : f.tensors) {
       bool known = std::any_of(layout.tensors().begin(), layout.tensors().end(),
-                               [&](const TensorView& t) { return t.name() == name; });
+                               [&](const FlatTensor& t) { return t.name() == name; });
       if (!known) throw InputError(where + ": tensor '" + name + "' does not belong to this model");
     }
   }

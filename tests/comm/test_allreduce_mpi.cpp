@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/allreduce_algos.h"
+#include "models/fnv1a.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
 #include "models/data/rng.h"
@@ -62,10 +63,7 @@ std::vector<T> rank_data(size_t count, int rank, uint64_t seed) {
 // FNV-1a of the bytes: replicas compare hashes instead of shipping buffers.
 template <class T>
 uint64_t hash_of(const std::vector<T>& v) {
-  uint64_t h = 1469598103934665603ULL;
-  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-  for (size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
+  return fnv1a64(v.data(), v.size() * sizeof(T));
 }
 
 // Expects every rank of `comm` to hold the same bits.

@@ -10,7 +10,7 @@
 #include "allreduce_options.h"
 #include "allreduce_table.h"
 #include "comm/allreduce_algos.h"
-#include "comm/link_model.h"
+#include "contract/link_model.h"
 #include "gemm_shapes.h"
 #include "models/errors.h"
 #include "models/mlp_spec.h"

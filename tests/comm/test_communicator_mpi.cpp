@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "comm/allreduce_algos.h"
-#include "comm/link_model.h"
+#include "contract/link_model.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
 #include "comm/mpi_communicator.h"

@@ -14,7 +14,7 @@
 #include "harness/config.h"
 #include "harness/subprocess.h"
 #include "harness/sweep_line.h"
-#include "trainers/result_record.h"
+#include "contract/record.h"
 
 namespace dpscale::test {
 

@@ -56,8 +56,8 @@ TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
     }
   }
   EXPECT_EQ(ids.size(), 28u) << "run ids must be unique: --resume keys on them";
-  EXPECT_EQ(trainer_executable("bucketed"), "train_ddp_bucketed");
-  EXPECT_EQ(trainer_executable("single"), "train_single_gpu");
+  EXPECT_STREQ(mode_named("bucketed").executable, "train_ddp_bucketed");
+  EXPECT_STREQ(mode_named("single").executable, "train_single_gpu");
 }
 
 TEST(HarnessConfig, CommittedConfigsExpandAsDocumented) {
@@ -142,9 +142,9 @@ TEST(HarnessConfig, BadConfigsNameTheKey) {
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2, 0]})", "'world_sizes[1]' world size must be at least 1"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [-3]})", "'world_sizes[0]'"},
       {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [1, 0]})",
-       "'bucket_caps_mb[1]' bucket cap must be > 0"},
+       "'bucket_caps_mb[1]' bucket cap must be a positive number"},
       {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [-2]})",
-       "'bucket_caps_mb[0]' bucket cap must be > 0"},
+       "'bucket_caps_mb[0]' bucket cap must be a positive number"},
       {R"({"models": ["small"], "modes": ["naive"]})", "'world_sizes' is missing"},
       {R"({"models": ["small"], "modes": ["single"], "options": {"batchsize": 5}})", "'options.batchsize' is not a trainer option"},
       {R"({"models": ["small"], "modes": ["single"], "options": {"epochs": 0}})", "'options.epochs' must be at least 1"},

@@ -46,7 +46,7 @@ struct FakeSweep {
     if (how == "fail") body += "echo 'fake: boom' >&2\nexit 3\n";
     if (how == "hang") body += "sleep 60 &\necho $! > " + dir.file("hang.pid") + "\nwait\n";
     if (how == "silent") body += "exit 0\n";
-    write_file(bin + "/" + trainer_executable(mode), body, true);
+    write_file(bin + "/" + mode_named(mode).executable, body, true);
   }
   ProcessResult sweep(std::vector<std::string> extra = {}) {
     std::vector<std::string> a = {"sweep", config, "--out", out, "--bin-dir", bin, "--launcher", "none"};

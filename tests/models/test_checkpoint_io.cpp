@@ -138,8 +138,8 @@ TEST_F(ModelsSafetensors, FileLayoutFollowsTheFormat) {
     ASSERT_EQ(off.size(), 2u);
     ranges.emplace_back(off[0], off[1]);
     // The tensor of that name in the model's layout: shape [out, in] / [out], bytes equal.
-    const TensorView* t = nullptr;
-    for (const TensorView& v : layout.tensors()) t = v.name() == name ? &v : t;
+    const FlatTensor* t = nullptr;
+    for (const FlatTensor& v : layout.tensors()) t = v.name() == name ? &v : t;
     ASSERT_NE(t, nullptr) << "unexpected tensor " << name;
     const std::vector<int64_t> want = t->is_bias ? std::vector<int64_t>{t->rows} : std::vector<int64_t>{t->rows, t->cols};
     EXPECT_EQ(shape, want) << name;

@@ -219,9 +219,9 @@ TEST(ModelsGradCheck, CheckIsSensitive) {
 class Recorder final : public GradListener {
  public:
   Recorder(const ParamLayout& l, const float* g) : layout_(l), grads_(g) {}
-  void on_grad_ready(const TensorView& t) override {
+  void on_grad_ready(const FlatTensor& t) override {
     EXPECT_EQ(t.index, static_cast<int>(seen.size()));
-    for (const TensorView& u : layout_.tensors()) {
+    for (const FlatTensor& u : layout_.tensors()) {
       for (int64_t i = 0; i < u.count; ++i) {
         const float v = grads_[u.offset + i];
         if (u.index <= t.index) {

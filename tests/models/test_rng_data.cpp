@@ -153,7 +153,7 @@ TEST(ModelsInit, LikeNnLinearAndDeterministic) {
   EXPECT_NE(pa, pc);
   EXPECT_EQ(checksum_floats(pa), checksum_floats(pb));
   EXPECT_NE(checksum_floats(pa), checksum_floats(pc));
-  for (const TensorView& t : a.layout().tensors()) {
+  for (const FlatTensor& t : a.layout().tensors()) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(spec.widths[t.layer]));  // 1/sqrt(fan_in)
     const CounterRng rng(42, 2 * static_cast<uint64_t>(t.layer) + (t.is_bias ? 1 : 0));
     float lo = 1, hi = -1;

@@ -87,7 +87,7 @@ TEST(ModelsParamLayout, BackwardOrderOnHandWorkedModel) {
                        {"layers.0.weight", 23, 20, 4, 5}, {"layers.0.bias", 43, 4, 4, 1}};
   ASSERT_EQ(L.tensors().size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
-    const TensorView& t = L.tensors()[i];
+    const FlatTensor& t = L.tensors()[i];
     SCOPED_TRACE(want[i].name);
     EXPECT_EQ(t.name(), want[i].name);
     EXPECT_EQ(t.index, static_cast<int>(i));
@@ -118,7 +118,7 @@ TEST(ModelsParamLayout, PresetsAreContiguousInBackwardOrder) {
     ASSERT_EQ(static_cast<int>(L.tensors().size()), 2 * n);
     int64_t pos = 0;
     for (int i = 0; i < 2 * n; ++i) {
-      const TensorView& t = L.tensors()[i];
+      const FlatTensor& t = L.tensors()[i];
       const int layer = n - 1 - i / 2;  // last layer first
       EXPECT_EQ(t.layer, layer);
       EXPECT_EQ(t.is_bias, i % 2 == 1);  // weight, then bias

@@ -11,7 +11,7 @@
 #include "models/param_layout.h"
 #include "models/io/safetensors.h"
 #include "single_run.h"
-#include "trainers/result_record.h"
+#include "contract/record.h"
 
 namespace dpscale {
 namespace {

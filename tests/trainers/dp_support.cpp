@@ -12,7 +12,7 @@
 #include "models/mlp_spec.h"
 #include "models/param_layout.h"
 #include "models/io/safetensors.h"
-#include "trainers/result_record.h"
+#include "contract/record.h"
 
 namespace dpscale::test {
 
@@ -79,7 +79,7 @@ void write_random_checkpoint(const std::string& path, const std::string& model, 
   const ParamLayout layout(spec);
   std::vector<float> params(static_cast<size_t>(layout.n_params()));
   std::mt19937 gen(seed);
-  for (const TensorView& t : layout.tensors()) {
+  for (const FlatTensor& t : layout.tensors()) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(spec.widths[static_cast<size_t>(t.layer)]));
     std::uniform_real_distribution<float> u(-bound, bound);
     for (int64_t i = 0; i < t.count; ++i) params[static_cast<size_t>(t.offset + i)] = u(gen);

@@ -1,7 +1,7 @@
 // dp_support.h — what the data-parallel trainer tests share: starting the real executables
 // (train_single_gpu directly, train_dp_* through `mpirun -np K`), reading their one
 // RESULTS_JSON line, writing and reading checkpoints, a scratch directory, and the α-β link
-// model written out again by hand (so the tests do not trust comm/link_model.cpp to check
+// model written out again by hand (so the tests do not trust contract/link_model.cpp to check
 // itself).
 //
 // Every run has a timeout (run_process kills the process group); tests assert it did not fire,

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/link_model.h"
+#include "contract/link_model.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_env.h"
 

@@ -63,7 +63,7 @@ std::vector<Bucket> check_invariants(const std::string& model, double cap_mb, do
     EXPECT_EQ(b.offset, tensors[static_cast<size_t>(b.first_tensor)].offset) << "bucket " << i;
     int64_t count = 0;
     for (int t = b.first_tensor; t <= b.last_tensor; ++t) {
-      const TensorView& tv = tensors[static_cast<size_t>(t)];
+      const FlatTensor& tv = tensors[static_cast<size_t>(t)];
       EXPECT_EQ(tv.offset, b.offset + count) << "tensor " << tv.name() << " is not where bucket " << i << " needs it";
       count += tv.count;
     }

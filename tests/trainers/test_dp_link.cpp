@@ -1,7 +1,7 @@
 // test_dp_link.cpp — link emulation: an emulated all-reduce takes at least the α-β ring time
 //     t(B, K) = 2(K-1) · (α + (B/K)/β) · F
 // (the formula, typed in again in dp_support.cpp rather than taken from
-// comm/link_model.cpp). Two levels:
+// contract/link_model.cpp). Two levels:
 //   * MpiCommunicator itself, through dp_link_probe under mpirun (K = 2 and 4, several presets
 //     and dilations), with the modelled time chosen well above what the real all-reduce costs
 //     here — shown by a control with --link none — so the lower bound tests the hold, not MPI;
@@ -103,7 +103,7 @@ double step_model_seconds(const std::string& mode, const nlohmann::json& rec, in
     for (size_t i = 0; i < bytes.size(); ++i) t += ring_model_seconds(eth, bytes[i] + (i + 1 == bytes.size() ? 4 : 0), k, dilation);
     return t;
   }
-  for (const TensorView& tv : layout.tensors()) {
+  for (const FlatTensor& tv : layout.tensors()) {
     const bool last = tv.index + 1 == static_cast<int>(layout.tensors().size());
     t += ring_model_seconds(eth, static_cast<double>(tv.nbytes() + (last ? 4 : 0)), k, dilation);
   }

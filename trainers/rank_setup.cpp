@@ -1,6 +1,7 @@
-// session.cpp — one rank's local set-up, cheapest checks first.
-#include "session.h"
+// rank_setup.cpp — one rank's local set-up, cheapest checks first.
+#include "rank_setup.h"
 
+#include "comm/communicator.h"
 #include "models/errors.h"
 #include "models/io/safetensors.h"
 
@@ -19,10 +20,11 @@ void to_device(Device& dev, const std::vector<T>& host, DeviceBuffer<T>& buf, co
 }
 }  // namespace
 
-std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int world_size, int gpu_index) {
-  auto s = std::make_unique<Session>();
+std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace& place) {
+  auto s = std::make_unique<RankSetup>();
+  const int world_size = place.world_size;
   s->opts = opts;
-  s->rank = rank;
+  s->rank = place.rank;
   s->world_size = world_size;
   s->spec = parse_model(opts.model);
   if (opts.batch_size % world_size != 0) {
@@ -39,11 +41,18 @@ std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int
   if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));
 
   DeviceOptions dopts = opts.device;
-  dopts.gpu_index = gpu_index;
+  dopts.gpu_index = place.local_rank;
   s->device = make_device(dopts);
-  if (s->device->backend() == Backend::cuda && opts.mode != Mode::single) {
-    if (s->link.enabled()) throw InputError("--link emulation applies to the MPI (CPU) backend only; NCCL uses the real link");
-    if (s->algo != AllreduceAlgo::native) throw InputError("--allreduce " + opts.allreduce + " applies to the MPI (CPU) backend only");
+  if (s->device->backend() == Backend::cuda && mode_info(opts.mode).data_parallel) {
+    // One rank per GPU: NCCL refuses two ranks on one device, and would say so only after
+    // every rank had joined the communicator. Say it here, before the first collective.
+    const int gpus = cuda_device_count();
+    if (place.local_size > gpus) {
+      throw InputError(std::to_string(place.local_size) + " ranks on this node but " + std::to_string(gpus) +
+                       " GPU(s) answer: run one rank per GPU (mpirun -np " + std::to_string(gpus) +
+                       " per node), or --backend cpu");
+    }
+    check_comm_options(Backend::cuda, s->link, s->algo);
   }
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());

@@ -1,21 +1,25 @@
-// session.h — everything one rank sets up on its own before training: options checked, device,
-// dataset (on the device), model with its initial weights. No communication happens here, so
-// any failure is caught before the first collective and reported by the start-up check.
+// rank_setup.h — everything one rank sets up on its own before training: options checked,
+// device, dataset (on the device), model with its initial weights. No communication happens
+// here, so any failure is caught before the first collective and reported by the start-up check.
 #pragma once
 
 #include <memory>
-#include <optional>
 
-#include "comm/allreduce_algos.h"
-#include "comm/link_model.h"
+#include "contract/link_model.h"
+#include "contract/trainer_options.h"
 #include "models/data/dataset.h"
 #include "models/device.h"
 #include "models/mlp.h"
-#include "options.h"
 
 namespace dpscale {
 
-struct Session {
+// Where this rank sits: its rank, the world's size, and its place on its node.
+struct RankPlace {
+  int rank = 0, world_size = 1;
+  int local_rank = 0, local_size = 1;
+};
+
+struct RankSetup {
   TrainOptions opts;
   MlpSpec spec;
   int rank = 0, world_size = 1;
@@ -41,7 +45,8 @@ struct Session {
   DeviceBuffer<int32_t> y_buf, test_y_buf;
 };
 
-// Validates options against each other and the data; throws InputError naming the problem.
-std::unique_ptr<Session> prepare_session(const TrainOptions& opts, int rank, int world_size, int gpu_index);
+// Validates options against each other, the machine and the data; throws InputError naming the
+// problem.
+std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace& place);
 
 }  // namespace dpscale

@@ -1,0 +1,84 @@
+// world.cpp — the world of one and the MPI world.
+#include "world.h"
+
+#include <mpi.h>
+
+#include "communicator_factory.h"
+#include "mpi_check.h"
+#include "mpi_env.h"
+
+namespace dpscale {
+
+namespace {
+
+class SingleWorld final : public World {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  int n_nodes() const override { return 1; }
+  std::string library_version() const override { return ""; }
+  void barrier() override {}
+  double max_over_ranks(double v) override { return v; }
+  std::vector<unsigned char> all_gather_bytes(const void* mine, size_t nbytes) override { return copy(mine, nbytes); }
+  std::vector<unsigned char> gather_bytes_to_root(const void* mine, size_t nbytes) override {
+    return copy(mine, nbytes);
+  }
+  std::unique_ptr<Communicator> make_communicator(Device&, AllreduceAlgo, const LinkModel&) override {
+    return nullptr;
+  }
+  int end_job(int code) override { return code; }
+
+ private:
+  static std::vector<unsigned char> copy(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    return std::vector<unsigned char>(b, b + n);
+  }
+};
+
+class MpiWorld final : public World {
+ public:
+  MpiWorld(int* argc, char*** argv) : env_(argc, argv) {}
+
+  int rank() const override { return env_.rank(); }
+  int size() const override { return env_.world_size(); }
+  int local_rank() const override { return env_.local_rank(); }
+  int local_size() const override { return env_.local_size(); }
+  int n_nodes() const override { return env_.n_nodes(); }
+  std::string library_version() const override { return env_.library_version(); }
+
+  void barrier() override { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+  double max_over_ranks(double v) override {
+    double out = 0.0;
+    MPI_CHECK(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    return out;
+  }
+  std::vector<unsigned char> all_gather_bytes(const void* mine, size_t nbytes) override {
+    std::vector<unsigned char> all(nbytes * static_cast<size_t>(size()));
+    MPI_CHECK(MPI_Allgather(mine, static_cast<int>(nbytes), MPI_BYTE, all.data(), static_cast<int>(nbytes), MPI_BYTE,
+                            MPI_COMM_WORLD));
+    return all;
+  }
+  std::vector<unsigned char> gather_bytes_to_root(const void* mine, size_t nbytes) override {
+    std::vector<unsigned char> all(rank() == 0 ? nbytes * static_cast<size_t>(size()) : 0);
+    MPI_CHECK(MPI_Gather(mine, static_cast<int>(nbytes), MPI_BYTE, all.data(), static_cast<int>(nbytes), MPI_BYTE, 0,
+                         MPI_COMM_WORLD));
+    return all;
+  }
+  std::unique_ptr<Communicator> make_communicator(Device& device, AllreduceAlgo algo, const LinkModel& link) override {
+    return dpscale::make_communicator(device, MPI_COMM_WORLD, algo, link);
+  }
+  int end_job(int code) override { env_.abort(code); }
+
+ private:
+  MpiEnv env_;
+};
+
+}  // namespace
+
+std::unique_ptr<World> make_single_world() { return std::make_unique<SingleWorld>(); }
+std::unique_ptr<World> make_mpi_world(int* argc, char*** argv) { return std::make_unique<MpiWorld>(argc, argv); }
+bool launched_by_mpi() { return MpiEnv::launched_by_mpi(); }
+
+}  // namespace dpscale

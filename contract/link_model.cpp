@@ -1,0 +1,91 @@
+// link_model.cpp — presets and parsing of the α-β link model.
+#include "link_model.h"
+
+#include <cmath>
+#include <map>
+
+#include "models/errors.h"
+#include "option_values.h"
+
+namespace dpscale {
+
+double LinkModel::ring_seconds(size_t nbytes, int k) const {
+  if (!enabled() || k <= 1) return 0.0;
+  const double hops = 2.0 * (k - 1);
+  return dilation * hops * (alpha_us * 1e-6 + (static_cast<double>(nbytes) / k) / (gbps * 1e9));
+}
+
+double LinkModel::star_seconds(size_t nbytes, int k) const {
+  if (!enabled() || k <= 1) return 0.0;
+  const double hops = 2.0 * (k - 1);
+  return dilation * hops * (alpha_us * 1e-6 + static_cast<double>(nbytes) / (gbps * 1e9));
+}
+
+LinkModel parse_link(const std::string& spec) {
+  static const std::map<std::string, std::pair<double, double>> presets = {
+      {"nvlink", {1.0, 300.0}}, {"pcie4", {10.0, 25.0}}, {"ib100", {5.0, 12.5}}, {"eth10", {50.0, 1.25}}};
+  if (spec == "none") return LinkModel{};
+  if (auto it = presets.find(spec); it != presets.end()) {
+    return LinkModel{spec, it->second.first, it->second.second, 1.0};
+  }
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) {
+    throw OptionError("--link", "unknown link '" + spec + "' (use none, nvlink, pcie4, ib100, eth10 or ALPHA_US:GBPS)");
+  }
+  LinkModel m{"custom", 0.0, 0.0, 1.0};
+  try {
+    m.alpha_us = parse_real(spec.substr(0, colon), {0.0}, {kMaxAlphaUs});
+  } catch (const ValueError& e) {
+    throw OptionError("--link", "latency (microseconds) in '" + spec + "' " + e.what());
+  }
+  try {
+    m.gbps = parse_real(spec.substr(colon + 1), {kMinGbps}, {kMaxGbps});
+  } catch (const ValueError& e) {
+    throw OptionError("--link", "bandwidth (GB/s) in '" + spec + "' " + e.what());
+  }
+  return m;
+}
+
+DilationSpec parse_dilation(const std::string& spec) {
+  DilationSpec d;
+  const bool is_auto = spec.rfind("auto:", 0) == 0;
+  const std::string number = is_auto ? spec.substr(5) : spec;
+  double v = 0.0;
+  try {
+    v = parse_real(number, {0.0, false});
+  } catch (const ValueError& e) {
+    throw OptionError("--link-dilation", std::string(is_auto ? "auto:TFLOPS " : "") + e.what() +
+                                             " (a factor F, or auto:TFLOPS)");
+  }
+  if (is_auto) {
+    if (v > kMaxAutoTflops) throw OptionError("--link-dilation", "'" + spec + "' is above auto:1e4 TFLOPS");
+    d.auto_tflops = v;
+    return d;
+  }
+  // No machine is a million times slower than the GPU it stands for (auto: gives ~1e2 to 1e4);
+  // a larger F is a typo that would hold every all-reduce for hours.
+  if (v > kMaxDilation) throw OptionError("--link-dilation", "'" + spec + "' is above 1e6");
+  d.factor = v;
+  return d;
+}
+
+AllreduceAlgo parse_allreduce_algo(const std::string& name) {
+  try {
+    return static_cast<AllreduceAlgo>(parse_choice(name, allreduce_algo_names(), "algorithm"));
+  } catch (const ValueError& e) {
+    throw OptionError("--allreduce", e.what());
+  }
+}
+
+const std::vector<std::string>& allreduce_algo_names() {
+  static const std::vector<std::string> names = {"native", "ring", "star"};  // AllreduceAlgo's order
+  return names;
+}
+
+const char* allreduce_algo_name(AllreduceAlgo a) { return allreduce_algo_names()[static_cast<size_t>(a)].c_str(); }
+
+double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k) {
+  return algo == AllreduceAlgo::star ? link.star_seconds(nbytes, k) : link.ring_seconds(nbytes, k);
+}
+
+}  // namespace dpscale

@@ -1,0 +1,47 @@
+// modes.h — the four ways dpscale trains, in one table: the name a config and a record use, the
+// executable that runs it, its label in tables and charts, its --help description, and which
+// record field its communication wait fills.
+//
+// Everything that needs to know about modes asks this table: the trainers (their help text, the
+// record), the harness (config validation, launching, the report) and, through
+// `dpscale schema --format json`, the plotter. A new mode is one row here plus its GradSync.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dpscale {
+
+enum class Mode { single, naive, interleaved, bucketed };
+
+// Where a data-parallel trainer's measured wait (GradSync::take_wait_seconds) goes:
+//   comm_s          naive: the blocking all-reduce phase, all of the communication
+//   exposed_comm_s  interleaved/bucketed: only the part of the communication that did not hide
+//                   behind backward (finish() waited for it)
+enum class WaitField { none, comm_s, exposed_comm_s };
+
+struct ModeInfo {
+  Mode mode;
+  const char* name;         // "bucketed": configs, records, run ids
+  const char* executable;   // "train_ddp_bucketed"
+  const char* label;        // "Bucketed DDP": report tables
+  const char* description;  // first line of --help
+  bool data_parallel;       // launched by mpirun with K ranks, has a communicator
+  WaitField wait_field;
+};
+
+// Every mode, in the workshop's table order (single, naive, interleaved, bucketed).
+const std::vector<ModeInfo>& all_modes();
+const ModeInfo& mode_info(Mode m);
+// nullptr for a name that is no mode.
+const ModeInfo* find_mode(std::string_view name);
+// The named mode; InputError "unknown mode 'x' (use single, naive, interleaved or bucketed)".
+const ModeInfo& mode_named(std::string_view name);
+// "single | naive | interleaved | bucketed"
+std::string mode_names(const char* separator = " | ");
+
+const char* mode_name(Mode m);
+const char* wait_field_name(WaitField f);  // "none" | "comm_s" | "exposed_comm_s"
+
+}  // namespace dpscale

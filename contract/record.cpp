@@ -1,0 +1,195 @@
+// record.cpp — the record's field table, and RunRecord <-> JSON through it.
+#include "record.h"
+
+#include <ctime>
+#include <sstream>
+#include <stdexcept>
+
+namespace dpscale {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// The JSON type a member of C++ type T is written as.
+template <class T>
+struct TypeName;
+template <>
+struct TypeName<std::string> {
+  static std::string get() { return "string"; }
+};
+template <>
+struct TypeName<int> {
+  static std::string get() { return "int"; }
+};
+template <>
+struct TypeName<int64_t> {
+  static std::string get() { return "int"; }
+};
+template <>
+struct TypeName<uint64_t> {
+  static std::string get() { return "int"; }
+};
+template <>
+struct TypeName<double> {
+  static std::string get() { return "float"; }
+};
+template <class T>
+struct TypeName<std::vector<T>> {
+  static std::string get() { return TypeName<T>::get() + "[]"; }
+};
+template <class T>
+struct TypeName<std::optional<T>> {
+  static std::string get() { return TypeName<T>::get() + " | null"; }
+};
+
+template <class T>
+void read_value(const json& j, const std::string& name, T& out) {
+  if (!j.contains(name)) throw std::runtime_error("record has no field '" + name + "'");
+  try {
+    j.at(name).get_to(out);
+  } catch (const json::exception&) {
+    throw std::runtime_error("record field '" + name + "' has the wrong type");
+  }
+}
+template <class T>
+void read_value(const json& j, const std::string& name, std::optional<T>& out) {
+  out.reset();
+  if (!j.contains(name) || j.at(name).is_null()) return;
+  T v;
+  read_value(j, name, v);
+  out = std::move(v);
+}
+
+template <class T>
+ordered_json write_value(const T& v) {
+  return ordered_json(v);
+}
+template <class T>
+ordered_json write_value(const std::optional<T>& v) {
+  return v ? ordered_json(*v) : ordered_json(nullptr);
+}
+
+template <class T>
+RecordField field(std::string name, T RunRecord::*member, std::string meaning) {
+  RecordField f;
+  f.name = name;
+  f.type = TypeName<T>::get();
+  f.meaning = std::move(meaning);
+  f.write = [name, member](const RunRecord& r, ordered_json& j) { j[name] = write_value(r.*member); };
+  f.read = [name, member](const json& j, RunRecord& r) { read_value(j, name, r.*member); };
+  return f;
+}
+
+std::vector<RecordField> build_fields() {
+  using R = RunRecord;
+  return {
+      field("schema", &R::schema, "`\"dpscale.result/1\"`"),
+      field("mode", &R::mode, "`single` | `naive` | `interleaved` | `bucketed`"),
+      field("backend", &R::backend, "`cpu` | `cuda`"),
+      field("device_name", &R::device_name, "CPU model (+ BLAS threads) or GPU name"),
+      field("model", &R::model, "`small` | `medium` | `large` | `xlarge` | `custom`"),
+      field("widths", &R::widths, "layer widths, input first"),
+      field("n_params", &R::n_params,
+            "parameters (small 1,462,538 · medium 8,432,138 · large 35,211,786 · xlarge 51,993,098)"),
+      field("world_size", &R::world_size, "ranks K (1 for single)"),
+      field("n_nodes", &R::n_nodes, "distinct nodes the ranks ran on"),
+      field("global_batch", &R::global_batch, "global batch B"),
+      field("local_batch", &R::local_batch, "rows per rank, B/K"),
+      field("dataset", &R::dataset, "`synthetic` | `fashion-mnist` | `npy`"),
+      field("n_samples", &R::n_samples, "training samples"),
+      field("epochs", &R::epochs, "requested epochs"),
+      field("steps_per_epoch", &R::steps_per_epoch, "⌊n_samples/B⌋"),
+      field("steps", &R::steps, "optimizer steps taken"),
+      field("lr", &R::lr, "SGD learning rate"),
+      field("seed", &R::seed, "seed of the weights and the synthetic data"),
+      field("threads", &R::threads, "BLAS threads per rank"),
+      field("epoch_times_s", &R::epoch_times_s, "per epoch, the slowest rank's wall time"),
+      field("avg_epoch_s", &R::avg_epoch_s, "mean of `epoch_times_s` (the workshop's \"Avg Epoch\")"),
+      field("throughput_samples_per_s", &R::throughput_samples_per_s, "steps·B / Σ epoch times"),
+      field("losses", &R::losses, "per epoch, mean over steps of the true global-batch loss"),
+      field("loss_global", &R::loss_global, "the same as `losses` (named as the workshop discusses it)"),
+      field("loss_rank0", &R::loss_rank0, "per epoch, mean of rank 0's own shard loss (the workshop's logged loss)"),
+      field("test_accuracy", &R::test_accuracy, "on the test split after training (Fashion-MNIST), else null"),
+      field("comm", &R::comm, "`none` | `mpi` | `nccl`"),
+      field("allreduce", &R::allreduce, "`none` | `native` | `ring` | `star` | `nccl`"),
+      field("link", &R::link, "emulated link (`none` if off)"),
+      field("link_alpha_us", &R::link_alpha_us, "its α per hop (µs)"),
+      field("link_gbps", &R::link_gbps, "its β (GB/s)"),
+      field("link_dilation", &R::link_dilation, "time dilation F of the modelled link times"),
+      field("comm_s", &R::comm_s, "naive: per-epoch blocking all-reduce phase"),
+      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed: per-epoch time `finish()` waited"),
+      field("comm_busy_s", &R::comm_busy_s, "DP modes: per-epoch summed all-reduce durations"),
+      field("compute_s", &R::compute_s, "`avg_epoch_s` minus the comm wait above"),
+      field("allreduce_calls_per_step", &R::allreduce_calls_per_step, "all-reduce calls per step"),
+      field("allreduce_bytes_per_step", &R::allreduce_bytes_per_step,
+            "all-reduced bytes per step (the 4-byte loss slot included)"),
+      field("bucket_cap_mb", &R::bucket_cap_mb, "bucketed only: the bucket cap (MiB)"),
+      field("first_bucket_mb", &R::first_bucket_mb, "bucketed only: the first bucket's cap (MiB)"),
+      field("n_buckets", &R::n_buckets, "bucketed only: buckets per step"),
+      field("bucket_bytes", &R::bucket_bytes, "bucketed: gradient bytes per bucket, in launch order"),
+      field("per_rank_epoch_s", &R::per_rank_epoch_s, "each rank's mean epoch time (stragglers show here)"),
+      field("mpi_library", &R::mpi_library, "MPI library version line"),
+      field("nccl_version", &R::nccl_version, "NCCL version (\"\" if none)"),
+      field("version", &R::version, "`git describe` of the build"),
+      field("timestamp", &R::timestamp, "UTC start time, ISO 8601"),
+  };
+}
+
+}  // namespace
+
+const std::vector<RecordField>& record_fields() {
+  static const std::vector<RecordField> fields = build_fields();
+  return fields;
+}
+
+nlohmann::ordered_json to_json(const RunRecord& r) {
+  nlohmann::ordered_json j;
+  for (const RecordField& f : record_fields()) f.write(r, j);
+  return j;
+}
+
+RunRecord record_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::runtime_error("record is not a JSON object");
+  RunRecord r;
+  for (const RecordField& f : record_fields()) {
+    f.read(j, r);
+    if (f.name == "schema" && r.schema != kResultSchema) {
+      throw std::runtime_error("record schema '" + r.schema + "' is not " + kResultSchema);
+    }
+  }
+  return r;
+}
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+const char* build_version() { return DPSCALE_GIT_VERSION; }
+
+std::string format_results_line(const RunRecord& r) { return kResultPrefix + to_json(r).dump(); }
+
+std::optional<nlohmann::json> find_results_json(const std::string& output) {
+  std::istringstream in(output);
+  std::string line;
+  const std::string prefix = kResultPrefix;
+  while (std::getline(in, line)) {
+    const auto at = line.find(prefix);
+    if (at == std::string::npos) continue;
+    try {
+      auto j = nlohmann::json::parse(line.substr(at + prefix.size()));
+      if (j.is_object()) return j;
+    } catch (const nlohmann::json::exception&) {
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,104 @@
+// record.h — the RESULTS_JSON record: the contract between the trainers (which write it) and
+// the harness (which reads it). The struct gives code typed access; record_fields() is the one
+// table of its fields (JSON name, type, meaning) from which writing, reading, the README's field
+// table (`dpscale schema record --format md`) and the plotter's view of it all come.
+//
+// A trainer prints exactly one line on stdout:  RESULTS_JSON: {...}
+// Schema "dpscale.result/1"; fields that do not apply to a mode are null (e.g. comm_s for
+// single, bucket_cap_mb outside bucketed).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpscale {
+
+inline constexpr const char* kResultSchema = "dpscale.result/1";
+inline constexpr const char* kResultPrefix = "RESULTS_JSON: ";
+
+// Typed access to the record; what each field means is said once, in record_fields().
+struct RunRecord {
+  std::string schema = kResultSchema;
+  std::string mode;
+  std::string backend;
+  std::string device_name;
+  std::string model;
+  std::vector<int> widths;
+  int64_t n_params = 0;
+  int world_size = 1;
+  int n_nodes = 1;
+  int global_batch = 0;
+  int local_batch = 0;
+  std::string dataset;
+  int64_t n_samples = 0;
+  int epochs = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t steps = 0;
+  double lr = 0.0;
+  uint64_t seed = 0;
+  int threads = 1;
+
+  std::vector<double> epoch_times_s;
+  double avg_epoch_s = 0.0;
+  double throughput_samples_per_s = 0.0;
+  std::vector<double> losses;
+  std::vector<double> loss_global;
+  std::vector<double> loss_rank0;
+  std::optional<double> test_accuracy;
+
+  std::string comm = "none";
+  std::string allreduce = "none";
+  std::string link = "none";
+  std::optional<double> link_alpha_us, link_gbps;
+  double link_dilation = 1.0;
+  std::optional<double> comm_s;
+  std::optional<double> exposed_comm_s;
+  std::optional<double> comm_busy_s;
+  double compute_s = 0.0;
+  int allreduce_calls_per_step = 0;
+  int64_t allreduce_bytes_per_step = 0;
+  std::optional<double> bucket_cap_mb, first_bucket_mb;
+  std::optional<int> n_buckets;
+  std::vector<int64_t> bucket_bytes;
+  std::vector<double> per_rank_epoch_s;
+
+  std::string mpi_library;
+  std::string nccl_version;
+  std::string version;
+  std::string timestamp;
+};
+
+// One field of the record. `type` is derived from the member's C++ type: "string", "int",
+// "float", "int[]", "float[]", with " | null" for optional fields.
+struct RecordField {
+  std::string name;
+  std::string type;
+  std::string meaning;
+  std::function<void(const RunRecord&, nlohmann::ordered_json&)> write;
+  // Throws std::runtime_error naming the field when it is missing (and not optional) or mistyped.
+  std::function<void(const nlohmann::json&, RunRecord&)> read;
+};
+// In the order the record is written.
+const std::vector<RecordField>& record_fields();
+
+nlohmann::ordered_json to_json(const RunRecord& r);
+// Throws std::runtime_error naming the first missing or mistyped field.
+RunRecord record_from_json(const nlohmann::json& j);
+
+// Now, in UTC, as strftime `format`; the default is the record's timestamp form,
+// "2026-11-22T08:12:03Z" (ISO 8601).
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ");
+// `git describe` of the sources this binary was built from (the record's "version").
+const char* build_version();
+
+// "RESULTS_JSON: {...}" for stdout.
+std::string format_results_line(const RunRecord& r);
+// Finds a RESULTS_JSON line in a process's output and parses its JSON; nullopt if there is none
+// or it is not a JSON object.
+std::optional<nlohmann::json> find_results_json(const std::string& output);
+
+}  // namespace dpscale

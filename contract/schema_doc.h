@@ -1,0 +1,18 @@
+// schema_doc.h — the contract's tables rendered for people and programs: the record's fields as
+// the README's Markdown table, and modes, options and record fields as one JSON document
+// (`dpscale schema`), which the plotter and other tools read instead of keeping lists of their own.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace dpscale {
+
+// "| field | type | meaning |" and one row per record field, in record order.
+std::string record_fields_markdown();
+
+// {"schema": ..., "modes": [{name, executable, label, data_parallel, wait_field}, ...],
+//  "options": [{key, flag, help, modes, kind, config}, ...], "record_fields": [{name, type, meaning}, ...]}
+nlohmann::ordered_json contract_json();
+
+}  // namespace dpscale

@@ -1,0 +1,253 @@
+// trainer_options.cpp — the option table, the CLI11 parser built from it, the fingerprint.
+#include "trainer_options.h"
+
+#include <CLI/CLI.hpp>
+#include <climits>
+#include <type_traits>
+#include <iostream>
+
+#include "contract/link_model.h"
+#include "contract/option_values.h"
+#include "models/errors.h"
+#include "models/fnv1a.h"
+#include "models/mlp_spec.h"
+
+namespace dpscale {
+
+namespace {
+
+const std::vector<Mode> kAll = {Mode::single, Mode::naive, Mode::interleaved, Mode::bucketed};
+const std::vector<Mode> kDataParallel = {Mode::naive, Mode::interleaved, Mode::bucketed};
+
+// Wraps a parser of the value into the setter of one option: a ValueError's complaint gets the
+// flag; an OptionError from a parser that names its flag itself (--link, --model) passes as is.
+template <class Parse>
+std::function<void(TrainOptions&, const std::string&)> setter(std::string flag, Parse parse) {
+  return [flag = std::move(flag), parse](TrainOptions& o, const std::string& v) {
+    try {
+      parse(o, v);
+    } catch (const ValueError& e) {
+      throw OptionError(flag, e.what());
+    }
+  };
+}
+
+// The builders take the field as a generic accessor, [](auto& o) -> auto& { return o.x; }, so
+// one lambda serves the setter (TrainOptions&) and the getter (const TrainOptions&).
+TrainerOption make(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind) {
+  return TrainerOption{std::move(key), std::move(flag), std::move(help), std::move(modes), kind, ConfigUse::options,
+                       true, {}, {}};
+}
+
+template <class Field>
+TrainerOption whole(std::string key, std::string flag, std::string help, std::vector<Mode> modes, int64_t lo,
+                    int64_t hi, Field field) {
+  TrainerOption t = make(std::move(key), flag, std::move(help), std::move(modes), ValueKind::whole);
+  t.set = setter(flag, [=](TrainOptions& o, const std::string& v) {
+    using T = std::remove_reference_t<decltype(field(o))>;
+    field(o) = static_cast<T>(parse_whole(v, lo, hi));  // in range, so the narrowing is exact
+  });
+  t.get = [=](const TrainOptions& o) { return std::to_string(field(o)); };
+  return t;
+}
+
+template <class Field>
+TrainerOption real(std::string key, std::string flag, std::string help, std::vector<Mode> modes, Bound lo, Bound hi,
+                   Field field) {
+  TrainerOption t = make(std::move(key), flag, std::move(help), std::move(modes), ValueKind::real);
+  t.set = setter(flag, [=](TrainOptions& o, const std::string& v) { field(o) = parse_real(v, lo, hi); });
+  t.get = [=](const TrainOptions& o) { return format_number(field(o)); };
+  return t;
+}
+
+// A text option whose value `check` validates (throwing ValueError or OptionError).
+template <class Check, class Field>
+TrainerOption text(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind,
+                   Check check, Field field) {
+  TrainerOption t = make(std::move(key), flag, std::move(help), std::move(modes), kind);
+  t.set = setter(flag, [=](TrainOptions& o, const std::string& v) {
+    check(v);
+    field(o) = v;
+  });
+  t.get = [=](const TrainOptions& o) { return field(o); };
+  return t;
+}
+
+template <class Field>
+TrainerOption choice(std::string key, std::string flag, std::string help, std::vector<Mode> modes,
+                     std::vector<std::string> choices, std::string what, Field field) {
+  return text(std::move(key), std::move(flag), std::move(help), std::move(modes), ValueKind::choice,
+              [choices = std::move(choices), what = std::move(what)](const std::string& v) { parse_choice(v, choices, what); },
+              field);
+}
+
+template <class Field>
+TrainerOption switch_(std::string key, std::string flag, std::string help, std::vector<Mode> modes, Field field) {
+  TrainerOption t = make(std::move(key), flag, std::move(help), std::move(modes), ValueKind::switch_);
+  t.set = setter(flag, [=](TrainOptions& o, const std::string& v) {
+    if (v != "true" && v != "false") throw ValueError("must be true or false (got '" + v + "')");
+    field(o) = v == "true";
+  });
+  t.get = [=](const TrainOptions& o) { return std::string(field(o) ? "true" : "false"); };
+  return t;
+}
+
+TrainerOption with(TrainerOption t, ConfigUse use, bool shapes_run = true) {
+  t.config = use;
+  t.shapes_run = shapes_run;
+  return t;
+}
+
+std::vector<TrainerOption> build_table() {
+  const auto path = [](const std::string& v) { parse_nonempty(v); };
+  std::vector<TrainerOption> t = {
+      with(text("model", "--model", "small | medium | large | xlarge, or widths like 784,256,10", kAll,
+                ValueKind::text, [](const std::string& v) { parse_model(v); }, [](auto& o) -> auto& { return o.model; }),
+           ConfigUse::sweep),
+      choice("data", "--data", "synthetic | fashion-mnist | npy", kAll, {"synthetic", "fashion-mnist", "npy"}, "dataset",
+             [](auto& o) -> auto& { return o.data.kind; }),
+      whole("samples", "--samples", "training samples (0 = synthetic 32768 / all of a file)", kAll, 0, INT64_MAX / 2,
+            [](auto& o) -> auto& { return o.data.samples; }),
+      with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
+                [](auto& o) -> auto& { return o.data.data_dir; }),
+           ConfigUse::options, false),
+      with(text("features", "--features", "npy: float32 features [N, in_width]", kAll, ValueKind::text, path,
+                [](auto& o) -> auto& { return o.data.features; }),
+           ConfigUse::options, false),
+      with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
+                [](auto& o) -> auto& { return o.data.labels; }),
+           ConfigUse::options, false),
+      whole("batch_size", "--batch-size", "global batch; each of K ranks takes batch/K rows", kAll, 1, INT_MAX,
+                [](auto& o) -> auto& { return o.batch_size; }),
+      whole("epochs", "--epochs", "passes over the data (an incomplete last batch is dropped)", kAll, 1, 1000000,
+                [](auto& o) -> auto& { return o.epochs; }),
+      // No upper bound: a huge rate is how a user (and a test) makes training diverge on purpose.
+      real("lr", "--lr", "SGD learning rate", kAll, {0.0, false}, {kNoLimit}, [](auto& o) -> auto& { return o.lr; }),
+      real("momentum", "--momentum", "SGD momentum (0 = plain SGD)", kAll, {0.0}, {1.0, false},
+           [](auto& o) -> auto& { return o.momentum; }),
+      real("weight_decay", "--weight-decay", "SGD weight decay", kAll, {0.0}, {kNoLimit},
+           [](auto& o) -> auto& { return o.weight_decay; }),
+      whole("warmup_steps", "--warmup-steps", "untimed forward+backward steps before training, no update", kAll, 0,
+                1000000, [](auto& o) -> auto& { return o.warmup_steps; }),
+      whole("max_steps", "--max-steps", "stop after this many optimizer steps (0 = no limit)", kAll, 0, INT64_MAX / 2,
+            [](auto& o) -> auto& { return o.max_steps; }),
+      [] {
+        TrainerOption s{"seed", "--seed", "seed of the initial weights and of the synthetic data", kAll,
+                        ValueKind::whole, ConfigUse::options, true, {}, {}};
+        s.set = setter("--seed", [](TrainOptions& o, const std::string& v) { o.seed = parse_unsigned(v); });
+        s.get = [](const TrainOptions& o) { return std::to_string(o.seed); };
+        return s;
+      }(),
+      with(choice("backend", "--backend", "auto | cpu | cuda (auto: CUDA if a GPU answers)", kAll, {"auto", "cpu", "cuda"},
+                  "backend", [](auto& o) -> auto& { return o.device.backend; }),
+           ConfigUse::sweep),
+      with(whole("threads", "--threads", "BLAS threads per process (CPU backend)", kAll, 1, 1024,
+                     [](auto& o) -> auto& { return o.device.threads; }),
+           ConfigUse::options, false),
+      switch_("tf32", "--tf32", "allow TF32 tensor-core GEMMs (CUDA backend)", kAll,
+              [](auto& o) -> auto& { return o.device.tf32; }),
+      with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,
+                [](auto& o) -> auto& { return o.init_path; }),
+           ConfigUse::never, false),
+      with(text("save", "--save", "write final weights to a safetensors file", kAll, ValueKind::text, path,
+                [](auto& o) -> auto& { return o.save_path; }),
+           ConfigUse::never, false),
+      with(switch_("quiet", "--quiet", "no per-epoch progress on stderr", kAll, [](auto& o) -> auto& { return o.quiet; }),
+           ConfigUse::never, false),
+      with(text("link", "--link", "emulated link (MPI): none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS",
+                kDataParallel, ValueKind::text, [](const std::string& v) { parse_link(v); },
+                [](auto& o) -> auto& { return o.link; }),
+           ConfigUse::sweep),
+      with(text("link_dilation", "--link-dilation", "multiply modelled link times by F, or auto:TFLOPS", kDataParallel,
+                ValueKind::text, [](const std::string& v) { parse_dilation(v); },
+                [](auto& o) -> auto& { return o.link_dilation; }),
+           ConfigUse::sweep),
+      text("allreduce", "--allreduce", "MPI all-reduce algorithm: native | ring | star", kDataParallel,
+           ValueKind::choice, [](const std::string& v) { parse_allreduce_algo(v); },
+           [](auto& o) -> auto& { return o.allreduce; }),
+      switch_("fused", "--fused", "one all-reduce of the whole gradient buffer", {Mode::naive},
+              [](auto& o) -> auto& { return o.fused; }),
+      with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed},
+                {0.0, false}, {1e6}, [](auto& o) -> auto& { return o.bucket_cap_mb; }),
+           ConfigUse::sweep),
+      real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
+           {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
+  };
+  return t;
+}
+
+}  // namespace
+
+bool TrainerOption::accepted_by(Mode m) const {
+  for (Mode x : modes) {
+    if (x == m) return true;
+  }
+  return false;
+}
+
+const std::vector<TrainerOption>& trainer_options() {
+  static const std::vector<TrainerOption> table = build_table();
+  return table;
+}
+
+const TrainerOption* find_option(std::string_view key) {
+  for (const TrainerOption& t : trainer_options()) {
+    if (t.key == key) return &t;
+  }
+  return nullptr;
+}
+
+const TrainerOption& option(std::string_view key) {
+  if (const TrainerOption* t = find_option(key)) return *t;
+  throw std::logic_error("no trainer option '" + std::string(key) + "'");
+}
+
+bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
+  o = TrainOptions{};
+  o.mode = mode;
+  const ModeInfo& info = mode_info(mode);
+  CLI::App app{info.description, info.executable};
+  app.get_formatter()->column_width(34);
+  const std::vector<TrainerOption>& table = trainer_options();
+  // CLI11 collects the text; the table's parsers check and store it, in table order.
+  std::vector<std::string> given(table.size());
+  std::vector<CLI::Option*> cli(table.size(), nullptr);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const TrainerOption& t = table[i];
+    if (!t.accepted_by(mode)) continue;
+    if (t.kind == ValueKind::switch_) {
+      cli[i] = app.add_flag(t.flag, t.help);
+    } else {
+      cli[i] = app.add_option(t.flag, given[i], t.help)->default_str(t.get(o));
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+    throw InputError(msg);
+  }
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!cli[i] || cli[i]->count() == 0) continue;
+    table[i].set(o, table[i].kind == ValueKind::switch_ ? "true" : given[i]);
+  }
+  o.data.seed = o.seed;  // --seed drives the synthetic data too, as its help says
+  return true;
+}
+
+uint64_t options_fingerprint(const TrainOptions& o) {
+  // Every value as the table renders it (format_number keeps full precision, so --lr 0.01 and
+  // --lr 0.0100001 differ). The seed is in: it also draws the synthetic data, so ranks that share
+  // an --init (equal checksums) but not a --seed would otherwise train on different datasets.
+  std::string s = mode_name(o.mode);
+  for (const TrainerOption& t : trainer_options()) {
+    if (t.shapes_run && t.accepted_by(o.mode)) s += "|" + t.key + "=" + t.get(o);
+  }
+  return fnv1a64(s.data(), s.size());
+}
+
+}  // namespace dpscale

@@ -1,0 +1,88 @@
+// trainer_options.h — every option of the four trainers: the struct they travel in and the one
+// table that defines them (flag, config key, help, which modes take it, its checked parser).
+//
+// The table is the only definition. The trainers build their CLI11 parser and --help from it;
+// `dpscale sweep` checks a config's values with the same parsers (a config the trainers would
+// refuse is refused before anything runs, in the trainers' own words) and renders the flags the
+// launched trainer gets; the start-up fingerprint ranks compare is taken over it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contract/modes.h"
+#include "models/data/dataset.h"
+#include "models/device.h"
+
+namespace dpscale {
+
+struct TrainOptions {
+  Mode mode = Mode::single;
+  std::string model = "medium";
+  DataOptions data;
+  int batch_size = 1024;        // global batch: split into K equal shards
+  int epochs = 5;
+  double lr = 0.01;
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+  int warmup_steps = 3;
+  int64_t max_steps = 0;        // 0 = no limit
+  uint64_t seed = 42;           // weights (and synthetic data)
+  DeviceOptions device;
+  std::string init_path, save_path;
+  bool quiet = false;           // no per-epoch progress lines
+
+  // data-parallel only
+  std::string link = "none";
+  std::string link_dilation = "1";
+  std::string allreduce = "native";
+  bool fused = false;           // naive: one all-reduce of the whole flat buffer
+  double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
+  double first_bucket_mb = 1.0;
+};
+
+// How a sweep config (configs/*.json) sets an option.
+enum class ConfigUse {
+  options,  // a key of the config's "options" object, e.g. "batch_size": 512
+  sweep,    // by the sweep itself: a top-level key or axis (models, link, bucket_caps_mb, ...)
+  never,    // not from configs (per-run paths such as --save)
+};
+
+// What a value looks like, for the config's JSON types and for CLI11 (switch = no value).
+enum class ValueKind { whole, real, text, choice, switch_ };
+
+struct TrainerOption {
+  std::string key;      // "batch_size": the config key
+  std::string flag;     // "--batch-size"
+  std::string help;
+  std::vector<Mode> modes;  // the executables that accept it
+  ValueKind kind;
+  ConfigUse config;
+  bool shapes_run;      // in the fingerprint all ranks must share (paths and verbosity are not)
+  // Parses and checks `value` (a switch gets "true"), storing it; throws OptionError naming the flag.
+  std::function<void(TrainOptions&, const std::string&)> set;
+  // The value as text (defaults in --help, the fingerprint).
+  std::function<std::string(const TrainOptions&)> get;
+
+  bool accepted_by(Mode m) const;
+};
+
+// In --help order.
+const std::vector<TrainerOption>& trainer_options();
+// nullptr for a key that is no option.
+const TrainerOption* find_option(std::string_view key);
+// The option with this key; std::logic_error if the table lacks it (a programming error).
+const TrainerOption& option(std::string_view key);
+
+// Parses argv for `mode`. Returns false after printing --help (exit 0); throws InputError with one
+// line naming the bad option otherwise.
+bool parse_options(int argc, char** argv, Mode mode, TrainOptions& out);
+
+// A hash of every option that shapes the computation, for the start-up check that all ranks
+// were launched alike.
+uint64_t options_fingerprint(const TrainOptions& o);
+
+}  // namespace dpscale

@@ -1,0 +1,155 @@
+// test_contract.cpp — the contract is written once and everything agrees with it: the README's
+// record table is the generated one, a config the trainers would refuse is refused by
+// `dpscale sweep --dry-run` in the trainers' own words, every option the table gives a mode is in
+// that trainer's --help, and a record survives writing and reading through the field table.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "contract/modes.h"
+#include "contract/schema_doc.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Contract, ReadmeRecordTableIsTheGeneratedOne) {
+  const std::string readme = read_text(test::kSource + "/README.md");
+  const std::string begin = "<!-- record-fields: generated";
+  const std::string end = "<!-- record-fields: end -->";
+  const size_t a = readme.find(begin), b = readme.find(end);
+  ASSERT_NE(a, std::string::npos) << "README.md lacks the record-fields marker";
+  ASSERT_NE(b, std::string::npos);
+  const size_t table = readme.find('\n', a) + 1;
+  EXPECT_EQ(readme.substr(table, b - table), record_fields_markdown())
+      << "README.md's record table differs from the field table: paste `dpscale schema --format md` between the markers";
+}
+
+// Negative control: the comparison above sees a changed meaning.
+TEST(Contract, GeneratedTableNamesEveryFieldOnce) {
+  const std::string md = record_fields_markdown();
+  std::set<std::string> seen;
+  for (const RecordField& f : record_fields()) {
+    EXPECT_TRUE(seen.insert(f.name).second) << "field listed twice: " << f.name;
+    EXPECT_NE(md.find("| `" + f.name + "` | "), std::string::npos) << f.name;
+  }
+  EXPECT_EQ(seen.size(), to_json(RunRecord{}).size()) << "to_json writes exactly the table's fields";
+}
+
+TEST(Contract, RecordRoundTripsThroughTheFieldTable) {
+  RunRecord r;
+  r.mode = "bucketed";
+  r.widths = {784, 64, 10};
+  r.n_params = 50890;
+  r.world_size = 2;
+  r.epoch_times_s = {1.5, 1.25};
+  r.exposed_comm_s = 0.125;
+  r.n_buckets = 3;
+  r.bucket_bytes = {4, 8, 12};
+  r.seed = 18446744073709551615ULL;
+  const RunRecord back = record_from_json(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_EQ(back.seed, r.seed);
+  EXPECT_FALSE(back.comm_s.has_value());
+  ASSERT_TRUE(back.exposed_comm_s.has_value());
+  EXPECT_EQ(*back.exposed_comm_s, 0.125);
+
+  nlohmann::json missing = to_json(r);
+  missing.erase("n_params");
+  EXPECT_THROW(record_from_json(missing), std::runtime_error);
+  nlohmann::json mistyped = to_json(r);
+  mistyped["world_size"] = "two";
+  EXPECT_THROW(record_from_json(mistyped), std::runtime_error);
+  nlohmann::json optional_absent = to_json(r);
+  optional_absent.erase("comm_s");  // optional: absent reads as null
+  EXPECT_NO_THROW(record_from_json(optional_absent));
+}
+
+// The issue's two drifted cases, and more: the config is refused at sweep time, exit 2, one line,
+// and the complaint is word for word what the trainer's own parser says about the flag.
+TEST(Contract, SweepRefusesWhatTheTrainersRefuseInTheirWords) {
+  struct Case {
+    std::string config_key, json_value, flag, flag_value;
+  };
+  const std::vector<Case> cases = {
+      {"link", "\"10:0\"", "--link", "10:0"},
+      {"link_dilation", "\"1e7\"", "--link-dilation", "1e7"},
+      {"link", "\"1e12:5\"", "--link", "1e12:5"},
+      {"link_dilation", "\"auto:0\"", "--link-dilation", "auto:0"},
+  };
+  test::ScratchDir dir;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.config_key + " = " + c.json_value);
+    // The trainer's own words, from the parser the trainers run.
+    std::vector<std::string> args = {"train_dp_naive", c.flag, c.flag_value};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    TrainOptions o;
+    std::string trainer_says;
+    try {
+      parse_options(static_cast<int>(argv.size()), argv.data(), Mode::naive, o);
+    } catch (const OptionError& e) {
+      trainer_says = e.complaint();
+    }
+    ASSERT_FALSE(trainer_says.empty()) << "the trainer accepted " << c.flag << " " << c.flag_value;
+
+    const std::string cfg = dir.file("drift.json");
+    test::write_file(cfg, R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], ")" + c.config_key +
+                              "\": " + c.json_value + "}");
+    const ProcessResult r = test::dpscale({"sweep", cfg, "--dry-run"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("'" + c.config_key + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(trainer_says), std::string::npos) << "config says: " << r.err << "trainer says: " << trainer_says;
+    EXPECT_TRUE(r.out.empty()) << "nothing may be listed to run: " << r.out;
+  }
+}
+
+// Negative control of the test above: a value both accept is listed, not refused.
+TEST(Contract, SweepAcceptsWhatTheTrainersAccept) {
+  test::ScratchDir dir;
+  const std::string cfg = dir.file("ok.json");
+  test::write_file(cfg, R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], "link": "10:0.5", "link_dilation": 1e3})");
+  const ProcessResult r = test::dpscale({"sweep", cfg, "--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--link 10:0.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--link-dilation 1000"), std::string::npos) << r.out;
+}
+
+// Each trainer's --help lists exactly the options the table gives its mode.
+TEST(Contract, EveryTrainerHelpListsItsOptionsFromTheTable) {
+  for (const ModeInfo& m : all_modes()) {
+    SCOPED_TRACE(m.name);
+    const ProcessResult r = run_process({std::string(DPSCALE_BIN_DIR) + "/" + m.executable, "--help"}, {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const TrainerOption& t : trainer_options()) {
+      const bool listed = r.out.find(t.flag + " ") != std::string::npos || r.out.find(t.flag + "\n") != std::string::npos;
+      EXPECT_EQ(listed, t.accepted_by(m.mode)) << t.flag;
+    }
+    EXPECT_NE(r.out.find(m.description), std::string::npos);
+  }
+}
+
+TEST(Contract, SchemaJsonCarriesTheTables) {
+  const ProcessResult r = test::dpscale({"schema", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["modes"].size(), all_modes().size());
+  EXPECT_EQ(j["modes"][3]["name"], "bucketed");
+  EXPECT_EQ(j["modes"][1]["wait_field"], "comm_s");
+  EXPECT_EQ(j["modes"][2]["wait_field"], "exposed_comm_s");
+  EXPECT_EQ(j["record_fields"].size(), record_fields().size());
+  EXPECT_EQ(j["options"].size(), trainer_options().size());
+}
+
+}  // namespace
+}  // namespace dpscale
