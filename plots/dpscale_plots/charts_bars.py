@@ -3,6 +3,8 @@
 
 Charts 1 and 6 give each model its own panel: epoch times differ 10x between models, and on one
 shared axis the small model's bars (where parallelism loses) would be too short to read.
+Every number is the report's (load.py): medians of repeats, min..max, comm fraction, the saving
+against naive.
 """
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -145,7 +147,7 @@ def chart3_naive_split(results):
 
 def _split_bar(ax, y, p, scale, unit):
     epoch, comm = p.median("avg_epoch_s"), p.median("comm_s")
-    share = comm / epoch if epoch else 0.0
+    share = p.value("comm_fraction") or 0.0  # the report's: median of each run's comm / epoch
     ax.barh(y, 1 - share, 0.7, color="#9ecae1")
     ax.barh(y, share, 0.7, left=1 - share, color=MODE_COLOR["naive"])
     # The comm share inside its segment when it fits, else just left of it.
@@ -180,7 +182,7 @@ def chart4_overlap_saving(results):
     scale, unit = time_unit(n.median("avg_epoch_s") for _, _, n in groups)
     lo_all, hi_all = 0.0, 0.0
     for gi, (model, k, naive) in enumerate(groups):
-        lo, hi = _saving_bars(ax, results, gi, model, k, naive, scale, unit)
+        lo, hi = _saving_bars(ax, results, gi, model, k, scale, unit)
         lo_all, hi_all = min(lo_all, lo), max(hi_all, hi)
     ax.axhline(0, color=MODE_COLOR["naive"], linewidth=2)
     pad = 0.18 * max(hi_all - lo_all, 5)
@@ -192,25 +194,26 @@ def chart4_overlap_saving(results):
     return fig
 
 
-def _saving_bars(ax, results, gi, model, k, naive, scale, unit):
-    t_naive = naive.median("avg_epoch_s")
+def _saving_bars(ax, results, gi, model, k, scale, unit):
+    """Bars of the report's saving against naive (naive_saving: 1 - T/T_naive, min..max from
+    the slowest..fastest repeat), labelled with the % and the seconds saved per epoch."""
     lo_all, hi_all = 0.0, 0.0
     for j, mode in enumerate(("interleaved", "bucketed")):
         p = results.get(model, mode, k)
-        if p is None:
+        if p is None or p.median("naive_saving") is None:
             continue
-        t = p.median("avg_epoch_s")
-        saved = 100 * (1 - t / t_naive)
+        frac, spread = p.stat("naive_saving")
+        saved = 100 * frac
         x = gi + (j - 0.5) * 0.36
         ax.bar(x, saved, 0.34, color=MODE_COLOR[mode])
         lo, hi = saved, saved
-        spread = p.spread("avg_epoch_s")
-        if spread:  # a slower repeat saves less: the max time gives the low end
-            lo, hi = 100 * (1 - spread[1] / t_naive), 100 * (1 - spread[0] / t_naive)
+        if spread:
+            lo, hi = 100 * spread[0], 100 * spread[1]
             ax.errorbar(x, saved, yerr=[[saved - lo], [hi - saved]], fmt="none",
                         ecolor="black", elinewidth=0.8, capsize=2)
         up = saved >= 0
-        ax.annotate(f"{_signed(saved, '.0f')}%\n{_signed((t_naive - t) * scale, '.2g')} {unit}",
+        seconds = p.value("naive_saving_s") * scale
+        ax.annotate(f"{_signed(f'{saved:.0f}')}%\n{_signed(f'{seconds:.2g}')} {unit}",
                     (x, max(hi, 0) if up else min(lo, 0)), xytext=(0, 2 if up else -2),
                     textcoords="offset points", ha="center", va="bottom" if up else "top",
                     fontsize=7.5)
@@ -218,6 +221,6 @@ def _saving_bars(ax, results, gi, model, k, naive, scale, unit):
     return lo_all, hi_all
 
 
-def _signed(v, spec):
-    """A number with a real minus sign (U+2212), as the axes print it."""
-    return format(v, spec).replace("-", "\u2212")
+def _signed(text):
+    """A number's text with a real minus sign (U+2212), as the axes print it."""
+    return text.replace("-", "\u2212")
