@@ -12,7 +12,8 @@ import math
 
 from matplotlib.lines import Line2D
 
-from .style import DP_MODES, MODE_COLOR, MODE_LABEL, MUTED, Skip, model_label, new_figure
+from .style import (DP_MODES, LABEL_BOX, MODE_COLOR, MODE_LABEL, MUTED, Skip, model_label,
+                    new_figure)
 
 E_TOLERANCE = 0.8
 KNEE_COLOR = "#8b0000"
@@ -62,7 +63,9 @@ def chart2_speedup(results):
     models = _scaling_models(results)
     modes = [m for m in DP_MODES if any(_speedup_series(results, md, m) for md in models)]
     legend = _mode_lines(modes) + [
-        Line2D([], [], color=MUTED, linestyle="--", label="ideal linear (S = K)")]
+        Line2D([], [], color=MUTED, linestyle="--", label="ideal linear (S = K)"),
+        # In the legend, not on the line: lines leaving (1, 1) would cross a label there.
+        Line2D([], [], color=MUTED, linestyle=":", label="1× = one device")]
     fig, axes = new_figure(
         results, "Scaling: speedup over the single-device run",
         "S(K) = throughput with K devices / single-device throughput · "
@@ -72,9 +75,6 @@ def chart2_speedup(results):
         ks = [1] + results.ks(model)
         ax.plot(ks, ks, color=MUTED, linestyle="--", linewidth=1)
         ax.axhline(1.0, color=MUTED, linestyle=":", linewidth=1)
-        ax.annotate("1× = one device", (0.02, 1.0), xycoords=("axes fraction", "data"),
-                    xytext=(0, -3), textcoords="offset points", ha="left", va="top",
-                    fontsize=7.5, color=MUTED)
         ends = []
         for mode in modes:
             pts = _speedup_series(results, model, mode)
@@ -113,7 +113,7 @@ def _label_line_ends(ax, ends, top, fmt="{:.2f}×"):
         placed = ly
         ax.annotate(fmt.format(y), (k, ly), xytext=(6, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=8, color=MODE_COLOR[mode],
-                    fontweight="bold", annotation_clip=False)
+                    fontweight="bold", annotation_clip=False, bbox=LABEL_BOX, zorder=5)
 
 
 def _gamma_series(results, model):
@@ -215,7 +215,7 @@ def _efficiency_panel(ax, results, model, modes):
     ax.axhspan(0, E_TOLERANCE, color=KNEE_COLOR, alpha=0.05, zorder=0)
     ax.annotate(f"E = {E_TOLERANCE}", (0.99, E_TOLERANCE), xycoords=("axes fraction", "data"),
                 xytext=(0, 2), textcoords="offset points", ha="right", va="bottom",
-                fontsize=7.5, color=KNEE_COLOR)
+                fontsize=7.5, color=KNEE_COLOR, bbox=LABEL_BOX, zorder=5)
     ax.set_ylim(0, top * 1.12)
 
 
@@ -225,7 +225,7 @@ def _gamma_panel(ax, model, gammas):
     ax.axhline(1.0, color=KNEE_COLOR, linestyle=":", linewidth=1)
     ax.annotate("γ = 1: comm-bound above", (0.01, 1.0), xycoords=("axes fraction", "data"),
                 xytext=(0, 2), textcoords="offset points", ha="left", va="bottom",
-                fontsize=7.5, color=KNEE_COLOR)
+                fontsize=7.5, color=KNEE_COLOR, bbox=LABEL_BOX, zorder=5)
     if gammas:
         ax.plot([k for k, _ in gammas], [g for _, g in gammas], color=MODE_COLOR["naive"],
                 marker="s", linewidth=1.8, zorder=3)
@@ -233,7 +233,7 @@ def _gamma_panel(ax, model, gammas):
             # The id names the label in the SVG, so a test can hold it against the report.
             ax.annotate(f"{g:.2f}", (k, g), xytext=(0, 5), textcoords="offset points",
                         ha="center", va="bottom", fontsize=7.5, color=MODE_COLOR["naive"],
-                        gid=f"gamma-{model}-k{k}")
+                        bbox=LABEL_BOX, zorder=5, gid=f"gamma-{model}-k{k}")
     else:
         ax.text(0.5, 0.5, "no Naive DP runs", transform=ax.transAxes, ha="center",
                 color=MUTED)
