@@ -60,7 +60,7 @@ struct PointStats {
   RunRecord first;                       // the first repeat: the setup it ran with (backend, batch...)
   std::optional<Spread> comm_busy_s;     // summed all-reduce durations (DP modes)
   std::optional<Spread> efficiency_spread;  // speedup_spread / K
-  std::optional<double> n_buckets;       // median bucket count (bucketed; interleaved's tensors)
+  std::optional<double> n_buckets;       // median bucket count (bucketed)
   // interleaved/bucketed: 1 - T/T_naive against naive's median epoch at the same (model, K, link);
   // min..max from this point's slowest..fastest repeat. And the seconds saved, T_naive - T.
   std::optional<Spread> naive_saving;
