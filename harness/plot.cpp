@@ -50,9 +50,10 @@ class TempFile {
 
 void check_readable(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, expected a .jsonl results file");
-  if (::access(path.c_str(), R_OK) != 0) throw InputError(path + ": cannot read the results file");
+  const std::string cannot = path + ": cannot read the results file";
+  if (!std::filesystem::exists(path, ec)) throw InputError(cannot + " (no such file)");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(cannot + " (it is a directory)");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError(cannot);
 }
 
 // The report of the file, as `dpscale report --format json` prints it. The file's warnings

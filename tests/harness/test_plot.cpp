@@ -77,8 +77,8 @@ TEST(HarnessPlot, ABadResultsFileIsRefusedBeforeThePlotterRuns) {
   const std::pair<std::string, std::string> cases[] = {
       {dir.file("t.csv"), "t.csv:1: not a results line"},
       {dir.file("failed.jsonl"), "no successful runs to plot (1 failed)"},
-      {dir.file("absent.jsonl"), "absent.jsonl: no such file"},
-      {dir.file(""), "is a directory"},
+      {dir.file("absent.jsonl"), "absent.jsonl: cannot read the results file (no such file)"},
+      {dir.file(""), "(it is a directory)"},
   };
   for (const auto& [file, says] : cases) {
     const ProcessResult r = test::dpscale({"plot", file, "--out", dir.file("out"), "--script", dir.file("fake.py")});
