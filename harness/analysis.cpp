@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -19,6 +20,27 @@ std::optional<double> visible_comm(const RunRecord& r) {
 std::optional<Spread> spread_if_any(const std::vector<double>& v) {
   if (v.empty()) return std::nullopt;
   return spread_of(v);
+}
+
+// Per-epoch median over the repeats' curves of one field (see PointStats::loss_global).
+std::vector<double> median_curve(const std::vector<const RunRecord*>& recs,
+                                 std::vector<double> RunRecord::*field) {
+  std::vector<const std::vector<double>*> curves;
+  for (const RunRecord* r : recs) {
+    if (!(r->*field).empty()) curves.push_back(&(r->*field));
+  }
+  if (curves.empty()) return {};
+  size_t n = curves.front()->size();
+  for (const auto* c : curves) n = std::min(n, c->size());
+  std::vector<double> out;
+  for (size_t e = 0; e < n; ++e) {
+    std::vector<double> finite;  // a diverged repeat's NaN would poison the median
+    for (const auto* c : curves) {
+      if (std::isfinite((*c)[e])) finite.push_back((*c)[e]);
+    }
+    out.push_back(finite.empty() ? std::nan("") : spread_of(finite).median);
+  }
+  return out;
 }
 
 }  // namespace
@@ -44,6 +66,7 @@ const PointStats* Analysis::find(const PointKey& k) const {
 
 Analysis analyse(const ResultsFile& f) {
   Analysis a;
+  a.warnings = f.warnings;
   std::vector<PointKey> order;
   std::map<PointKey, std::vector<const RunRecord*>> ok;
   std::set<std::string> ok_ids;
@@ -70,11 +93,14 @@ Analysis analyse(const ResultsFile& f) {
     s.key = k;
     s.runs = static_cast<int>(recs.size());
     s.n_params = recs.front()->n_params;
-    std::vector<double> epoch, thr, compute, comm, frac, gamma;
+    s.first = *recs.front();
+    std::vector<double> epoch, thr, compute, comm, frac, gamma, busy, buckets;
     for (const RunRecord* r : recs) {
       epoch.push_back(r->avg_epoch_s);
       thr.push_back(r->throughput_samples_per_s);
       compute.push_back(r->compute_s);
+      if (r->comm_busy_s) busy.push_back(*r->comm_busy_s);
+      if (r->n_buckets) buckets.push_back(*r->n_buckets);
       if (auto c = visible_comm(*r)) {
         comm.push_back(*c);
         if (r->avg_epoch_s > 0) frac.push_back(*c / r->avg_epoch_s);
@@ -87,23 +113,34 @@ Analysis analyse(const ResultsFile& f) {
     s.comm_s = spread_if_any(comm);
     if (!frac.empty()) s.comm_fraction = spread_of(frac).median;
     if (!gamma.empty()) s.gamma = spread_of(gamma).median;
+    s.comm_busy_s = spread_if_any(busy);
+    if (!buckets.empty()) s.n_buckets = spread_of(buckets).median;
+    s.loss_global = median_curve(recs, &RunRecord::loss_global);
+    s.loss_rank0 = median_curve(recs, &RunRecord::loss_rank0);
     a.points.push_back(s);
   }
 
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
     const PointStats* single = a.find({s.key.model, "single", 1, std::nullopt, "none"});
+    const PointStats* naive = a.find({s.key.model, "naive", s.key.world_size, std::nullopt, s.key.link});
+    const bool overlapped = s.key.mode != "single" && s.key.mode != "naive";
+    if (overlapped && naive && naive->epoch_s.median > 0) {
+      const double tn = naive->epoch_s.median;
+      // A slower repeat saves less: the slowest gives the low end.
+      s.naive_saving = Spread{1 - s.epoch_s.median / tn, 1 - s.epoch_s.max / tn, 1 - s.epoch_s.min / tn};
+      s.naive_saving_s = tn - s.epoch_s.median;
+    }
     if (!single || single->throughput.median <= 0) continue;
-    const double t1 = single->throughput.median;
+    const double t1 = single->throughput.median, k = s.key.world_size;
     s.speedup = s.throughput.median / t1;
     s.speedup_spread = Spread{*s.speedup, s.throughput.min / t1, s.throughput.max / t1};
-    s.efficiency = *s.speedup / s.key.world_size;
-    if (s.key.mode == "single") continue;
-    const PointStats* naive = a.find({s.key.model, "naive", s.key.world_size, std::nullopt, s.key.link});
-    if (!naive || !naive->comm_s) continue;
+    s.efficiency = *s.speedup / k;
+    s.efficiency_spread = Spread{*s.efficiency, s.speedup_spread->min / k, s.speedup_spread->max / k};
+    if (s.key.mode == "single" || !naive || !naive->comm_s) continue;
     const double T1 = single->epoch_s.median, Tc = naive->comm_s->median;
     const double frac = T1 / (T1 + Tc);
-    s.amdahl_max = 1.0 / ((1.0 - frac) + frac / s.key.world_size);
+    s.amdahl_max = 1.0 / ((1.0 - frac) + frac / k);
   }
   return a;
 }

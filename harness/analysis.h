@@ -9,6 +9,9 @@
 //   γ          comm / compute, naive only (compute and comm are separate phases there)
 //   Amdahl     the workshop's ceiling at this (model, K, link): f = T1 / (T1 + Tcomm_naive(K)),
 //              S_max = 1 / ((1 - f) + f / K), T1 the single run's epoch, Tcomm naive's comm
+// and, for the charts (plots/ draws these and computes none of its own): the saving of an
+// overlapped mode against naive at the same (model, K, link), the median bucket count, and the
+// per-epoch loss curves as the median over repeats.
 #pragma once
 
 #include <optional>
@@ -52,6 +55,19 @@ struct PointStats {
   std::optional<double> comm_fraction;   // median of per-run comm / avg epoch
   std::optional<double> gamma;           // naive: median of per-run comm / compute
   std::optional<double> amdahl_max;      // DP rows with a naive and a single run to derive it from
+
+  // What the charts draw besides the table's numbers.
+  RunRecord first;                       // the first repeat: the setup it ran with (backend, batch...)
+  std::optional<Spread> comm_busy_s;     // summed all-reduce durations (DP modes)
+  std::optional<Spread> efficiency_spread;  // speedup_spread / K
+  std::optional<double> n_buckets;       // median bucket count (bucketed)
+  // interleaved/bucketed: 1 - T/T_naive against naive's median epoch at the same (model, K, link);
+  // min..max from this point's slowest..fastest repeat. And the seconds saved, T_naive - T.
+  std::optional<Spread> naive_saving;
+  std::optional<double> naive_saving_s;
+  // Per epoch, the median over repeats (NaN entries left out; NaN where none is finite), as
+  // long as the shortest repeat's curve; empty when no repeat has the curve.
+  std::vector<double> loss_global, loss_rank0;
 };
 
 struct FailedRun {
@@ -63,6 +79,7 @@ struct Analysis {
   std::vector<PointStats> points;        // in order of first appearance in the file
   std::vector<FailedRun> failed;
   std::vector<PointKey> failed_points;   // points with failed lines and no successful one
+  std::vector<std::string> warnings;     // the file's (truncated lines skipped), for the report JSON
   const PointStats* find(const PointKey& k) const;
 };
 

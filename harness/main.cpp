@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   plot->add_option("file", po.results, "results file (.jsonl)")->required();
   plot->add_option("--out", po.out_dir, "output directory")->capture_default_str();
   plot->add_option("--python", po.python, "Python with matplotlib")->capture_default_str();
+  plot->add_option("--format", po.formats, "chart formats, of png, svg, pdf (default png,svg)");
   plot->add_option("--script", po.script, "the plotter (default <source>/plots/plot_results.py)");
 
   std::string schema_format = "md";

@@ -1,12 +1,16 @@
-// plot.cpp — run the plotter script with the file and the output directory.
+// plot.cpp — results file → report JSON in a temporary file → the plotter script.
 #include "plot.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "harness/analysis.h"
+#include "harness/report.h"
+#include "harness/results_file.h"
 #include "harness/subprocess.h"
 #include "models/errors.h"
 
@@ -16,21 +20,72 @@
 
 namespace dpscale {
 
-int run_plot(const PlotOptions& o) {
-  if (::access(o.results.c_str(), R_OK) != 0 || std::filesystem::is_directory(o.results)) {
-    throw InputError(o.results + ": cannot read the results file");
+namespace {
+
+// A file under the system temp dir holding `text`, removed when the object dies.
+class TempFile {
+ public:
+  TempFile(const std::string& text, const std::string& suffix) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / ("dpscale-report-XXXXXX" + suffix)).string();
+    const int fd = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + tmpl);
+    ::close(fd);
+    path_ = tmpl;
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + path_);
   }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void check_readable(const std::string& path) {
+  std::error_code ec;
+  const std::string cannot = path + ": cannot read the results file";
+  if (!std::filesystem::exists(path, ec)) throw InputError(cannot + " (no such file)");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(cannot + " (it is a directory)");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError(cannot);
+}
+
+// The report of the file, as `dpscale report --format json` prints it. The file's warnings
+// (truncated lines) travel inside it: the plotter prints them, so they are not printed twice.
+std::string report_json(const std::string& path) {
+  const ResultsFile f = read_results(path);
+  if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  const Analysis a = analyse(f);
+  if (a.points.empty()) {
+    throw InputError(path + ": no successful runs to plot (" + std::to_string(a.failed.size()) + " failed)");
+  }
+  return render_report(a, path, "json");
+}
+
+}  // namespace
+
+int run_plot(const PlotOptions& o) {
+  check_readable(o.results);
   std::string script = o.script;
   if (script.empty()) {
     const char* env = std::getenv("DPSCALE_PLOT_SCRIPT");
     script = env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/plots/plot_results.py";
   }
   if (::access(script.c_str(), R_OK) != 0) throw InputError("plotter " + script + " not found (--script)");
+  const TempFile report(report_json(o.results), ".json");
   std::filesystem::create_directories(o.out_dir);
 
+  std::vector<std::string> argv = {o.python, script, report.path(), "--out", o.out_dir};
+  if (!o.formats.empty()) argv.insert(argv.end(), {"--format", o.formats});
   ProcessOptions po;
   po.echo_stderr = true;  // its messages are for the user, as they come
-  const ProcessResult r = run_process({o.python, script, o.results, "--out", o.out_dir}, po);
+  const ProcessResult r = run_process(argv, po);
   std::cout << r.out << std::flush;
   if (r.spawn_failed) throw InputError("cannot run " + o.python + " (--python)");
   if (r.exit_code == 0 || r.exit_code == 2) return r.exit_code;

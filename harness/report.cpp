@@ -124,9 +124,22 @@ std::string csv(const Analysis& a) {
   return t.csv();
 }
 
+// The setup a point's first repeat ran with: what the charts print at their foot and check is
+// the same across the points they compare.
+ordered_json setup_json(const RunRecord& r) {
+  return {{"backend", r.backend},         {"device_name", r.device_name},     {"global_batch", r.global_batch},
+          {"n_samples", r.n_samples},     {"epochs", r.epochs},               {"link_alpha_us", opt_json(r.link_alpha_us)},
+          {"link_gbps", opt_json(r.link_gbps)}, {"link_dilation", r.link_dilation}};
+}
+
+ordered_json opt_spread_json(const std::optional<Spread>& s) { return s ? spread_json(*s) : ordered_json(nullptr); }
+
+// docs/RESULTS_FORMAT.md ("The report JSON") documents every field; plots/ reads this and only this.
 std::string json_report(const Analysis& a, const std::string& source) {
   ordered_json j;
+  j["schema"] = kReportSchema;
   j["file"] = source;
+  j["warnings"] = a.warnings;
   j["points"] = ordered_json::array();
   for (const PointStats& p : a.points) {
     ordered_json o;
@@ -137,15 +150,22 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["link"] = p.key.link;
     o["n_params"] = p.n_params;
     o["runs"] = p.runs;
+    o["setup"] = setup_json(p.first);
     o["avg_epoch_s"] = spread_json(p.epoch_s);
-    o["comm_s"] = p.comm_s ? spread_json(*p.comm_s) : ordered_json(nullptr);
+    o["comm_s"] = opt_spread_json(p.comm_s);
     o["compute_s"] = spread_json(p.compute_s);
+    o["comm_busy_s"] = opt_spread_json(p.comm_busy_s);
     o["throughput_samples_per_s"] = spread_json(p.throughput);
-    o["speedup"] = p.speedup_spread ? spread_json(*p.speedup_spread) : ordered_json(nullptr);
-    o["efficiency"] = opt_json(p.efficiency);
+    o["speedup"] = opt_spread_json(p.speedup_spread);
+    o["efficiency"] = opt_spread_json(p.efficiency_spread);
     o["comm_fraction"] = opt_json(p.comm_fraction);
     o["gamma"] = opt_json(p.gamma);
     o["amdahl_max"] = opt_json(p.amdahl_max);
+    o["naive_saving"] = opt_spread_json(p.naive_saving);
+    o["naive_saving_s"] = opt_json(p.naive_saving_s);
+    o["n_buckets"] = opt_json(p.n_buckets);
+    o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
+    o["loss_rank0"] = p.loss_rank0;
     j["points"].push_back(o);
   }
   j["failed"] = ordered_json::array();

@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""plot_results.py — the workshop's charts from a dpscale results file.
+"""plot_results.py — the workshop's charts from a dpscale report.
 
-    /usr/bin/python3 plots/plot_results.py results/cpu-XXXX.jsonl --out plots/out [--format png,svg]
+    build/bin/dpscale plot results/cpu-XXXX.jsonl --out plots/out          # the usual way
+    build/bin/dpscale report results/cpu-XXXX.jsonl --format json > report.json
+    /usr/bin/python3 plots/plot_results.py report.json --out plots/out [--format png,svg]
 
-Reads the JSONL file `dpscale sweep` writes (docs/RESULTS_FORMAT.md) and saves, as PNG and SVG
+Reads the report JSON of `dpscale report --format json` (docs/RESULTS_FORMAT.md, "The report
+JSON"), which `dpscale plot` makes from a results file and hands over, and saves, as PNG and SVG
 in --out: 1 epoch time, 2 speedup vs K, 3 naive compute/comm split, 4 overlap saving vs naive,
 5 loss convergence, 6 throughput (the workshop's six), 7 the bucket-cap sweep and 8 efficiency
-E(K) and gamma(K) with the knee. Repeats of a point are combined by their median, with min..max
-as error bars. Needs Debian's python3-matplotlib, hence /usr/bin/python3.
+E(K) and gamma(K) with the knee. Every number drawn is the report's (medians of repeats, with
+min..max as error bars): this script computes no statistic, so a chart and the report agree.
+Needs Debian's python3-matplotlib, hence /usr/bin/python3.
 
 stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, truncated
-lines of a killed sweep). Exit 0 when the file was plotted (even if some charts had no data),
+lines of a killed sweep). Exit 0 when the report was plotted (even if some charts had no data),
 2 for bad input or usage (one line on stderr), 1 when the charts could not be written.
 The input file is only ever read.
 """
@@ -22,8 +26,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree from a plain
 from pathlib import Path  # noqa: E402
 
 from dpscale_plots import CHARTS  # noqa: E402
-from dpscale_plots.aggregate import Results  # noqa: E402
-from dpscale_plots.load import BadInput, load_results  # noqa: E402
+from dpscale_plots.load import BadInput, load_report  # noqa: E402
+from dpscale_plots.points import Results  # noqa: E402
 from dpscale_plots.style import Skip, save  # noqa: E402
 
 PROG = "plot_results"
@@ -40,7 +44,7 @@ class OneLineParser(argparse.ArgumentParser):
 def parse_args(argv):
     ap = OneLineParser(prog="plot_results.py", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", help="results file (.jsonl) written by `dpscale sweep`")
+    ap.add_argument("report", help="report JSON: `dpscale report FILE.jsonl --format json`")
     ap.add_argument("--out", required=True, help="directory for the charts (created if missing)")
     ap.add_argument("--format", default="png,svg",
                     help=f"comma-separated formats, of {', '.join(FORMATS)} (default png,svg)")
@@ -57,11 +61,11 @@ def note(kind, msg):
     print(f"{PROG}: {kind}: {msg}", file=sys.stderr)
 
 
-def describe_input(loaded, results):
-    for w in loaded.warnings:
+def describe_input(report, results):
+    for w in report.warnings:
         note("warning", w)
-    if loaded.n_failed:
-        note("note", f"{loaded.n_failed} failed run(s) skipped (status \"failed\")")
+    if report.n_failed:
+        note("note", f"{report.n_failed} failed run(s) skipped (status \"failed\")")
     for n in results.notes:
         note("note", n)
     for model, k in results.sweeps():
@@ -89,16 +93,17 @@ def draw_all(results, out_dir, formats, input_path):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        loaded = load_results(args.results)
+        report = load_report(args.report)
     except BadInput as e:
         note("error", str(e))
         return 2
-    results = Results(loaded.runs, Path(args.results).name)
-    describe_input(loaded, results)
+    # The foot of each chart names the results file the numbers come from, not the report.
+    results = Results(report, Path(report.file).name)
+    describe_input(report, results)
     out_dir = Path(args.out)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        written = draw_all(results, out_dir, args.formats, Path(args.results))
+        written = draw_all(results, out_dir, args.formats, Path(args.report))
     except OSError as e:
         note("error", f"cannot write charts to {out_dir}: {e.strerror or e}")
         return 1

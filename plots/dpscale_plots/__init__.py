@@ -1,7 +1,7 @@
 """dpscale_plots — the charts of plots/plot_results.py, as a small package.
 
-    load.py            read and check a results JSONL file (never writes it)
-    aggregate.py       runs -> sweep points: repeats combined (median, min..max), baselines
+    load.py            read and check the report JSON of `dpscale report --format json`
+    points.py          the report's points and the lookups charts need (no statistics)
     style.py           names, colours, units, the figure frame, saving PNG/SVG
     charts_bars.py     1 epoch time, 3 naive compute/comm split, 4 saving vs naive, 6 throughput
     charts_scaling.py  2 speedup vs K, 8 efficiency E(K) and gamma(K) with the knee

@@ -3,15 +3,17 @@
 
 Charts 1 and 6 give each model its own panel: epoch times differ 10x between models, and on one
 shared axis the small model's bars (where parallelism loses) would be too short to read.
+Every number is the report's (load.py): medians of repeats, min..max, comm fraction, the saving
+against naive.
 """
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter
 
-from .style import (MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, fmt_time,
-                    model_label, new_figure, shade, time_unit)
+from .style import (LABEL_BOX, MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, fmt_sig,
+                    fmt_time, model_label, new_figure, shade, time_unit)
 
-BAR_W = 0.26
+BAR_W = 0.29
 
 
 def mode_handles(modes):
@@ -42,7 +44,7 @@ def _bars_by_k(ax, results, model, field, scale, label_fmt):
                 ax.errorbar(x, y, yerr=[[y - lo], [hi - y]], fmt="none", ecolor="black",
                             elinewidth=0.8, capsize=2)
             ax.annotate(label_fmt(y), (x, hi), xytext=(0, 2), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7.5)
+                        ha="center", va="bottom", fontsize=7.5, bbox=LABEL_BOX, zorder=4)
             top = max(top, hi)
     ax.set_xticks(range(len(ks)), [f"K={k}" for k in ks])
     ax.set_xlim(-0.6, len(ks) - 0.4)
@@ -50,24 +52,23 @@ def _bars_by_k(ax, results, model, field, scale, label_fmt):
     return ks, top
 
 
-def _baseline(ax, y, text):
-    """A dashed line across the panel at the single-device value."""
+def _baseline(ax, y):
+    """A dashed line across the panel at the single-device value. Named in the legend, not on
+    the line: a label there sits where a bar as tall as the single run puts its value."""
     ax.axhline(y, color=MUTED, linestyle="--", linewidth=1, zorder=0)
-    ax.annotate(text, (1.0, y), xycoords=("axes fraction", "data"), xytext=(-2, 2),
-                textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color=MUTED,
-                bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))
 
 
-def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, extra=None,
-                    yfmt=None):
+def _per_model_bars(results, field, title, subtitle, ylabel, scale, label_fmt, baseline_label,
+                    extra=None, yfmt=None):
     models = results.models
-    fig, axes = new_figure(results, title, subtitle, ncols=len(models),
-                           legend=mode_handles(_modes_in_file(results)))
+    legend = mode_handles(_modes_in_file(results)) + [
+        Line2D([], [], color=MUTED, linestyle="--", linewidth=1, label=baseline_label)]
+    fig, axes = new_figure(results, title, subtitle, ncols=len(models), legend=legend)
     for ax, model in zip(axes[0], models):
         ks, top = _bars_by_k(ax, results, model, field, scale, label_fmt)
         single = results.single(model)
         if single is not None:
-            _baseline(ax, single.median(field) * scale, "Single")
+            _baseline(ax, single.median(field) * scale)
         if extra:
             top = max(top, extra(ax, model, ks) or 0)
         ax.set_ylim(0, top * 1.15)
@@ -86,7 +87,8 @@ def chart1_epoch_time(results):
         "Epoch time: Single vs Naive DP vs Interleaved DP vs Bucketed (DDP)",
         "lower is better · dashed: the single-device epoch — "
         "bars above it are slower than one device",
-        f"average epoch time ({unit})", scale, lambda v: fmt_time(v, unit))
+        f"average epoch time ({unit})", scale, lambda v: fmt_time(v, unit),
+        "single-device epoch")
 
 
 def chart6_throughput(results):
@@ -107,7 +109,8 @@ def chart6_throughput(results):
     return _per_model_bars(
         results, "throughput_samples_per_s", "Training throughput",
         "higher is better · dashed: single device · dotted: ideal K× the single-device rate",
-        "throughput (samples/s)", 1.0, fmt_rate, extra=ideal, yfmt=EngFormatter(sep=""))
+        "throughput (samples/s)", 1.0, fmt_rate, "single-device rate", extra=ideal,
+        yfmt=EngFormatter(sep=""))
 
 
 def chart3_naive_split(results):
@@ -145,7 +148,7 @@ def chart3_naive_split(results):
 
 def _split_bar(ax, y, p, scale, unit):
     epoch, comm = p.median("avg_epoch_s"), p.median("comm_s")
-    share = comm / epoch if epoch else 0.0
+    share = p.value("comm_fraction") or 0.0  # the report's: median of each run's comm / epoch
     ax.barh(y, 1 - share, 0.7, color="#9ecae1")
     ax.barh(y, share, 0.7, left=1 - share, color=MODE_COLOR["naive"])
     # The comm share inside its segment when it fits, else just left of it.
@@ -180,7 +183,7 @@ def chart4_overlap_saving(results):
     scale, unit = time_unit(n.median("avg_epoch_s") for _, _, n in groups)
     lo_all, hi_all = 0.0, 0.0
     for gi, (model, k, naive) in enumerate(groups):
-        lo, hi = _saving_bars(ax, results, gi, model, k, naive, scale, unit)
+        lo, hi = _saving_bars(ax, results, gi, model, k, scale, unit)
         lo_all, hi_all = min(lo_all, lo), max(hi_all, hi)
     ax.axhline(0, color=MODE_COLOR["naive"], linewidth=2)
     pad = 0.18 * max(hi_all - lo_all, 5)
@@ -192,25 +195,27 @@ def chart4_overlap_saving(results):
     return fig
 
 
-def _saving_bars(ax, results, gi, model, k, naive, scale, unit):
-    t_naive = naive.median("avg_epoch_s")
+def _saving_bars(ax, results, gi, model, k, scale, unit):
+    """Bars of the report's saving against naive (naive_saving: 1 - T/T_naive, min..max from
+    the slowest..fastest repeat), labelled with the % and the seconds saved per epoch."""
     lo_all, hi_all = 0.0, 0.0
     for j, mode in enumerate(("interleaved", "bucketed")):
         p = results.get(model, mode, k)
-        if p is None:
+        if p is None or p.median("naive_saving") is None:
             continue
-        t = p.median("avg_epoch_s")
-        saved = 100 * (1 - t / t_naive)
+        frac, spread = p.stat("naive_saving")
+        saved = 100 * frac
         x = gi + (j - 0.5) * 0.36
         ax.bar(x, saved, 0.34, color=MODE_COLOR[mode])
         lo, hi = saved, saved
-        spread = p.spread("avg_epoch_s")
-        if spread:  # a slower repeat saves less: the max time gives the low end
-            lo, hi = 100 * (1 - spread[1] / t_naive), 100 * (1 - spread[0] / t_naive)
+        if spread:
+            lo, hi = 100 * spread[0], 100 * spread[1]
             ax.errorbar(x, saved, yerr=[[saved - lo], [hi - saved]], fmt="none",
                         ecolor="black", elinewidth=0.8, capsize=2)
         up = saved >= 0
-        ax.annotate(f"{_signed(saved, '.0f')}%\n{_signed((t_naive - t) * scale, '.2g')} {unit}",
+        seconds = p.value("naive_saving_s") * scale
+        # Two significant digits, zeros kept: "1.0 s" beside "0.78 s", never "1 s".
+        ax.annotate(f"{_signed(f'{saved:.0f}')}%\n{_signed(fmt_sig(seconds, 2))} {unit}",
                     (x, max(hi, 0) if up else min(lo, 0)), xytext=(0, 2 if up else -2),
                     textcoords="offset points", ha="center", va="bottom" if up else "top",
                     fontsize=7.5)
@@ -218,6 +223,6 @@ def _saving_bars(ax, results, gi, model, k, naive, scale, unit):
     return lo_all, hi_all
 
 
-def _signed(v, spec):
-    """A number with a real minus sign (U+2212), as the axes print it."""
-    return format(v, spec).replace("-", "\u2212")
+def _signed(text):
+    """A number's text with a real minus sign (U+2212), as the axes print it."""
+    return text.replace("-", "\u2212")

@@ -3,14 +3,17 @@ the ideal line) and chart 8 (efficiency E(K) = S/K and gamma(K) = comm/compute, 
 
 Definitions from textbook 15.9 section 3: S(K) = T(K)/T(1) with T the throughput, E(K) = S/K,
 gamma(K) = t_comm/t_compute. Gamma is measured on Naive DP, the one mode whose all-reduce is a
-separate phase (comm_s) with compute_s beside it, exactly as `dpscale report` computes it.
-The knee is where gamma crosses 1; E below 0.8 is the usual tolerance.
+separate phase (comm_s) with compute_s beside it. S, E and gamma are read from the report, not
+recomputed: with repeats, gamma is the median of each run's comm/compute (harness/analysis.h),
+which the ratio of the median comm to the median compute is not. The knee is where gamma crosses
+1; E below 0.8 is the usual tolerance. Finding the crossings is the only arithmetic done here.
 """
 import math
 
 from matplotlib.lines import Line2D
 
-from .style import DP_MODES, MODE_COLOR, MODE_LABEL, MUTED, Skip, model_label, new_figure
+from .style import (DP_MODES, LABEL_BOX, MODE_COLOR, MODE_LABEL, MUTED, Skip, model_label,
+                    new_figure)
 
 E_TOLERANCE = 0.8
 KNEE_COLOR = "#8b0000"
@@ -36,23 +39,33 @@ def _log2_k_axis(ax, ks):
     ax.set_xlim(ks[0] / 1.25, ks[-1] * 1.25)
 
 
-def _speedup_series(results, model, mode):
-    """[(K, S, spread)] starting at (1, 1.0): every mode's curve leaves from the baseline."""
-    pts = [(1, 1.0, None)]
+def _series(results, model, mode, field):
+    """[(K, value, spread)] of the report's speedup or efficiency, starting at the single run
+    (1.0 for both): every mode's curve leaves from the baseline."""
+    base = results.single(model).median(field)
+    pts = [(1, base, None)]
     for k in results.ks(model):
         p = results.get(model, mode, k)
-        if p is not None:
-            s, spread = results.speedup(p)
-            if s is not None:
-                pts.append((k, s, spread))
+        if p is not None and p.median(field) is not None:
+            pts.append((k, *p.stat(field)))
     return pts if len(pts) > 1 else []
+
+
+def _speedup_series(results, model, mode):
+    return _series(results, model, mode, "speedup")
+
+
+def _efficiency_series(results, model, mode):
+    return _series(results, model, mode, "efficiency")
 
 
 def chart2_speedup(results):
     models = _scaling_models(results)
     modes = [m for m in DP_MODES if any(_speedup_series(results, md, m) for md in models)]
     legend = _mode_lines(modes) + [
-        Line2D([], [], color=MUTED, linestyle="--", label="ideal linear (S = K)")]
+        Line2D([], [], color=MUTED, linestyle="--", label="ideal linear (S = K)"),
+        # In the legend, not on the line: lines leaving (1, 1) would cross a label there.
+        Line2D([], [], color=MUTED, linestyle=":", label="1× = one device")]
     fig, axes = new_figure(
         results, "Scaling: speedup over the single-device run",
         "S(K) = throughput with K devices / single-device throughput · "
@@ -62,9 +75,6 @@ def chart2_speedup(results):
         ks = [1] + results.ks(model)
         ax.plot(ks, ks, color=MUTED, linestyle="--", linewidth=1)
         ax.axhline(1.0, color=MUTED, linestyle=":", linewidth=1)
-        ax.annotate("1× = one device", (0.02, 1.0), xycoords=("axes fraction", "data"),
-                    xytext=(0, -3), textcoords="offset points", ha="left", va="top",
-                    fontsize=7.5, color=MUTED)
         ends = []
         for mode in modes:
             pts = _speedup_series(results, model, mode)
@@ -103,18 +113,16 @@ def _label_line_ends(ax, ends, top, fmt="{:.2f}×"):
         placed = ly
         ax.annotate(fmt.format(y), (k, ly), xytext=(6, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=8, color=MODE_COLOR[mode],
-                    fontweight="bold", annotation_clip=False)
+                    fontweight="bold", annotation_clip=False, bbox=LABEL_BOX, zorder=5)
 
 
 def _gamma_series(results, model):
-    """[(K, gamma)] from the naive runs: comm_s / compute_s."""
+    """[(K, gamma)] of the naive points: the report's gamma, as `dpscale report` prints it."""
     out = []
     for k in results.ks(model):
         p = results.get(model, "naive", k)
-        comm = p.median("comm_s") if p else None
-        compute = p.median("compute_s") if p else None
-        if comm is not None and compute:
-            out.append((k, comm / compute))
+        if p is not None and p.value("gamma") is not None:
+            out.append((k, p.value("gamma")))
     return out
 
 
@@ -139,8 +147,8 @@ def efficiency_knee(results, model, modes):
     """The practical limit (textbook 15.9): where even the best mode's E falls below 0.8."""
     best = {}
     for mode in modes:
-        for k, s, _ in _speedup_series(results, model, mode):
-            best[k] = max(best.get(k, 0.0), s / k)
+        for k, e, _ in _efficiency_series(results, model, mode):
+            best[k] = max(best.get(k, 0.0), e)
     series = sorted(best.items())
     k, where = crossing(series, E_TOLERANCE, rising=False)
     if k is None:
@@ -180,7 +188,7 @@ def chart8_efficiency(results):
         e_k, e_text = efficiency_knee(results, model, modes)
         g_k, g_text = gamma_knee(gammas)
         _efficiency_panel(axes[0][col], results, model, modes)
-        _gamma_panel(axes[1][col], gammas)
+        _gamma_panel(axes[1][col], model, gammas)
         for ax in (axes[0][col], axes[1][col]):
             if e_k is not None:
                 ax.axvline(e_k, color=KNEE_COLOR, linestyle=":", linewidth=1.6, zorder=2)
@@ -198,8 +206,7 @@ def chart8_efficiency(results):
 def _efficiency_panel(ax, results, model, modes):
     top = 1.0
     for mode in modes:
-        pts = [(k, s / k, sp and (sp[0] / k, sp[1] / k))
-               for k, s, sp in _speedup_series(results, model, mode)]
+        pts = _efficiency_series(results, model, mode)
         if pts:
             _plot_with_spread(ax, pts, MODE_COLOR[mode], hollow_below=E_TOLERANCE)
             top = max(top, max(e for _, e, _ in pts))
@@ -208,23 +215,25 @@ def _efficiency_panel(ax, results, model, modes):
     ax.axhspan(0, E_TOLERANCE, color=KNEE_COLOR, alpha=0.05, zorder=0)
     ax.annotate(f"E = {E_TOLERANCE}", (0.99, E_TOLERANCE), xycoords=("axes fraction", "data"),
                 xytext=(0, 2), textcoords="offset points", ha="right", va="bottom",
-                fontsize=7.5, color=KNEE_COLOR)
+                fontsize=7.5, color=KNEE_COLOR, bbox=LABEL_BOX, zorder=5)
     ax.set_ylim(0, top * 1.12)
 
 
-def _gamma_panel(ax, gammas):
+def _gamma_panel(ax, model, gammas):
     top = max([1.5] + [g * 1.15 for _, g in gammas])
     ax.axhspan(1.0, top, color=KNEE_COLOR, alpha=0.05, zorder=0)
     ax.axhline(1.0, color=KNEE_COLOR, linestyle=":", linewidth=1)
     ax.annotate("γ = 1: comm-bound above", (0.01, 1.0), xycoords=("axes fraction", "data"),
                 xytext=(0, 2), textcoords="offset points", ha="left", va="bottom",
-                fontsize=7.5, color=KNEE_COLOR)
+                fontsize=7.5, color=KNEE_COLOR, bbox=LABEL_BOX, zorder=5)
     if gammas:
         ax.plot([k for k, _ in gammas], [g for _, g in gammas], color=MODE_COLOR["naive"],
                 marker="s", linewidth=1.8, zorder=3)
         for k, g in gammas:
+            # The id names the label in the SVG, so a test can hold it against the report.
             ax.annotate(f"{g:.2f}", (k, g), xytext=(0, 5), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7.5, color=MODE_COLOR["naive"])
+                        ha="center", va="bottom", fontsize=7.5, color=MODE_COLOR["naive"],
+                        bbox=LABEL_BOX, zorder=5, gid=f"gamma-{model}-k{k}")
     else:
         ax.text(0.5, 0.5, "no Naive DP runs", transform=ax.transAxes, ha="center",
                 color=MUTED)

@@ -1,17 +1,20 @@
 """charts_training.py — chart 5 (loss convergence: the workshop's logging artifact) and chart 7
-(the bucket-cap sweep: throughput and exposed comm vs cap).
+(the bucket-cap sweep: throughput and exposed comm vs cap). The loss curves are the report's
+per-epoch medians over repeats; chart 7's numbers its medians, min..max and bucket counts.
 """
 import math
 
 from matplotlib.lines import Line2D
+from matplotlib.transforms import offset_copy
 from matplotlib.ticker import EngFormatter
 
-from .style import (K_COLORS, MODE_LABEL, MUTED, Skip, fmt_rate, model_label,
+from .style import (K_COLORS, LABEL_BOX, MODE_LABEL, MUTED, Skip, fmt_rate, model_label,
                     new_figure, time_unit)
 
 # In chart 5 colour is K (the curves cluster by K) and line style is the mode (which must not
-# matter): one curve per mode at a K overlaps into one line, which is the point.
-MODE_STYLE = {"single": "-", "naive": "-", "interleaved": "--", "bucketed": ":"}
+# matter): one curve per mode at a K overlaps into one line, which is the point. Four modes, four
+# styles, so the legend names each one.
+MODE_STYLE = {"single": "-", "naive": "-.", "interleaved": "--", "bucketed": ":"}
 SWEEP_COLORS = ["#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
 
@@ -95,7 +98,7 @@ def chart7_bucket_sweep(results):
     legend = [Line2D([], [], color=c, marker="o", label=f"{model_label(results, m)} K={k}")
               for m, k, c in series]
     legend.append(Line2D([], [], color=MUTED, linestyle=":",
-                         label="Interleaved DP (one all-reduce per layer), same K"))
+                         label="Interleaved DP (one all-reduce per tensor), same K"))
     fig, axes = new_figure(
         results, "Bucketed (DDP): throughput and exposed communication vs bucket cap",
         "small caps pay a per-call latency on many all-reduces; large caps start the first "
@@ -103,21 +106,23 @@ def chart7_bucket_sweep(results):
         "(all-reduce calls) per step",
         nrows=2, width=9.0, height=3.0, legend=legend, sharex=True)
     top, bottom = axes[0][0], axes[1][0]
-    scale, unit = time_unit(results.get(m, "bucketed", k, c).median("exposed_comm_s")
+    # The report's comm_s of an overlapped mode is its exposed comm: what finish() waited.
+    scale, unit = time_unit(results.get(m, "bucketed", k, c).median("comm_s")
                             for m, k, _ in series for c in results.caps(m, k))
     all_caps = set()
+    bucket_labels = []
     for model, k, color in series:
         caps = results.caps(model, k)
         all_caps.update(caps)
         pts = [results.get(model, "bucketed", k, c) for c in caps]
         _sweep_throughput(top, caps, pts, color)
-        _sweep_exposed(bottom, caps, pts, color, scale)
+        bucket_labels += _sweep_exposed(bottom, caps, pts, color, scale)
         ref = results.get(model, "interleaved", k)
         if ref is not None:
             top.axhline(ref.median("throughput_samples_per_s"), color=color, linestyle=":",
                         linewidth=1.2)
-            if ref.median("exposed_comm_s") is not None:
-                bottom.axhline(ref.median("exposed_comm_s") * scale, color=color,
+            if ref.median("comm_s") is not None:
+                bottom.axhline(ref.median("comm_s") * scale, color=color,
                                linestyle=":", linewidth=1.2)
     caps = sorted(all_caps)
     bottom.set_xscale("log", base=2)
@@ -130,6 +135,7 @@ def chart7_bucket_sweep(results):
     bottom.set_ylabel(f"exposed comm per epoch ({unit})")
     bottom.set_title("communication not hidden behind backward — lower is better", fontsize=10)
     bottom.set_ylim(0, bottom.get_ylim()[1] * 1.1)
+    _bucket_count_labels(bottom, bucket_labels)
     lo, hi = top.get_ylim()
     top.set_ylim(lo, hi + 0.12 * (hi - lo))  # room for the best-cap label
     return fig
@@ -154,19 +160,47 @@ def _sweep_throughput(ax, caps, pts, color):
 
 
 def _sweep_exposed(ax, caps, pts, color, scale):
-    ys = [p.median("exposed_comm_s") for p in pts]
+    """The exposed-comm curve of one series; returns its bucket-count labels to place,
+    [(cap, y, text, color)], placed once every series is drawn (they share x positions)."""
+    ys = [p.median("comm_s") for p in pts]
     keep = [(c, y * scale, p) for c, y, p in zip(caps, ys, pts) if y is not None]
     if not keep:
-        return
+        return []
     ax.plot([c for c, _, _ in keep], [y for _, y, _ in keep], color=color, marker="o",
             linewidth=1.8)
+    labels = []
     for c, y, p in keep:
-        spread = p.spread("exposed_comm_s")
+        spread = p.spread("comm_s")
         if spread:
             ax.errorbar(c, y, yerr=[[y - spread[0] * scale], [spread[1] * scale - y]], fmt="none",
                         ecolor=color, elinewidth=1, capsize=2.5)
-        nb = p.median("n_buckets")
+        nb = p.value("n_buckets")
         if nb is not None:
-            ax.annotate(f"{nb:.0f}", (c, y), xytext=(0, 5), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7.5, color=color,
-                        bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.85))
+            labels.append((c, y, f"{nb:.0f}", color))
+    return labels
+
+
+def _bucket_count_labels(ax, labels):
+    """Bucket counts beside their points (left of them at the largest cap, where the axis
+    ends, else right), so no label covers a marker; where series meet at one cap, the labels
+    are moved apart vertically, in the order of their points, so none prints over another."""
+    lo, hi = ax.get_ylim()
+    gap = 0.07 * (hi - lo)  # one label's height, in data units, with a little air
+    last = max(c for c, _, _, _ in labels) if labels else None
+    by_cap = {}
+    for c, y, text, color in labels:
+        by_cap.setdefault(c, []).append((y, text, color))
+    for c, group in by_cap.items():
+        group.sort()
+        ys = [y for y, _, _ in group]
+        for i in range(1, len(ys)):  # push up what sits too close above its neighbour
+            ys[i] = max(ys[i], ys[i - 1] + gap)
+        # then centre the stack on the points, so it strays from them as little as it can
+        shift = (sum(y for y, _, _ in group) - sum(ys)) / len(ys)
+        left = c == last
+        # data coordinates moved sideways by a few points: clear of the marker at any scale
+        beside = offset_copy(ax.transData, fig=ax.figure, x=-7 if left else 7, units="points")
+        for ly, (y, text, color) in zip(ys, group):
+            ax.annotate(text, (c, y), xytext=(c, ly + shift), textcoords=beside,
+                        ha="right" if left else "left", va="center", fontsize=7.5,
+                        color=color, bbox=LABEL_BOX, annotation_clip=False)

@@ -53,16 +53,31 @@ def time_unit(values):
     return (1e3, "ms") if vals and max(vals) < 1.0 else (1.0, "s")
 
 
+def fmt_sig(v, digits):
+    """V to DIGITS significant digits, trailing zeros kept so neighbours read alike: 1.0 and
+    0.78, not 1 and 0.78. Numbers with more integer digits than that are printed whole."""
+    if v != 0 and abs(v) >= 10 ** (digits - 1):
+        return f"{v:.0f}"
+    return format(v, f"#.{digits}g").rstrip(".")
+
+
 def fmt_time(v, unit):
-    return f"{v:.0f}" if unit == "ms" and v >= 10 else f"{v:.3g}"
+    return f"{v:.0f}" if unit == "ms" and v >= 10 else fmt_sig(v, 3)
 
 
 def fmt_rate(v):
-    """Samples/s the short way, three significant digits: 909k, 1.05k, 2.4M."""
+    """Samples/s the short way, three significant digits: 909k, 1.05k, 17.0k, 2.40M."""
     for scale, suffix in ((1e6, "M"), (1e3, "k")):
         if abs(v) >= scale:
-            return f"{v / scale:.3g}{suffix}"
-    return f"{v:.3g}"
+            return f"{fmt_sig(v / scale, 3)}{suffix}"
+    return fmt_sig(v, 3)
+
+
+# Behind a value label: lines that pass through it (a baseline, a knee) stay legible.
+LABEL_BOX = dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.85)
+
+
+
 
 
 def shade(color, k, ks):

@@ -1,7 +1,10 @@
 // test_report.cpp — report arithmetic on a hand-made file built from the workshop's own XLarge
 // numbers (speedup, E = S/K, comm %, γ, the Amdahl ceiling the workshop derives), medians and
-// spread over repeats, failed runs listed apart, and the three output formats.
+// spread over repeats, failed runs listed apart, the three output formats, and what the JSON
+// carries for the charts (plots/ draws the report's numbers and computes none of its own).
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "harness/analysis.h"
 #include "harness/report.h"
@@ -143,6 +146,70 @@ TEST(HarnessReport, CsvAndJsonCarryTheSameNumbers) {
   ASSERT_EQ(j["failed"].size(), 1u);
   EXPECT_EQ(j["failed"][0]["bucket_cap_mb"].get<double>(), 25.0);
   EXPECT_THROW(render_report(a, "w.jsonl", "xml"), InputError);
+}
+
+// The chart-only numbers of the JSON, on repeats chosen so each median is a different repeat's.
+TEST(HarnessReport, JsonCarriesWhatTheChartsDraw) {
+  std::string text;
+  const double naive_epoch[] = {1.0, 1.2, 0.9}, bucket_epoch[] = {0.6, 0.8, 0.5};
+  const double rank0[][2] = {{2.0, 1.5}, {2.2, 1.1}, {1.8, 1.3}};
+  for (int r = 0; r < 3; ++r) {
+    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r),
+                     b = pt("small", "bucketed", 2, 25.0, "none", r);
+    text += sweep_line(s, make_record(s, 2.0));
+    text += sweep_line(n, make_record(n, naive_epoch[r], 0.4));
+    RunRecord rb = make_record(b, bucket_epoch[r], 0.1 * (r + 1));
+    rb.n_buckets = 3 + r;  // 3, 4, 5: median 4
+    rb.loss_global = {2.3 + 0.1 * r, 2.1};
+    rb.loss_rank0 = {rank0[r][0], rank0[r][1]};
+    text += sweep_line(b, rb);
+  }
+  ResultsFile f = parse_results(text, "c.jsonl");
+  // A diverged epoch (NaN, which no record line can hold: it is written as null) and one epoch
+  // more than the others, put in after reading.
+  f.entries.back().record->loss_global = {std::nan(""), 2.0, 1.9};
+  const auto j = nlohmann::json::parse(render_report(analyse(f), "c.jsonl", "json"));
+  EXPECT_EQ(j["schema"], kReportSchema);
+  EXPECT_EQ(j["file"], "c.jsonl");
+  EXPECT_TRUE(j["warnings"].empty());
+  ASSERT_EQ(j["points"].size(), 3u);
+  const auto& b = j["points"][2];
+  EXPECT_EQ(b["runs"], 3);
+  EXPECT_EQ(b["setup"]["backend"], "cpu");
+  EXPECT_EQ(b["setup"]["global_batch"], 1024);
+  // E = S/K with its spread: throughputs 32768/0.6, /0.8, /0.5 against single's 32768/2.0
+  EXPECT_NEAR(b["efficiency"]["median"].get<double>(), 2.0 / 0.6 / 2, 1e-12);
+  EXPECT_NEAR(b["efficiency"]["min"].get<double>(), 2.0 / 0.8 / 2, 1e-12);
+  EXPECT_NEAR(b["efficiency"]["max"].get<double>(), 2.0 / 0.5 / 2, 1e-12);
+  // saving against naive's median epoch (1.0 s): the slowest repeat saves least
+  EXPECT_NEAR(b["naive_saving"]["median"].get<double>(), 1 - 0.6 / 1.0, 1e-12);
+  EXPECT_NEAR(b["naive_saving"]["min"].get<double>(), 1 - 0.8 / 1.0, 1e-12);
+  EXPECT_NEAR(b["naive_saving"]["max"].get<double>(), 1 - 0.5 / 1.0, 1e-12);
+  EXPECT_NEAR(b["naive_saving_s"].get<double>(), 0.4, 1e-12);
+  EXPECT_NEAR(b["comm_s"]["median"].get<double>(), 0.2, 1e-12);      // the exposed wait
+  EXPECT_NEAR(b["comm_busy_s"]["max"].get<double>(), 0.3, 1e-12);
+  EXPECT_EQ(b["n_buckets"].get<double>(), 4.0);
+  // per-epoch medians, as long as the shortest repeat; a NaN is left out of its epoch's median
+  ASSERT_EQ(b["loss_rank0"].size(), 2u);
+  EXPECT_DOUBLE_EQ(b["loss_rank0"][0].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(b["loss_rank0"][1].get<double>(), 1.3);
+  ASSERT_EQ(b["loss_global"].size(), 2u);
+  EXPECT_DOUBLE_EQ(b["loss_global"][0].get<double>(), 2.35);  // of 2.3 and 2.4, NaN left out
+  EXPECT_DOUBLE_EQ(b["loss_global"][1].get<double>(), 2.1);
+  const auto& n = j["points"][1];
+  EXPECT_TRUE(n["naive_saving"].is_null()) << "naive is the reference, not compared with itself";
+  EXPECT_TRUE(n["n_buckets"].is_null());
+  EXPECT_TRUE(j["points"][0]["comm_busy_s"].is_null());
+  EXPECT_NEAR(j["points"][0]["efficiency"]["median"].get<double>(), 1.0, 1e-12);
+}
+
+TEST(HarnessReport, JsonCarriesTheFilesWarnings) {
+  const SweepPoint s = pt("small", "single", 1);
+  const std::string line = sweep_line(s, make_record(s, 1.0));
+  const Analysis a = analyse(parse_results(line + line.substr(0, 50), "t.jsonl"));
+  const auto j = nlohmann::json::parse(render_report(a, "t.jsonl", "json"));
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0], "t.jsonl:2: truncated line skipped (an interrupted sweep?)");
 }
 
 }  // namespace

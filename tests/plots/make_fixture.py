@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """make_fixture.py — writes tests/plots/fixture.jsonl, the hand-made results file the plotter
-test reads. Run it only when the sweep-line format (docs/RESULTS_FORMAT.md) changes:
+tests draw (test_plots.py hands it to `dpscale plot`, which reads it and gives the plotter its
+report JSON). Run it only when the sweep-line format (docs/RESULTS_FORMAT.md) changes:
 
     /usr/bin/python3 tests/plots/make_fixture.py > tests/plots/fixture.jsonl
 
 The numbers are the workshop's 4x A100 table for the small (1.5M) and large (35.2M) models
 (its "PyTorch DDP" rows stand in for our bucketed mode), so the charts drawn from the fixture
-should look like the workshop's. On top of that the file holds what a real sweep produces and the
-plotter must cope with: repeats of a point (median + spread), a bucket-cap sweep for the large
+should look like the workshop's. On top of that the file holds what a real sweep produces and
+`dpscale plot` must cope with: repeats of a point (median + spread), a bucket-cap sweep for the large
 model at K = 2 and 4, one failed run, and a truncated last line (a sweep killed mid-write).
 Deterministic: no randomness, so the committed file only changes when this script does.
 """

@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""test_plots.py — tests of plots/plot_results.py, run by CTest (tests/plots/CMakeLists.txt):
+"""test_plots.py — tests of the plotter, plots/plot_results.py, run by CTest (tests/plots/CMakeLists.txt):
 
     /usr/bin/python3 tests/plots/test_plots.py -v                 # all
     /usr/bin/python3 tests/plots/test_plots.py -v FixtureCharts   # one group
 
+The plotter draws the report JSON of `dpscale report --format json`; `dpscale plot` makes it from
+a results file and hands it over. So the results-file tests run `dpscale plot` (the binary:
+$DPSCALE_BIN, which CTest sets, else build/bin/dpscale), and the report tests run the script.
 The fixture (fixture.jsonl, written by make_fixture.py) holds 2 models x single/naive/interleaved/
 bucketed at K = 1, 2, 4, repeats, a bucket-cap sweep, a failed run and a truncated last line, so
 it supports all 8 charts. Exit 77 (CTest's skip code here) when matplotlib is not installed.
 """
+import copy
 import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,6 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCE = Path(os.environ.get("DPSCALE_SOURCE_DIR", HERE.parent.parent))
 PLOT = SOURCE / "plots" / "plot_results.py"
+DPSCALE = Path(os.environ.get("DPSCALE_BIN", SOURCE / "build" / "bin" / "dpscale"))
 FIXTURE = HERE / "fixture.jsonl"
 CHARTS = ["chart1_epoch_time", "chart2_speedup", "chart3_naive_comm_split",
           "chart4_overlap_vs_naive", "chart5_loss_convergence", "chart6_throughput",
@@ -35,9 +41,25 @@ MIN_PNG_BYTES = 30_000   # a 150-dpi chart with bars, lines and text; an empty f
 
 
 def run_plot(results, out, *extra):
-    """plot_results.py as the harness calls it; returns CompletedProcess (text)."""
-    return subprocess.run([sys.executable, str(PLOT), str(results), "--out", str(out), *extra],
+    """`dpscale plot RESULTS --out OUT`, as a user runs it; returns CompletedProcess (text)."""
+    return subprocess.run([str(DPSCALE), "plot", str(results), "--out", str(out),
+                           "--python", sys.executable, *extra],
                           capture_output=True, text=True, timeout=300)
+
+
+def run_plotter(report, out, *extra):
+    """plot_results.py on a report JSON file, as `dpscale plot` calls it."""
+    return subprocess.run([sys.executable, str(PLOT), str(report), "--out", str(out), *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+def report_of(results):
+    """`dpscale report RESULTS --format json`, parsed."""
+    proc = subprocess.run([str(DPSCALE), "report", str(results), "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise AssertionError(f"dpscale report {results} failed: {proc.stderr}")
+    return json.loads(proc.stdout)
 
 
 def fixture_lines():
@@ -54,6 +76,15 @@ def fixture_lines():
 def write_jsonl(path, objs):
     path.write_text("".join(json.dumps(o) + "\n" for o in objs))
     return path
+
+
+def write_json(path, obj):
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def svg_text(path):
+    return " ".join(ET.parse(path).getroot().itertext())
 
 
 class TempDirCase(unittest.TestCase):
@@ -116,7 +147,8 @@ class FixtureCharts(TempDirCase):
 
     def test_notes_on_stderr(self):
         err = self.proc.stderr
-        self.assertIn("line 32 is truncated", err)
+        # The harness reads the results file now; its warning travels in the report JSON.
+        self.assertIn(":32: truncated line skipped", err)
         self.assertIn("1 failed run(s) skipped", err)
         self.assertNotIn("skipped:", err)  # no chart skipped
 
@@ -130,6 +162,16 @@ class FixtureCharts(TempDirCase):
         for chart in CHARTS:
             self.assertEqual((self.out / f"{chart}.svg").read_bytes(),
                              (self.tmp / "again" / f"{chart}.svg").read_bytes(), chart)
+
+    def test_plotter_on_the_report_draws_the_same_charts(self):
+        # The documented direct way: dpscale report --format json, then the script.
+        report = write_json(self.tmp / "fixture-report.json", report_of(FIXTURE))
+        proc = run_plotter(report, self.tmp / "direct", "--format", "svg")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(":32: truncated line skipped", proc.stderr)
+        for chart in CHARTS:
+            self.assertEqual((self.out / f"{chart}.svg").read_bytes(),
+                             (self.tmp / "direct" / f"{chart}.svg").read_bytes(), chart)
 
 
 class MissingData(TempDirCase):
@@ -168,17 +210,18 @@ class MissingData(TempDirCase):
         src.write_text(text)
         proc = run_plot(src, self.tmp / "resumed")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("line 11 is truncated", proc.stderr)
+        self.assertIn(":11: truncated line skipped", proc.stderr)
         self.assertEqual(len(self.written(proc)), 8)
 
     def test_diverged_loss_written_as_null(self):
-        # nlohmann::json prints NaN as null: a diverged run must plot, not be "bad input".
-        lines = fixture_lines()
-        large = [o for o in lines if o["point"]["model"] == "large" and o["status"] == "ok"]
+        # nlohmann::json prints NaN as null: the report's median curve of a point whose repeats
+        # all diverged holds null there, and must plot, not be "bad input".
+        report = report_of(FIXTURE)
+        large = [p for p in report["points"] if p["model"] == "large"]
         large[0]["loss_global"][-1] = None   # chart 5 shows the largest model
         large[1]["loss_rank0"][-2:] = [None, None]
-        src = write_jsonl(self.tmp / "nan.jsonl", lines)
-        proc = run_plot(src, self.tmp / "nan", "--format", "png")
+        src = write_json(self.tmp / "nan.json", report)
+        proc = run_plotter(src, self.tmp / "nan", "--format", "png")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("chart5_loss_convergence", self.written(proc))
 
@@ -188,15 +231,19 @@ class MissingData(TempDirCase):
         self.assertEqual({p.suffix for p in (self.tmp / "svg-only").iterdir()}, {".svg"})
 
 
-class BadInput(TempDirCase):
-    """Bad input: exit 2, exactly one line on stderr, nothing on stdout, no chart written."""
+class BadInputCase(TempDirCase):
+    RUN = staticmethod(run_plot)
+    # Who refuses it, by the start of its one line: the harness reads a results file, the
+    # script a report (or its own options).
+    REFUSED_BY = r"^(dpscale: |plot_results: error: )"
 
     def assert_bad(self, path, *extra):
+        """Exit 2, exactly one line on stderr, nothing on stdout, no chart written."""
         out = self.tmp / "out-bad"
-        proc = run_plot(path, out, *extra)
+        proc = self.RUN(path, out, *extra)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
-        self.assertIn("error", proc.stderr)
+        self.assertRegex(proc.stderr, self.REFUSED_BY)
         self.assertEqual(proc.stdout, "")
         self.assertFalse(out.exists() and any(out.iterdir()))
         return proc.stderr
@@ -205,6 +252,10 @@ class BadInput(TempDirCase):
         path = self.tmp / name
         path.write_text(text)
         return path
+
+
+class BadInput(BadInputCase):
+    """A bad results file given to `dpscale plot`: refused by the harness before any drawing."""
 
     def test_missing_file(self):
         self.assertIn("no such file", self.assert_bad(self.tmp / "nope.jsonl"))
@@ -232,7 +283,8 @@ class BadInput(TempDirCase):
 
     def test_foreign_lines(self):
         text = json.dumps({"name": "bench", "time_ms": 3.2}) + "\n"
-        self.assertIn("not a dpscale", self.assert_bad(self.file("foreign.jsonl", text)))
+        # the harness's words for it (harness/results_file.cpp)
+        self.assertIn("not a results line", self.assert_bad(self.file("foreign.jsonl", text)))
 
     def test_foreign_line_among_good_ones(self):
         lines = FIXTURE.read_text().splitlines()[:5] + ['{"event": "start"}']
@@ -263,20 +315,102 @@ class BadInput(TempDirCase):
         self.assert_bad(FIXTURE, "--format", "png,gif")
 
 
-class Arithmetic(unittest.TestCase):
-    """The numbers behind the charts: medians of repeats, speedup, E, gamma, knee, cap choice."""
+class ReportBadInput(BadInputCase):
+    """A bad report given to the script directly: its own checks (plots/dpscale_plots/load.py)."""
+    RUN = staticmethod(run_plotter)
+    REFUSED_BY = r"^plot_results: error: "
 
     @classmethod
     def setUpClass(cls):
+        super().setUpClass()
+        cls.good = report_of(FIXTURE)
+
+    def report(self, change):
+        r = copy.deepcopy(self.good)
+        change(r)
+        return write_json(self.tmp / "bad-report.json", r)
+
+    def test_a_good_report_plots(self):  # the control: the changes below are what is refused
+        proc = run_plotter(write_json(self.tmp / "good.json", self.good), self.tmp / "good",
+                           "--format", "svg")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_missing_file(self):
+        self.assertIn("no such file", self.assert_bad(self.tmp / "nope.json"))
+
+    def test_directory(self):
+        self.assertIn("directory", self.assert_bad(self.tmp))
+
+    def test_empty_file(self):
+        self.assertIn("empty", self.assert_bad(self.file("empty.json", "")))
+
+    def test_not_json(self):
+        self.assertIn(":2:", self.assert_bad(self.file("t.json", '{"schema":\n  oops}')))
+
+    def test_results_file_given_directly(self):
+        # A results file is the harness's to read: the message says what to run instead.
+        err = self.assert_bad(FIXTURE)
+        self.assertIn("dpscale plot", err)
+        one = write_jsonl(self.tmp / "one.jsonl", fixture_lines()[:1])  # one line: one object
+        self.assertIn("dpscale plot", self.assert_bad(one))
+
+    def test_not_a_report(self):
+        self.assertIn("not a dpscale report", self.assert_bad(self.file("x.json", "{}")))
+        self.assertIn("JSON array", self.assert_bad(self.file("a.json", "[1, 2]")))
+
+    def test_other_schema(self):
+        def change(r):
+            r["schema"] = "dpscale.report/2"
+        self.assertIn("schema", self.assert_bad(self.report(change)))
+
+    def test_nan_is_not_json(self):
+        text = json.dumps(self.good).replace('"gamma": null', '"gamma": NaN', 1)
+        self.assertIn("NaN", self.assert_bad(self.file("nan.json", text)))
+
+    def test_point_missing_a_field(self):
+        def change(r):
+            del r["points"][3]["gamma"]
+        err = self.assert_bad(self.report(change))
+        self.assertIn("point 4", err)
+        self.assertIn("gamma", err)
+
+    def test_field_of_the_wrong_shape(self):
+        def change(r):
+            r["points"][0]["avg_epoch_s"] = 0.5  # a number where a median/min/max belongs
+        self.assertIn("avg_epoch_s", self.assert_bad(self.report(change)))
+
+        def change_setup(r):
+            r["points"][0]["setup"]["global_batch"] = "1024"
+        self.assertIn("global_batch", self.assert_bad(self.report(change_setup)))
+
+    def test_unknown_mode(self):
+        def change(r):
+            r["points"][1]["mode"] = "zero"
+        self.assertIn("unknown mode", self.assert_bad(self.report(change)))
+
+    def test_no_points(self):
+        def change(r):
+            r["points"] = []
+        self.assertIn("no successful runs", self.assert_bad(self.report(change)))
+
+
+class Arithmetic(TempDirCase):
+    """The numbers behind the charts, as the charts read them from the report: medians of
+    repeats, speedup, E, gamma, knee, cap choice."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
         sys.path.insert(0, str(SOURCE / "plots"))
         sys.dont_write_bytecode = True
-        from dpscale_plots import aggregate, charts_scaling, load
-        cls.cs = charts_scaling
-        cls.loaded = load.load_results(str(FIXTURE))
-        cls.res = aggregate.Results(cls.loaded.runs, FIXTURE.name)
+        from dpscale_plots import charts_scaling, load, points
+        cls.cs, cls.load = charts_scaling, load
+        cls.report_json = report_of(FIXTURE)
+        cls.loaded = load.load_report(str(write_json(cls.tmp / "r.json", cls.report_json)))
+        cls.res = points.Results(cls.loaded, FIXTURE.name)
 
     def test_counts(self):
-        self.assertEqual(len(self.loaded.runs), 30)
+        self.assertEqual(sum(p["runs"] for p in self.loaded.points), 30)
         self.assertEqual(self.loaded.n_failed, 1)
         self.assertEqual(len(self.loaded.warnings), 1)
 
@@ -310,28 +444,158 @@ class Arithmetic(unittest.TestCase):
         self.assertIsNone(k)
         self.assertIn("no knee", text)
 
-    def test_every_prefix_of_a_line_counts_as_truncated(self):
-        from dpscale_plots.load import is_cut_short
-        line = FIXTURE.read_text().splitlines()[0]
-        for n in range(1, len(line)):
-            with self.assertRaises(json.JSONDecodeError) as cm:
-                json.loads(line[:n])
-            self.assertTrue(is_cut_short(line[:n], cm.exception), line[max(0, n - 30):n])
-
-    def test_corrupt_lines_are_not_truncated(self):
-        from dpscale_plots.load import is_cut_short
-        line = FIXTURE.read_text().splitlines()[0]
-        for bad in (line.replace(":", " ", 1), line + "x", line[:-1] + "]", "not json",
-                    line.replace('"mode"', "'mode'", 1)):
-            with self.assertRaises(json.JSONDecodeError) as cm:
-                json.loads(bad)
-            self.assertFalse(is_cut_short(bad, cm.exception), bad[:40])
-
     def test_crossing_interpolates_in_log2_k(self):
         k, _ = self.cs.crossing([(2, 0.5), (8, 1.5)], 1.0, rising=True)
         self.assertAlmostEqual(k, 4.0)   # halfway in log2 between 2 and 8
         k, _ = self.cs.crossing([(1, 1.0), (2, 0.9), (4, 0.7)], 0.8, rising=False)
         self.assertAlmostEqual(k, 2 ** 1.5)
+
+    def test_the_plotters_field_list_is_the_reports(self):
+        # load.py checks what the charts read; the harness writes the report. Same fields,
+        # both ways, so neither side grows or loses one unnoticed.
+        for p in self.report_json["points"]:
+            self.assertEqual(set(p), set(self.load.POINT_FIELDS), p["mode"])
+            self.assertEqual(set(p["setup"]), set(self.load.SETUP_FIELDS))
+
+
+class GammaAgreement(TempDirCase):
+    """Chart 8's gamma is the report's gamma on a results file with repeats.
+
+    Three repeats of small naive K=2 whose comm/compute splits differ: gamma per run is 0.2,
+    0.43 and 3.0, so the report's gamma (the median of each run's) is 0.43, while the ratio of
+    the median comm to the median compute, which chart 8 used to draw, is 0.60. The chart's
+    label is read back from its SVG (the annotation carries the id gamma-<model>-k<K>)."""
+
+    # (avg epoch s, naive comm s) per repeat
+    REPEATS = [(0.06, 0.01), (0.10, 0.03), (0.08, 0.06)]
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        lines = [o for o in fixture_lines() if o["status"] == "ok" and o["model"] == "small"
+                 and o["mode"] == "single"]
+        naive = next(o for o in fixture_lines() if o["status"] == "ok"
+                     and (o["model"], o["mode"], o["world_size"]) == ("small", "naive", 2))
+        samples = naive["steps"] * naive["global_batch"]
+        for r, (epoch, comm) in enumerate(cls.REPEATS):
+            o = copy.deepcopy(naive)
+            o["point"]["repeat"] = r
+            o["run"]["run_id"] = f"gamma/small-naive-k2-r{r}"
+            o["epoch_times_s"] = [epoch] * naive["epochs"]
+            o.update(avg_epoch_s=epoch, comm_s=comm, compute_s=epoch - comm,
+                     throughput_samples_per_s=samples / (epoch * naive["epochs"]))
+            lines.append(o)
+        cls.src = write_jsonl(cls.tmp / "repeats.jsonl", lines)
+        cls.proc = run_plot(cls.src, cls.tmp / "out", "--format", "svg")
+        cls.report = report_of(cls.src)
+
+    def report_gamma(self):
+        (p,) = [p for p in self.report["points"] if p["mode"] == "naive"]
+        self.assertEqual(p["runs"], 3)
+        return p["gamma"]
+
+    def chart_gamma_label(self):
+        root = ET.parse(self.tmp / "out" / "chart8_efficiency_knee.svg").getroot()
+        found = [e for e in root.iter() if e.get("id") == "gamma-small-k2"]
+        self.assertEqual(len(found), 1, "chart 8 has one gamma label for small K=2")
+        return "".join(found[0].itertext()).strip()
+
+    def test_the_report_takes_the_median_of_each_runs_gamma(self):
+        per_run = [c / (e - c) for e, c in self.REPEATS]
+        self.assertAlmostEqual(self.report_gamma(), statistics.median(per_run), places=9)
+
+    def test_chart8_draws_the_reports_gamma(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertEqual(self.chart_gamma_label(), f"{self.report_gamma():.2f}")
+
+    def test_the_file_tells_the_two_definitions_apart(self):
+        # Negative control: had the chart divided median comm by median compute, its label
+        # would differ from the report's, and the test above would fail.
+        ratio = (statistics.median(c for _, c in self.REPEATS)
+                 / statistics.median(e - c for e, c in self.REPEATS))
+        self.assertNotEqual(f"{ratio:.2f}", f"{self.report_gamma():.2f}")
+        self.assertNotEqual(f"{ratio:.2f}", self.chart_gamma_label())
+
+    def test_the_charts_series_is_the_reports_number(self):
+        sys.path.insert(0, str(SOURCE / "plots"))
+        from dpscale_plots import charts_scaling, load, points
+        res = points.Results(load.load_report(str(write_json(self.tmp / "r.json", self.report))),
+                             "repeats.jsonl")
+        self.assertEqual(charts_scaling._gamma_series(res, "small"), [(2, self.report_gamma())])
+
+
+class Legibility(TempDirCase):
+    """The charts' labels can be read (issue 14's nits stay fixed), on the fixture and on the
+    run the README shows (docs/figures/cpu-run.jsonl): no label within 3 px (at 100 dpi) of
+    another, no line through a label without a white box behind it, "1.0 s" beside "0.78 s",
+    one line style per mode in chart 5's legend, chart 7's interleaved line named per tensor."""
+
+    MIN_AIR_PX = 3
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        sys.path.insert(0, str(SOURCE / "plots"))
+        from dpscale_plots import CHARTS, load, points
+        cls.charts = dict(CHARTS)
+        cls.results = {}
+        for src in (FIXTURE, SOURCE / "docs" / "figures" / "cpu-run.jsonl"):
+            path = write_json(cls.tmp / f"{src.stem}.json", report_of(src))
+            cls.results[src.name] = points.Results(load.load_report(str(path)), src.name)
+
+    def draw(self, name, results):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        fig = self.charts[name](results)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return fig, canvas.get_renderer()
+
+    def test_labels_keep_apart_and_no_line_crosses_a_bare_label(self):
+        from matplotlib.transforms import Bbox
+        for src, results in self.results.items():
+            for name in self.charts:
+                fig, r = self.draw(name, results)
+                for ax in fig.axes:
+                    texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
+                    ext = {id(t): t.get_window_extent(r) for t in texts}
+                    for a in texts:
+                        box = a.get_bbox_patch()
+                        cover = Bbox.union([ext[id(a)], box.get_window_extent(r)]) if box \
+                            else ext[id(a)]
+                        for b in texts:
+                            self.assertFalse(
+                                b is not a and cover.padded(self.MIN_AIR_PX).overlaps(ext[id(b)]),
+                                f"{src} {name}: {a.get_text()!r} and {b.get_text()!r} collide")
+                        if box:
+                            continue  # its white box hides what passes behind it
+                        for line in ax.lines:
+                            path = line.get_transform().transform_path(line.get_path())
+                            self.assertFalse(path.intersects_bbox(ext[id(a)], filled=False),
+                                             f"{src} {name}: a line crosses {a.get_text()!r}")
+
+    def test_saved_time_keeps_two_significant_digits(self):
+        fig, _ = self.draw("chart4_overlap_vs_naive", self.results["cpu-run.jsonl"])
+        seconds = [t.get_text().split("\n")[1] for t in fig.axes[0].texts]
+        self.assertIn("1.0 s", seconds)   # 1.048 s; it used to read "1 s" beside "0.78 s"
+        self.assertIn("0.78 s", seconds)
+        for label in seconds:
+            digits = label.split()[0].lstrip("\u2212").replace(".", "").lstrip("0")
+            self.assertGreaterEqual(len(digits), 2, label)
+
+    def test_each_mode_has_its_own_line_style_in_chart5(self):
+        from dpscale_plots.style import MODE_LABEL
+        fig, _ = self.draw("chart5_loss_convergence", self.results["fixture.jsonl"])
+        (legend,) = fig.legends  # legendHandles: Debian 12's matplotlib 3.6 name
+        styles = {t.get_text(): h.get_linestyle()
+                  for t, h in zip(legend.get_texts(), legend.legendHandles)
+                  if t.get_text() in MODE_LABEL.values()}
+        self.assertEqual(len(styles), 4, styles)
+        self.assertEqual(len(set(styles.values())), 4, styles)
+
+    def test_chart7_names_interleaved_per_tensor(self):
+        fig, _ = self.draw("chart7_bucket_cap_sweep", self.results["fixture.jsonl"])
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        self.assertIn("Interleaved DP (one all-reduce per tensor), same K", texts)
 
 
 if __name__ == "__main__":
