@@ -6,15 +6,24 @@
 #include <map>
 #include <set>
 
+#include "contract/modes.h"
+
 namespace dpscale {
 
 namespace {
 
-// The comm time that shows in the epoch: naive's blocking phase, or what finish() waited.
+// The comm time that shows in the epoch: the field the mode's wait fills (contract/modes.h),
+// naive's blocking phase or what finish() waited.
+WaitField wait_field_of(const RunRecord& r) {
+  const ModeInfo* m = find_mode(r.mode);
+  return m ? m->wait_field : WaitField::none;
+}
 std::optional<double> visible_comm(const RunRecord& r) {
-  if (r.mode == "naive") return r.comm_s;
-  if (r.mode == "single") return std::nullopt;
-  return r.exposed_comm_s;
+  switch (wait_field_of(r)) {
+    case WaitField::comm_s: return r.comm_s;
+    case WaitField::exposed_comm_s: return r.exposed_comm_s;
+    default: return std::nullopt;
+  }
 }
 
 std::optional<Spread> spread_if_any(const std::vector<double>& v) {
@@ -104,7 +113,8 @@ Analysis analyse(const ResultsFile& f) {
       if (auto c = visible_comm(*r)) {
         comm.push_back(*c);
         if (r->avg_epoch_s > 0) frac.push_back(*c / r->avg_epoch_s);
-        if (r->mode == "naive" && r->compute_s > 0) gamma.push_back(*c / r->compute_s);
+        // γ where comm and compute are separate phases: naive's (textbook 15.9).
+        if (wait_field_of(*r) == WaitField::comm_s && r->compute_s > 0) gamma.push_back(*c / r->compute_s);
       }
     }
     s.epoch_s = spread_of(epoch);
@@ -122,9 +132,11 @@ Analysis analyse(const ResultsFile& f) {
 
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
-    const PointStats* single = a.find({s.key.model, "single", 1, std::nullopt, "none"});
-    const PointStats* naive = a.find({s.key.model, "naive", s.key.world_size, std::nullopt, s.key.link});
-    const bool overlapped = s.key.mode != "single" && s.key.mode != "naive";
+    const PointStats* single = a.find({s.key.model, mode_name(Mode::single), 1, std::nullopt, "none"});
+    const PointStats* naive = a.find({s.key.model, mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link});
+    const ModeInfo* mode = find_mode(s.key.mode);
+    const bool data_parallel = mode && mode->data_parallel;
+    const bool overlapped = mode && mode->wait_field == WaitField::exposed_comm_s;
     if (overlapped && naive && naive->epoch_s.median > 0) {
       const double tn = naive->epoch_s.median;
       // A slower repeat saves less: the slowest gives the low end.
@@ -137,7 +149,7 @@ Analysis analyse(const ResultsFile& f) {
     s.speedup_spread = Spread{*s.speedup, s.throughput.min / t1, s.throughput.max / t1};
     s.efficiency = *s.speedup / k;
     s.efficiency_spread = Spread{*s.efficiency, s.speedup_spread->min / k, s.speedup_spread->max / k};
-    if (s.key.mode == "single" || !naive || !naive->comm_s) continue;
+    if (!data_parallel || !naive || !naive->comm_s) continue;
     const double T1 = single->epoch_s.median, Tc = naive->comm_s->median;
     const double frac = T1 / (T1 + Tc);
     s.amdahl_max = 1.0 / ((1.0 - frac) + frac / k);

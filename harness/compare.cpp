@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "contract/modes.h"
 #include "harness/report.h"
 #include "harness/table.h"
 
@@ -36,7 +37,7 @@ void judge(ComparedPoint& c, const CompareOptions& o) {
     const double rel = *nv / *bv - 1.0;
     if (*nv < *bv * (1.0 - t)) c.why.push_back(std::string(what) + " " + fmt_signed_percent(rel));
   };
-  if (c.key.mode != "single") {
+  if (const ModeInfo* m = find_mode(c.key.mode); m && m->data_parallel) {
     if (b.speedup && !n.speedup) {
       c.verdict = Verdict::incomparable;
       c.why.push_back("no single run of " + c.key.model + " in the new file");

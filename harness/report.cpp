@@ -5,6 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "contract/modes.h"
+#include "contract/schema_doc.h"
 #include "harness/table.h"
 #include "models/errors.h"
 
@@ -70,7 +72,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
   std::map<std::string, const PointStats*> best;
   std::vector<std::string> models;
   for (const PointStats& p : a.points) {
-    if (p.key.mode == "single" || !p.speedup) continue;
+    if (!mode_named(p.key.mode).data_parallel || !p.speedup) continue;
     if (!best.count(p.key.model)) models.push_back(p.key.model);
     if (!best[p.key.model] || *p.speedup > *best[p.key.model]->speedup) best[p.key.model] = &p;
   }
@@ -139,6 +141,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
   ordered_json j;
   j["schema"] = kReportSchema;
   j["file"] = source;
+  // The mode table (contract/modes.cpp), so the plotter names modes as the tables do.
+  j["modes"] = contract_json()["modes"];
   j["warnings"] = a.warnings;
   j["points"] = ordered_json::array();
   for (const PointStats& p : a.points) {
@@ -187,10 +191,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
 }  // namespace
 
 std::string mode_label(const std::string& mode) {
-  if (mode == "single") return "Single";
-  if (mode == "naive") return "Naive DP";
-  if (mode == "interleaved") return "Interleaved";
-  if (mode == "bucketed") return "Bucketed DDP";
+  if (const ModeInfo* m = find_mode(mode)) return m->label;
   return mode;
 }
 

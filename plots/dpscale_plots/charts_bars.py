@@ -10,7 +10,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter
 
-from .style import (LABEL_BOX, MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, fmt_sig,
+from .style import (DP_MODES, LABEL_BOX, MODE_COLOR, MODE_LABEL, MUTED, Skip, fmt_rate, fmt_sig,
                     fmt_time, model_label, new_figure, shade, time_unit)
 
 BAR_W = 0.29
@@ -84,7 +84,7 @@ def chart1_epoch_time(results):
     scale, unit = time_unit(p.median("avg_epoch_s") for p in results.points)
     return _per_model_bars(
         results, "avg_epoch_s",
-        "Epoch time: Single vs Naive DP vs Interleaved DP vs Bucketed (DDP)",
+        "Epoch time: " + " vs ".join(MODE_LABEL.values()),
         "lower is better · dashed: the single-device epoch — "
         "bars above it are slower than one device",
         f"average epoch time ({unit})", scale, lambda v: fmt_time(v, unit),
@@ -173,11 +173,11 @@ def chart4_overlap_saving(results):
     if not groups:
         raise Skip("no K > 1 point with Naive DP and an overlapped mode to compare")
     fig, axes = new_figure(
-        results, "Naive vs Interleaved vs Bucketed (DDP): time saved by overlap",
-        "0% = Naive DP at the same model and K · above the line: faster than naive · "
+        results, " vs ".join(MODE_LABEL[m] for m in DP_MODES) + ": time saved by overlap",
+        f"0% = {MODE_LABEL['naive']} at the same model and K · above the line: faster than naive · "
         "labels: % and time saved per epoch",
         width=max(7.0, 1.3 * len(groups) + 2.0),
-        legend=[Line2D([], [], color=MODE_COLOR["naive"], linewidth=2.5, label="Naive DP (= 0%)")]
+        legend=[Line2D([], [], color=MODE_COLOR["naive"], linewidth=2.5, label=f"{MODE_LABEL['naive']} (= 0%)")]
         + mode_handles(["interleaved", "bucketed"]))
     ax = axes[0][0]
     scale, unit = time_unit(n.median("avg_epoch_s") for _, _, n in groups)
@@ -190,7 +190,7 @@ def chart4_overlap_saving(results):
     ax.set_ylim(min(lo_all - pad, -2), hi_all + pad)
     ax.set_xticks(range(len(groups)), [f"{model_label(results, m)}\nK={k}" for m, k, _ in groups])
     ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0f}%")
-    ax.set_ylabel("epoch time saved vs Naive DP")
+    ax.set_ylabel(f"epoch time saved vs {MODE_LABEL['naive']}")
     ax.grid(axis="x", visible=False)
     return fig
 

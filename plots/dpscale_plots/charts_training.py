@@ -98,9 +98,9 @@ def chart7_bucket_sweep(results):
     legend = [Line2D([], [], color=c, marker="o", label=f"{model_label(results, m)} K={k}")
               for m, k, c in series]
     legend.append(Line2D([], [], color=MUTED, linestyle=":",
-                         label="Interleaved DP (one all-reduce per tensor), same K"))
+                         label=f"{MODE_LABEL['interleaved']} (one all-reduce per tensor), same K"))
     fig, axes = new_figure(
-        results, "Bucketed (DDP): throughput and exposed communication vs bucket cap",
+        results, f"{MODE_LABEL['bucketed']}: throughput and exposed communication vs bucket cap",
         "small caps pay a per-call latency on many all-reduces; large caps start the first "
         "all-reduce late and overlap less\n★ best cap · numbers on the lower panel: buckets "
         "(all-reduce calls) per step",

@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .style import MODE_LABEL
+from .style import MODE_LABEL, use_modes
 
 SCHEMA = "dpscale.report/1"
 RESULT_SCHEMA = "dpscale.result/1"  # a results-file line: named only to say what to run instead
@@ -57,9 +57,13 @@ def load_report(path):
         if "schema" in obj:
             raise BadInput(f"{path}: schema {obj['schema']!r} is not {SCHEMA}")
         raise BadInput(f"{path}: not a dpscale report (no \"schema\": \"{SCHEMA}\")")
-    for name, kind in (("file", str), ("warnings", list), ("points", list), ("failed", list)):
+    for name, kind in (("file", str), ("modes", list), ("warnings", list), ("points", list), ("failed", list)):
         if not isinstance(obj.get(name), kind):
             raise BadInput(f"{path}: report field '{name}' is missing or not a {kind.__name__}")
+    if not all(isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("label"), str)
+               and isinstance(m.get("data_parallel"), bool) for m in obj["modes"]):
+        raise BadInput(f"{path}: report field 'modes' is not a list of mode entries")
+    use_modes(obj["modes"])
     if not all(isinstance(w, str) for w in obj["warnings"]):
         raise BadInput(f"{path}: report field 'warnings' is not a list of strings")
     for i, p in enumerate(obj["points"]):

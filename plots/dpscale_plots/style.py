@@ -12,11 +12,23 @@ matplotlib.use("Agg")  # files only, no display; must precede any pyplot/backend
 from matplotlib.figure import Figure  # noqa: E402  (OO API: no global pyplot state to leak)
 import matplotlib.colors as mcolors  # noqa: E402
 
-MODE_LABEL = {"single": "Single", "naive": "Naive DP", "interleaved": "Interleaved DP",
-              "bucketed": "Bucketed (DDP)"}
+# The modes, their labels and which are data-parallel come from the report's "modes" table (the
+# mode table of contract/modes.cpp, through `dpscale report --format json`): use_modes() fills
+# these in place when a report is loaded, so every module that imported them sees the same.
+MODE_LABEL = {}
+DP_MODES = []
+# Colours are this plotter's own look, keyed by mode name; a mode without one is drawn grey.
 MODE_COLOR = {"single": "#3b3b3b", "naive": "#d62728", "interleaved": "#1f77b4",
               "bucketed": "#2ca02c"}
-DP_MODES = ("naive", "interleaved", "bucketed")
+
+
+def use_modes(modes):
+    """Adopt the report's mode table: [{name, label, data_parallel, ...}, ...] in table order."""
+    MODE_LABEL.clear()
+    MODE_LABEL.update((m["name"], m["label"]) for m in modes)
+    DP_MODES[:] = [m["name"] for m in modes if m["data_parallel"]]
+    for m in modes:
+        MODE_COLOR.setdefault(m["name"], "#777777")
 MODEL_LABEL = {"small": "Small", "medium": "Medium", "large": "Large", "xlarge": "XLarge",
                "custom": "Custom"}
 # Colours per world size, for charts where lines are grouped by K rather than by mode.

@@ -141,7 +141,7 @@ class FixtureCharts(TempDirCase):
 
     def test_workshop_names_appear(self):
         text = " ".join(ET.parse(self.out / "chart1_epoch_time.svg").getroot().itertext())
-        for name in ("Single", "Naive DP", "Interleaved DP", "Bucketed (DDP)", "Small (1.5M)",
+        for name in ("Single", "Naive DP", "Interleaved", "Bucketed DDP", "Small (1.5M)",
                      "Large (35.2M)"):
             self.assertIn(name, text)
 
@@ -595,7 +595,7 @@ class Legibility(TempDirCase):
     def test_chart7_names_interleaved_per_tensor(self):
         fig, _ = self.draw("chart7_bucket_cap_sweep", self.results["fixture.jsonl"])
         texts = [t.get_text() for t in fig.legends[0].get_texts()]
-        self.assertIn("Interleaved DP (one all-reduce per tensor), same K", texts)
+        self.assertIn("Interleaved (one all-reduce per tensor), same K", texts)
 
 
 if __name__ == "__main__":
