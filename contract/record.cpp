@@ -2,6 +2,7 @@
 #include "record.h"
 
 #include <ctime>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -51,6 +52,23 @@ void read_value(const json& j, const std::string& name, T& out) {
     j.at(name).get_to(out);
   } catch (const json::exception&) {
     throw std::runtime_error("record field '" + name + "' has the wrong type");
+  }
+}
+// A non-finite number is written as null (JSON has no NaN): read it back as NaN, so a record
+// of a diverged run reads back.
+void read_value(const json& j, const std::string& name, std::vector<double>& out) {
+  if (!j.contains(name)) throw std::runtime_error("record has no field '" + name + "'");
+  const json& v = j.at(name);
+  if (!v.is_array()) throw std::runtime_error("record field '" + name + "' has the wrong type");
+  out.clear();
+  for (const json& x : v) {
+    if (x.is_null()) {
+      out.push_back(std::numeric_limits<double>::quiet_NaN());
+    } else if (x.is_number()) {
+      out.push_back(x.get<double>());
+    } else {
+      throw std::runtime_error("record field '" + name + "' has the wrong type");
+    }
   }
 }
 template <class T>

@@ -4,6 +4,7 @@
 // that trainer's --help, and a record survives writing and reading through the field table.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -69,6 +70,14 @@ TEST(Contract, RecordRoundTripsThroughTheFieldTable) {
   nlohmann::json mistyped = to_json(r);
   mistyped["world_size"] = "two";
   EXPECT_THROW(record_from_json(mistyped), std::runtime_error);
+  // A diverged run's NaN loss is written as null and reads back as NaN.
+  RunRecord diverged = r;
+  diverged.loss_global = {2.5, std::nan("")};
+  const RunRecord d = record_from_json(nlohmann::json::parse(to_json(diverged).dump()));
+  ASSERT_EQ(d.loss_global.size(), 2u);
+  EXPECT_EQ(d.loss_global[0], 2.5);
+  EXPECT_TRUE(std::isnan(d.loss_global[1]));
+
   nlohmann::json optional_absent = to_json(r);
   optional_absent.erase("comm_s");  // optional: absent reads as null
   EXPECT_NO_THROW(record_from_json(optional_absent));
