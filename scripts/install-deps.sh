@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
+  python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
 )
 
