@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -16,10 +18,22 @@
 
 namespace dpscale::test {
 
-std::string bin(const std::string& exe) { return std::string(DPSCALE_BIN_DIR) + "/" + exe; }
+namespace {
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+}  // namespace
+
+std::string bin(const std::string& exe) { return env_or("DPSCALE_BIN_DIR", DPSCALE_BIN_DIR) + "/" + exe; }
+
+std::string mpiexec() { return env_or("DPSCALE_MPIEXEC", DPSCALE_MPIEXEC); }
 
 std::vector<std::string> mpirun_argv(int np, const std::string& exe, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DPSCALE_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+  if (std::find(args.begin(), args.end(), "--backend") == args.end()) {
+    throw std::invalid_argument("mpirun_argv(" + exe + "): the test names no --backend (cpu for MPI, cuda for NCCL)");
+  }
+  std::vector<std::string> argv = {mpiexec(), "--allow-run-as-root", "--oversubscribe", "-np",
                                    std::to_string(np), bin(exe)};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
