@@ -54,6 +54,14 @@ std::string describe(const std::vector<std::string>& argv, const ProcessResult& 
   return s.str();
 }
 
+nlohmann::json record_of(const std::vector<std::string>& argv, double timeout_s) {
+  const ProcessResult r = run(argv, timeout_s);
+  if (r.timed_out || r.exit_code != 0 || r.term_signal != 0 || !find_results_json(r.out)) {
+    throw std::runtime_error("the run did not finish with a record:\n" + describe(argv, r));
+  }
+  return *find_results_json(r.out);
+}
+
 int count_results_lines(const std::string& out) {
   int n = 0;
   std::istringstream in(out);

@@ -30,6 +30,12 @@ std::string bin(const std::string& exe);
 // The mpirun the build was configured with, or $DPSCALE_MPIEXEC when set (the kit's own).
 std::string mpiexec();
 
+// Argument lists joined: `args + {"--seed", "43"}`.
+inline std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // argv of `mpirun --allow-run-as-root --oversubscribe -np K <bin(exe)> args...`.
 // `args` must name --backend: without it a trainer takes CUDA + NCCL wherever a GPU answers,
 // and K ranks on one GPU is what NCCL refuses — a test that means the CPU (MPI) must say so.
@@ -41,6 +47,10 @@ ProcessResult run(const std::vector<std::string>& argv, double timeout_s = 120.0
 
 // Everything a test may want to print when a run did not go as expected.
 std::string describe(const std::vector<std::string>& argv, const ProcessResult& r);
+
+// Runs argv (a trainer, or mpirun and one) and returns its RESULTS_JSON record; throws
+// std::runtime_error, with describe()'s text, unless it exited 0 in time and printed one.
+nlohmann::json record_of(const std::vector<std::string>& argv, double timeout_s);
 
 // Lines of `out` that start with "RESULTS_JSON:".
 int count_results_lines(const std::string& out);

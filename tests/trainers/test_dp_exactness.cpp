@@ -33,11 +33,6 @@ std::vector<std::string> common_args(const std::string& init, const std::string&
           save, "--quiet"};
 }
 
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 std::vector<std::string> with_seed(std::vector<std::string> args, const std::string& seed) {
   args.insert(args.end(), {"--seed", seed});
   return args;
@@ -60,22 +55,12 @@ Mode mode_named(const std::string& name) {
 
 // Runs train_single_gpu; returns its record.
 nlohmann::json run_single(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {bin("train_single_gpu")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const ProcessResult r = run(argv, 60);
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(std::vector<std::string>{bin("train_single_gpu")} + args, 60);
 }
 
-nlohmann::json run_dp(const std::string& mode, int k, std::vector<std::string> args) {
+nlohmann::json run_dp(const std::string& mode, int k, const std::vector<std::string>& args) {
   const Mode m = mode_named(mode);
-  args.insert(args.end(), m.extra.begin(), m.extra.end());
-  const auto argv = mpirun_argv(k, m.exe, args);
-  const ProcessResult r = run(argv, 120);
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(mpirun_argv(k, m.exe, args + m.extra), 120);
 }
 
 struct Case {

@@ -38,18 +38,8 @@ std::vector<std::string> args_for(const std::string& backend, const std::string&
           std::to_string(batch), "--max-steps", "3", "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
 }
 
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 nlohmann::json run_single(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {bin("train_single_gpu")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const ProcessResult r = run(argv, 120);
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(std::vector<std::string>{bin("train_single_gpu")} + args, 120);
 }
 
 struct Mode {
@@ -64,11 +54,7 @@ const std::vector<Mode> kModes = {
     {"bucketed", "train_ddp_bucketed", {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"}}};
 
 nlohmann::json run_dp(const Mode& m, int k, const std::vector<std::string>& args) {
-  const auto argv = mpirun_argv(k, m.exe, args + m.extra);
-  const ProcessResult r = run(argv, 180);  // NCCL's start-up takes seconds, not milliseconds
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(mpirun_argv(k, m.exe, args + m.extra), 180);  // NCCL's start-up takes seconds
 }
 
 void expect_nccl_record(const nlohmann::json& j, int k) {
