@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
+  xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
 )
 
