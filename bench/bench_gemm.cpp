@@ -8,7 +8,9 @@
 // call it (one BLAS thread by default: one rank = one device), and the CUDA rows are cuBLAS
 // (exact fp32, no TF32) — registered only when the binary has the CUDA backend and a GPU
 // answers. Counters: GFLOPS (2mnk / time / 1e9) and pct_of_ceiling, this shape's GFLOP/s over
-// the square sgemm's (measured once per backend, best of 5, before the first shape runs).
+// the square sgemm's (measured once per backend, best of 5, before the first shape runs); CUDA
+// rows also pct_of_peak, against the GPU's fp32 peak (SMs × lanes × 2 × clock: device.h), which
+// the JSON output's context holds as cuda_fp32_peak_gflops beside cuda_device.
 // Names: gemm/<backend>/<model>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
 //   gemm/cpu/medium/L1/forward/NT/m:1024/n:2048/k:2048
 #include <benchmark/benchmark.h>
@@ -81,7 +83,7 @@ class Ceiling {
 
 // The timed loop every GEMM benchmark shares: manual time from a steady clock around a
 // finished GEMM, counters computed from our own totals.
-void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling* ceiling) {
+void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling* ceiling, double peak_gflops) {
   const double ceil_gflops = ceiling ? ceiling->gflops() : 0.0;
   Operands o(dev, s);
   time_gemm(dev, s, o);  // warm-up: first-touch, BLAS buffers, cuBLAS heuristics
@@ -94,6 +96,7 @@ void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling*
   const double gflops = s.flops() * static_cast<double>(state.iterations()) / total / 1e9;
   state.counters["GFLOPS"] = gflops;
   if (ceiling) state.counters["pct_of_ceiling"] = 100.0 * gflops / ceil_gflops;
+  if (peak_gflops > 0.0) state.counters["pct_of_peak"] = 100.0 * gflops / peak_gflops;
 }
 
 struct Config {
@@ -115,14 +118,15 @@ Config parse_config(int& argc, char** argv) {
   return c;
 }
 
-// Registers the ceiling and every distinct shape of every model on one backend.
-void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ceiling& ceiling) {
+// Registers the ceiling and every distinct shape of every model on one backend; `peak_gflops`
+// > 0 adds pct_of_peak (the CUDA rows).
+void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ceiling& ceiling, double peak_gflops) {
   const GemmShape sq = square(cfg.ceiling_n);
   std::string sq_name = "gemm/";
   sq_name += tag;
   sq_name += "/ceiling/square" + sq.label().substr(std::string("L0/forward/NN").size());
   benchmark::RegisterBenchmark(sq_name.c_str(),
-                               [&dev, sq](benchmark::State& st) { run_gemm(st, dev, sq, nullptr); })
+                               [&dev, sq, peak_gflops](benchmark::State& st) { run_gemm(st, dev, sq, nullptr, peak_gflops); })
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   for (const std::string& model : cfg.models) {
@@ -150,8 +154,8 @@ void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ce
       std::string name = "gemm/";
       for (const std::string& part : {tag, model, distinct.at(k).second}) name += part + "/";
       name += k;
-      benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling](benchmark::State& st) {
-        run_gemm(st, dev, s, &ceiling);
+      benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling, peak_gflops](benchmark::State& st) {
+        run_gemm(st, dev, s, &ceiling, peak_gflops);
       })->UseManualTime()->Unit(benchmark::kMillisecond);
     }
   }
@@ -172,11 +176,15 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Ceiling>> ceilings;
     devices.push_back(make_device(DeviceOptions{"cpu", cfg.threads, false, 0}));
     ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-    register_backend(*devices.back(), "cpu", cfg, *ceilings.back());
+    register_backend(*devices.back(), "cpu", cfg, *ceilings.back(), 0.0);
     if (cuda_compiled() && cuda_device_count() > 0) {
       devices.push_back(make_device(DeviceOptions{"cuda", cfg.threads, false, 0}));
       ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-      register_backend(*devices.back(), "cuda", cfg, *ceilings.back());
+      const double peak = gpu_fp32_peak_gflops(0);
+      benchmark::AddCustomContext("cuda_device", devices.back()->name());
+      benchmark::AddCustomContext("cuda_fp32_peak_gflops", std::to_string(peak));
+      std::fprintf(stderr, "# bench_gemm: cuda: %s, fp32 peak %.0f GFLOP/s\n", devices.back()->name().c_str(), peak);
+      register_backend(*devices.back(), "cuda", cfg, *ceilings.back(), peak);
     } else {
       std::fprintf(stderr, "# bench_gemm: cuBLAS rows skipped (%s)\n",
                    cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");

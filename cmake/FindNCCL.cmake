@@ -1,9 +1,10 @@
 # FindNCCL.cmake — locates NVIDIA NCCL (header nccl.h, library libnccl) next to the CUDA toolkit
-# or in the system paths, and defines the imported target NCCL::NCCL and NCCL_VERSION.
+# or in the system paths, and defines the imported target NCCL::NCCL and NCCL_VERSION. NCCL_ROOT
+# may point at a pip wheel's nvidia/nccl, whose lib/ has libnccl.so.2 and no libnccl.so.
 find_path(NCCL_INCLUDE_DIR nccl.h
   HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include
   PATH_SUFFIXES include)
-find_library(NCCL_LIBRARY nccl
+find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
   HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64
   PATH_SUFFIXES lib lib64)
 if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")

@@ -117,5 +117,7 @@ std::unique_ptr<Device> make_device(const DeviceOptions& opts);
 // Whether the CUDA backend was compiled into this binary, and how many GPUs answer (0 if none).
 bool cuda_compiled();
 int cuda_device_count();
+// GPU `index`'s fp32 peak in GFLOP/s (cuda/cuda_device.h); 0 without the CUDA backend.
+double gpu_fp32_peak_gflops(int index);
 
 }  // namespace dpscale

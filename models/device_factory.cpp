@@ -22,6 +22,15 @@ int cuda_device_count() {
 #endif
 }
 
+double gpu_fp32_peak_gflops(int index) {
+#if DPSCALE_HAVE_CUDA
+  return cuda_fp32_peak_gflops(index);
+#else
+  (void)index;
+  return 0.0;
+#endif
+}
+
 std::unique_ptr<Device> make_device(const DeviceOptions& opts) {
   if (opts.backend != "auto" && opts.backend != "cpu" && opts.backend != "cuda") {
     throw InputError("--backend: unknown backend '" + opts.backend + "' (use auto, cpu or cuda)");

@@ -15,6 +15,7 @@ PACKAGES=(
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
+  xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
 )
 

@@ -137,6 +137,20 @@ int cuda_visible_devices() {
   return n;
 }
 
+double cuda_fp32_peak_gflops(int index) {
+  int sms = 0, clock_khz = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, index));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index));
+  // fp32 lanes per SM, from NVIDIA's architecture whitepapers: Volta/Turing/A100 (7.x, 8.0) 64;
+  // GA10x, Ada, Hopper, Blackwell (8.6+, 9.x, 10.x, 12.x) 128. A100: 108·64·2·1.41 GHz = 19.5 TFLOP/s.
+  int lanes = 0;
+  if (major == 7 || (major == 8 && minor == 0)) lanes = 64;
+  else if (major >= 8) lanes = 128;
+  return static_cast<double>(sms) * lanes * 2.0 * clock_khz * 1e3 / 1e9;
+}
+
 std::unique_ptr<Device> make_cuda_device(int index, bool tf32) {
   return std::make_unique<CudaDevice>(index, tf32);
 }

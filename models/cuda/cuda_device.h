@@ -11,6 +11,9 @@ namespace dpscale {
 
 // Number of CUDA devices that answer; 0 when there is no driver or no GPU (never throws).
 int cuda_visible_devices();
+// GPU `index`'s fp32 peak in GFLOP/s: SMs × fp32 lanes per SM × 2 (an FMA is two flops) × the
+// peak SM clock the driver reports. 0 where this file does not know the architecture's lanes.
+double cuda_fp32_peak_gflops(int index);
 // A CudaDevice on GPU `index` with its own compute stream and cuBLAS handle. TF32 tensor-core
 // math only when `tf32` is set (the default is exact fp32, matching the CPU backend).
 std::unique_ptr<Device> make_cuda_device(int index, bool tf32);

@@ -41,11 +41,15 @@ __global__ void xent_rows_kernel(const float* z, const int32_t* labels, int rows
   row_loss[r] = ew::softmax_xent_row(z + off, labels[r], cols, grad_scale, dz + off);
 }
 
-// Single block, fixed summation order: the same loss bits on every run.
+// Single block, fixed summation order: the same loss bits on every run. The sum is in double,
+// as CpuDevice::softmax_xent's is: the row losses are float on both backends, and summing them
+// in double and rounding once leaves the two backends' losses apart only by the row losses'
+// own last bits (expf), not by a float sum's order-dependent error (~√rows ulps). A batch's
+// worth of doubles costs nothing next to the step's GEMMs.
 __global__ void loss_reduce_kernel(const float* row_loss, int rows, float* loss_mean,
                                    float* loss_scaled, float scaled_factor) {
-  __shared__ float partial[kThreads];
-  float acc = 0.0f;
+  __shared__ double partial[kThreads];
+  double acc = 0.0;
   for (int i = threadIdx.x; i < rows; i += kThreads) acc += row_loss[i];
   partial[threadIdx.x] = acc;
   __syncthreads();
@@ -54,8 +58,8 @@ __global__ void loss_reduce_kernel(const float* row_loss, int rows, float* loss_
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    *loss_mean = partial[0] / rows;
-    *loss_scaled = partial[0] * scaled_factor;
+    *loss_mean = static_cast<float>(partial[0] / rows);
+    *loss_scaled = static_cast<float>(partial[0] * scaled_factor);
   }
 }
 

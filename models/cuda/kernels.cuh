@@ -11,8 +11,9 @@ namespace dpscale::cuda {
 void fill(float* x, float value, int64_t n, cudaStream_t s);
 void bias_act(float* y, const float* bias, int rows, int cols, bool relu, cudaStream_t s);
 void relu_backward(float* dx, const float* y, int64_t n, cudaStream_t s);
-// Row losses into row_loss[rows]; then one block sums them in a fixed order (deterministic)
-// and writes *loss_mean = S / rows and *loss_scaled = S · scaled_factor.
+// Row losses into row_loss[rows]; then one block sums them in double, in a fixed order
+// (deterministic; double as on the CPU backend), and writes *loss_mean = S / rows and
+// *loss_scaled = S · scaled_factor, each rounded to float once.
 void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,
                   float* dz, float* row_loss, float* loss_mean, float* loss_scaled,
                   float scaled_factor, cudaStream_t s);

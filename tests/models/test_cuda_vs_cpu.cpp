@@ -3,7 +3,7 @@
 // Skips where no GPU answers (CI); run it on a GPU machine: ctest -R ModelsCudaVsCpu.
 //
 // Tolerance: both backends compute in fp32 (cuBLAS in pedantic mode, no TF32) but sum in
-// different orders (blocked GEMM kernels, a tree reduction for the loss), so results agree to a
+// different orders (blocked GEMM kernels; the loss in double on both), so results agree to a
 // few ulps per accumulation: |gpu - cpu| <= 1e-5 + 1e-3·|cpu| for logits, gradients and weights,
 // and 1e-5 relative for the loss. A wrong transpose, a missing bias or ReLU, or a lost row is
 // off by O(1) — far outside.
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "models/cpu/cpu_device.h"
@@ -76,6 +77,49 @@ TEST(ModelsCudaVsCpu, OneTrainingStepAgrees) {
   expect_close(g.params_after, c.params_after, "weights after SGD with momentum");
   EXPECT_NEAR(g.loss_mean, c.loss_mean, 1e-5 * std::fabs(c.loss_mean));
   EXPECT_NEAR(g.loss_slot, c.loss_slot, 1e-5 * std::fabs(c.loss_slot));
+}
+
+// The loss of a batch is its row losses summed in double on both backends (kernels.cu): a
+// million identical rows (logits [0, 0], label 0: each row's loss is log 2) must give exactly
+// the one row's loss as their mean. A float sum loses that: each of the GPU's 256 threads adds
+// 4096 copies of 0.693f, rounding every add once its partial passes 2 — the old kernel's order,
+// replayed in C on the CPU, ends 2.2e-5 (relative) below log 2.
+float mean_loss_of_identical_rows(Device& dev, int rows) {
+  const int cols = 2;
+  const std::vector<float> z(static_cast<size_t>(rows) * cols, 0.0f);
+  const std::vector<int32_t> y(static_cast<size_t>(rows), 0);
+  DeviceBuffer<float> dz_d(dev, z.size()), z_d(dev, z.size()), out(dev, 2);
+  DeviceBuffer<int32_t> y_d(dev, y.size());
+  dev.upload(z_d.data(), z.data(), z_d.nbytes());
+  dev.upload(y_d.data(), y.data(), y_d.nbytes());
+  const float inv = 1.0f / static_cast<float>(rows);  // a power of two: exact
+  dev.softmax_xent(z_d.data(), y_d.data(), rows, cols, inv, dz_d.data(), out.data(), out.data() + 1, inv);
+  float host[2];
+  dev.download(host, out.data(), sizeof host);
+  EXPECT_EQ(host[0], host[1]) << "loss_scaled = sum / rows here, as loss_mean";
+  return host[0];
+}
+
+void expect_mean_is_the_row_loss(Device& dev) {
+  const float one_row = mean_loss_of_identical_rows(dev, 1);
+  EXPECT_NEAR(one_row, std::log(2.0), 1e-6);
+  EXPECT_EQ(mean_loss_of_identical_rows(dev, 1 << 20), one_row) << "the mean of 2^20 equal row losses";
+}
+
+TEST(ModelsLossSum, CpuMeanOfIdenticalRowsIsTheRowLoss) {
+  CpuDevice cpu(1);
+  expect_mean_is_the_row_loss(cpu);
+}
+
+TEST(ModelsCudaVsCpu, MeanOfIdenticalRowsIsTheRowLoss) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
+  DeviceOptions gpu_opts;
+  gpu_opts.backend = "cuda";
+  auto gpu = make_device(gpu_opts);
+  expect_mean_is_the_row_loss(*gpu);
+  CpuDevice cpu(1);
+  // log 2 on both, up to the device's logf (CUDA's is within 1 ulp; 1 ulp of 0.69 is 6e-8).
+  EXPECT_NEAR(mean_loss_of_identical_rows(*gpu, 1), mean_loss_of_identical_rows(cpu, 1), 6e-8);
 }
 
 TEST(ModelsCudaVsCpu, AccuracyCountAgrees) {

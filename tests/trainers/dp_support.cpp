@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -16,10 +18,22 @@
 
 namespace dpscale::test {
 
-std::string bin(const std::string& exe) { return std::string(DPSCALE_BIN_DIR) + "/" + exe; }
+namespace {
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+}  // namespace
+
+std::string bin(const std::string& exe) { return env_or("DPSCALE_BIN_DIR", DPSCALE_BIN_DIR) + "/" + exe; }
+
+std::string mpiexec() { return env_or("DPSCALE_MPIEXEC", DPSCALE_MPIEXEC); }
 
 std::vector<std::string> mpirun_argv(int np, const std::string& exe, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DPSCALE_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+  if (std::find(args.begin(), args.end(), "--backend") == args.end()) {
+    throw std::invalid_argument("mpirun_argv(" + exe + "): the test names no --backend (cpu for MPI, cuda for NCCL)");
+  }
+  std::vector<std::string> argv = {mpiexec(), "--allow-run-as-root", "--oversubscribe", "-np",
                                    std::to_string(np), bin(exe)};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -38,6 +52,14 @@ std::string describe(const std::vector<std::string>& argv, const ProcessResult& 
     << r.out << "--- stderr ---\n"
     << r.err;
   return s.str();
+}
+
+nlohmann::json record_of(const std::vector<std::string>& argv, double timeout_s) {
+  const ProcessResult r = run(argv, timeout_s);
+  if (r.timed_out || r.exit_code != 0 || r.term_signal != 0 || !find_results_json(r.out)) {
+    throw std::runtime_error("the run did not finish with a record:\n" + describe(argv, r));
+  }
+  return *find_results_json(r.out);
 }
 
 int count_results_lines(const std::string& out) {

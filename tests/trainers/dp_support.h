@@ -23,10 +23,23 @@ namespace dpscale::test {
 // tensors. Fast enough on two shared cores that K = 4 oversubscribed takes about a second.
 inline const std::string kTinyModel = "784,64,32,10";
 
-// Absolute path of a built executable (train_single_gpu, train_dp_naive, ...).
+// Absolute path of a built executable (train_single_gpu, train_dp_naive, ...): in the build's
+// bin/, or in $DPSCALE_BIN_DIR when set (the GPU kit runs these tests from its own bin/).
 std::string bin(const std::string& exe);
 
+// The mpirun the build was configured with, or $DPSCALE_MPIEXEC when set (the kit's own).
+std::string mpiexec();
+
+// Argument lists joined: `args + {"--seed", "43"}`.
+inline std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // argv of `mpirun --allow-run-as-root --oversubscribe -np K <bin(exe)> args...`.
+// `args` must name --backend: without it a trainer takes CUDA + NCCL wherever a GPU answers,
+// and K ranks on one GPU is what NCCL refuses — a test that means the CPU (MPI) must say so.
+// Throws std::invalid_argument (a test failure) when it does not.
 std::vector<std::string> mpirun_argv(int np, const std::string& exe, const std::vector<std::string>& args);
 
 // run_process with a timeout (seconds). Never hangs: the group is killed when the time is up.
@@ -34,6 +47,10 @@ ProcessResult run(const std::vector<std::string>& argv, double timeout_s = 120.0
 
 // Everything a test may want to print when a run did not go as expected.
 std::string describe(const std::vector<std::string>& argv, const ProcessResult& r);
+
+// Runs argv (a trainer, or mpirun and one) and returns its RESULTS_JSON record; throws
+// std::runtime_error, with describe()'s text, unless it exited 0 in time and printed one.
+nlohmann::json record_of(const std::vector<std::string>& argv, double timeout_s);
 
 // Lines of `out` that start with "RESULTS_JSON:".
 int count_results_lines(const std::string& out);

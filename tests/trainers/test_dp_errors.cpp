@@ -35,8 +35,9 @@
 namespace dpscale::test {
 namespace {
 
-const std::vector<std::string> kSmallRun = {"--model", kTinyModel, "--samples", "2048", "--batch-size", "256",
-                                            "--max-steps", "3", "--quiet"};
+// The CPU backend: these are MPI jobs (on a GPU node they would otherwise take NCCL).
+const std::vector<std::string> kSmallRun = {"--backend", "cpu", "--model", kTinyModel, "--samples", "2048",
+                                            "--batch-size", "256", "--max-steps", "3", "--quiet"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -70,8 +71,8 @@ void expect_one_line_exit_2(const std::vector<std::string>& argv, const std::str
 
 TEST(DpErrors, BatchNotDivisibleByRanks) {
   // 1000 = 3·333 + 1: no equal contiguous shards. Every rank finds it; rank 0 alone says so.
-  expect_one_line_exit_2(mpirun_argv(3, "train_dp_naive", {"--model", kTinyModel, "--samples", "2048", "--batch-size",
-                                                           "1000", "--max-steps", "3", "--quiet"}),
+  expect_one_line_exit_2(mpirun_argv(3, "train_dp_naive", {"--backend", "cpu", "--model", kTinyModel, "--samples",
+                                                           "2048", "--batch-size", "1000", "--max-steps", "3", "--quiet"}),
                          "train_dp_naive", "--batch-size 1000 is not divisible by the 3 ranks");
 }
 
@@ -215,8 +216,8 @@ TEST_P(DpRankDeath, JobEndsWithinBoundedTime) {
   const KillCase c = GetParam();
   // Long enough never to finish on its own (10^5 epochs of 8 steps); the 120 s timeout is the
   // test's guard against a hang and must not be what ends it.
-  std::vector<std::string> args = {"--model", kTinyModel, "--samples", "2048", "--batch-size", "256",
-                                   "--epochs", "100000", "--quiet"};
+  std::vector<std::string> args = {"--backend", "cpu", "--model", kTinyModel, "--samples", "2048", "--batch-size",
+                                   "256", "--epochs", "100000", "--quiet"};
   args.insert(args.end(), c.extra.begin(), c.extra.end());
   const auto argv = mpirun_argv(2, c.exe, args);
   ProcessResult result;

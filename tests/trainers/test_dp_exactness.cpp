@@ -11,13 +11,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "dp_support.h"
+#include "weights_compare.h"
 
 namespace dpscale::test {
 namespace {
@@ -27,68 +27,10 @@ namespace {
 // on: they run forward, backward and the all-reduces but must not update.
 std::vector<std::string> common_args(const std::string& init, const std::string& save, int max_steps = 3,
                                      int batch = 256) {
-  return {"--model", kTinyModel, "--samples", std::to_string(2 * batch), "--batch-size", std::to_string(batch),
-          "--max-steps", std::to_string(max_steps), "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
-}
-
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// How far two checkpoints are apart, per tensor, measured against what training moved.
-//
-// THE TOLERANCE. Synchronous DP computes the same gradient as one device, but not with the same
-// float operations: each rank's GEMM sums B/K rows instead of B, and the all-reduce adds the K
-// partial sums in an order of its own. In float32 (ε = 2^-23 ≈ 1.2e-7) each gradient element
-// then differs by a few ε times the magnitude of its summands — relative to the step's update
-// lr·|g|, a few 1e-7 to 1e-6 per step, growing a little through the next steps' gradients. On
-// top, w - lr·g is rounded to float: two runs whose lr·g differ at all can land one ulp of w
-// apart, each step. So per tensor, with U = max|w_T - w_0| (how far 3 steps moved it) and
-// W = max|w|:
-//     max|w_dp - w_single|  <=  1e-4 · U  +  2·T·ε·W          (T = 3 steps)
-// 1e-4 of the update leaves 100x headroom over the measured summation noise (~1e-6 · U), and is
-// still 100x smaller than what a 1 % change of the learning rate moves (1e-2 · U) and ~3000x
-// smaller than one extra step (~U/3) — the negative controls below check both do NOT pass.
-constexpr double kRelTolOfUpdate = 1e-4;
-
-struct Comparison {
-  bool pass = true;
-  double worst_ratio = 0.0;  // max over tensors of diff / tol
-  std::string report;        // one line per tensor
-};
-
-Comparison compare(const Weights& init, const Weights& ref, const Weights& got, int steps) {
-  Comparison c;
-  if (ref.size() != got.size()) {
-    c.pass = false;
-    c.report = "different tensor sets";
-    return c;
-  }
-  for (const auto& [name, r] : ref) {
-    const auto it = got.find(name);
-    const auto& w0 = init.at(name);
-    if (it == got.end() || it->second.size() != r.size() || w0.size() != r.size()) {
-      c.pass = false;
-      c.report += name + ": missing or wrong size\n";
-      continue;
-    }
-    double diff = 0.0, update = 0.0, wmax = 0.0;
-    for (size_t i = 0; i < r.size(); ++i) {
-      diff = std::max(diff, std::fabs(static_cast<double>(it->second[i]) - r[i]));
-      update = std::max(update, std::fabs(static_cast<double>(r[i]) - w0[i]));
-      wmax = std::max(wmax, std::fabs(static_cast<double>(r[i])));
-    }
-    const double tol = kRelTolOfUpdate * update + 2.0 * steps * FLT_EPSILON * wmax;
-    const double ratio = diff / tol;
-    c.worst_ratio = std::max(c.worst_ratio, ratio);
-    if (!(diff <= tol)) c.pass = false;
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-16s max|diff| %.3e  update %.3e  diff/update %.2e  tol %.3e  %s\n",
-                  name.c_str(), diff, update, update > 0 ? diff / update : 0.0, tol, diff <= tol ? "ok" : "FAIL");
-    c.report += line;
-  }
-  return c;
+  // The CPU backend for both: this suite checks MPI (tests/trainers/test_dp_nccl.cpp does NCCL).
+  return {"--backend", "cpu", "--model", kTinyModel, "--samples", std::to_string(2 * batch), "--batch-size",
+          std::to_string(batch), "--max-steps", std::to_string(max_steps), "--lr", "0.05", "--init", init, "--save",
+          save, "--quiet"};
 }
 
 std::vector<std::string> with_seed(std::vector<std::string> args, const std::string& seed) {
@@ -113,22 +55,12 @@ Mode mode_named(const std::string& name) {
 
 // Runs train_single_gpu; returns its record.
 nlohmann::json run_single(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {bin("train_single_gpu")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const ProcessResult r = run(argv, 60);
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(std::vector<std::string>{bin("train_single_gpu")} + args, 60);
 }
 
-nlohmann::json run_dp(const std::string& mode, int k, std::vector<std::string> args) {
+nlohmann::json run_dp(const std::string& mode, int k, const std::vector<std::string>& args) {
   const Mode m = mode_named(mode);
-  args.insert(args.end(), m.extra.begin(), m.extra.end());
-  const auto argv = mpirun_argv(k, m.exe, args);
-  const ProcessResult r = run(argv, 120);
-  EXPECT_FALSE(r.timed_out) << describe(argv, r);
-  EXPECT_EQ(r.exit_code, 0) << describe(argv, r);
-  return results_json(r.out);
+  return record_of(mpirun_argv(k, m.exe, args + m.extra), 120);
 }
 
 struct Case {
@@ -160,7 +92,7 @@ TEST_P(DpExactness, SameWeightsAndLossAsOneDevice) {
   const Weights w0 = read_weights(init);
   const Weights ws = read_weights(dir.file("single.safetensors"));
   const Weights wd = read_weights(dir.file("dp.safetensors"));
-  const Comparison cmp = compare(w0, ws, wd, 3);
+  const Comparison cmp = compare_weights(w0, ws, wd, 3);
   EXPECT_TRUE(cmp.pass) << c.mode << " K=" << c.k << " vs train_single_gpu:\n" << cmp.report;
   std::printf("%s K=%d: worst diff/tol %.3g\n%s", c.mode.c_str(), c.k, cmp.worst_ratio, cmp.report.c_str());
 
@@ -220,7 +152,7 @@ TEST(DpExactnessK1, BitIdenticalToOneDevice) {
   }
 }
 
-// The tolerance is tight: runs that differ from the reference by a little must fail it.
+// The tolerance (weights_compare.h) is tight: runs that differ from the reference by a little must fail it.
 TEST(DpExactnessControls, ToleranceRejectsNearMisses) {
   ScratchDir dir("exact-neg");
   const std::string init = dir.file("init.safetensors");
@@ -233,12 +165,12 @@ TEST(DpExactnessControls, ToleranceRejectsNearMisses) {
 
   // The positive: interleaved K = 2 passes (as in the suite above).
   run_dp("interleaved", 2, common_args(init, dir.file("dp.safetensors")));
-  const Comparison ok = compare(w0, ws, read_weights(dir.file("dp.safetensors")), 3);
+  const Comparison ok = compare_weights(w0, ws, read_weights(dir.file("dp.safetensors")), 3);
   EXPECT_TRUE(ok.pass) << ok.report;
 
   // One step more: the extra update is about a third of what 3 steps moved.
   run_dp("interleaved", 2, common_args(init, dir.file("dp4.safetensors"), 4));
-  const Comparison extra_step = compare(w0, ws, read_weights(dir.file("dp4.safetensors")), 3);
+  const Comparison extra_step = compare_weights(w0, ws, read_weights(dir.file("dp4.safetensors")), 3);
   EXPECT_FALSE(extra_step.pass) << "one step more passed:\n" << extra_step.report;
   EXPECT_GT(extra_step.worst_ratio, 100.0) << extra_step.report;
 
@@ -246,17 +178,17 @@ TEST(DpExactnessControls, ToleranceRejectsNearMisses) {
   auto args = common_args(init, dir.file("dplr.safetensors"));
   *std::find(args.begin(), args.end(), "0.05") = "0.0505";
   run_dp("interleaved", 2, args);
-  const Comparison lr = compare(w0, ws, read_weights(dir.file("dplr.safetensors")), 3);
+  const Comparison lr = compare_weights(w0, ws, read_weights(dir.file("dplr.safetensors")), 3);
   EXPECT_FALSE(lr.pass) << "a 1% different lr passed:\n" << lr.report;
   EXPECT_GT(lr.worst_ratio, 10.0) << lr.report;
 
   // Other initial weights (a different seed of the checkpoint).
   run_dp("interleaved", 2, common_args(other_init, dir.file("dpseed.safetensors")));
-  const Comparison seed = compare(w0, ws, read_weights(dir.file("dpseed.safetensors")), 3);
+  const Comparison seed = compare_weights(w0, ws, read_weights(dir.file("dpseed.safetensors")), 3);
   EXPECT_FALSE(seed.pass) << "other initial weights passed:\n" << seed.report;
   // Same initial weights, another --seed: the synthetic data (drawn from --seed) differs.
   run_dp("interleaved", 2, with_seed(common_args(init, dir.file("dpdata.safetensors")), "43"));
-  const Comparison data = compare(w0, ws, read_weights(dir.file("dpdata.safetensors")), 3);
+  const Comparison data = compare_weights(w0, ws, read_weights(dir.file("dpdata.safetensors")), 3);
   EXPECT_FALSE(data.pass) << "other data (--seed 43) passed:\n" << data.report;
   EXPECT_GT(data.worst_ratio, 10.0) << data.report;
   std::printf("controls: worst diff/tol  pass %.3g | +1 step %.3g | lr+1%% %.3g | other init %.3g | other data %.3g\n",

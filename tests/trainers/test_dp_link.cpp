@@ -24,7 +24,7 @@ namespace dpscale::test {
 namespace {
 
 nlohmann::json probe(int k, const std::string& link, double dilation, long nbytes, int reps) {
-  const std::vector<std::string> argv = {DPSCALE_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+  const std::vector<std::string> argv = {mpiexec(), "--allow-run-as-root", "--oversubscribe", "-np",
                                          std::to_string(k), DPSCALE_LINK_PROBE, link, std::to_string(dilation),
                                          std::to_string(nbytes), std::to_string(reps)};
   const ProcessResult r = run(argv, 120);
@@ -119,8 +119,9 @@ TEST_P(DpLinkTrainer, CommTimeCoversTheModelledSteps) {
   std::string exe = mode == "interleaved" ? "train_dp_interleaved" : mode == "bucketed" ? "train_ddp_bucketed" : "train_dp_naive";
   // 1024 samples / 256 = 4 steps per epoch: the 3 steps are one epoch, so the per-epoch
   // averages in the record are the totals of those 3 steps.
-  std::vector<std::string> args = {"--model", kTinyModel, "--samples", "1024", "--batch-size", "256", "--max-steps",
-                                   std::to_string(steps), "--link", "eth10", "--link-dilation", "10", "--quiet"};
+  std::vector<std::string> args = {"--backend", "cpu", "--model", kTinyModel, "--samples", "1024", "--batch-size",
+                                   "256", "--max-steps", std::to_string(steps), "--link", "eth10", "--link-dilation",
+                                   "10", "--quiet"};
   if (mode == "naive_fused") args.push_back("--fused");
   if (mode == "bucketed") args.insert(args.end(), {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"});
   const auto argv = mpirun_argv(k, exe, args);

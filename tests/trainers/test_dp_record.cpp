@@ -38,7 +38,8 @@ TEST_P(DpRecord, HasEveryFieldAndOnlyRankZeroPrints) {
   const int k = 2;
   std::vector<std::string> argv;
   // 1024 samples / 256 = 4 steps per epoch; 2 epochs.
-  const ProcessResult r = run_np2(c, {"--model", kTinyModel, "--samples", "1024", "--batch-size", "256", "--epochs", "2"}, &argv);
+  const ProcessResult r = run_np2(
+      c, {"--backend", "cpu", "--model", kTinyModel, "--samples", "1024", "--batch-size", "256", "--epochs", "2"}, &argv);
   ASSERT_FALSE(r.timed_out) << describe(argv, r);
   ASSERT_EQ(r.exit_code, 0) << describe(argv, r);
   EXPECT_EQ(count_results_lines(r.out), 1) << "exactly one RESULTS_JSON line (rank 0's):\n" << describe(argv, r);
@@ -118,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
 // the 3 buckets of test_buckets.cpp, {W4,b4} {W3,b3,W2,b2} {W1,b1,W0,b0}, byte for byte.
 TEST(DpRecordBuckets, MediumDefaultsReportThreeBuckets) {
   const auto argv = mpirun_argv(2, "train_ddp_bucketed",
-                                {"--model", "medium", "--samples", "128", "--batch-size", "64", "--max-steps", "1",
+                                {"--backend", "cpu", "--model", "medium", "--samples", "128", "--batch-size", "64", "--max-steps", "1",
                                  "--warmup-steps", "0", "--epochs", "1", "--quiet"});
   const ProcessResult r = run(argv, 180);
   ASSERT_FALSE(r.timed_out) << describe(argv, r);

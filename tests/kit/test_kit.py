@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""test_kit.py — the GPU kit (scripts/gpu-kit.sh, scripts/gpu-kit/run.sh), made from this build.
+
+Three groups, each one CTest test (tests/kit/CMakeLists.txt):
+  Build     gpu-kit.sh makes the kit into $DPSCALE_KIT_DIR (the fixture the others need), and
+            refuses to overwrite a directory that is not a kit
+  Shape     at most 64 MiB; no CUDA or glibc library carried; every program and Open MPI plugin
+            resolves OpenBLAS, MPI and everything else it needs inside the kit (ldd with the
+            kit's library path); a real two-rank mpirun job with the kit's environment loads no
+            shared object from this machine's OpenBLAS / Open MPI / PMIx / hwloc (the dynamic
+            loader's own log, LD_DEBUG=files) — and the same check flags the build's own
+            binaries, so it can fail
+  SelfTest  run.sh OUTDIR --self-test on this CPU: exit 0, the eight files with the summary
+            first, and their records: counts, fields, finite numbers
+
+    DPSCALE_SOURCE_DIR=. DPSCALE_BUILD_DIR=build DPSCALE_KIT_DIR=/tmp/kit python3 tests/kit/test_kit.py -v Build
+"""
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+
+SRC = os.environ.get("DPSCALE_SOURCE_DIR", ".")
+BUILD = os.environ.get("DPSCALE_BUILD_DIR", "build")
+KIT = os.environ.get("DPSCALE_KIT_DIR", os.path.join(BUILD, "kit-test", "kit"))
+OUT = KIT + "-selftest-out"
+LIMIT = 64 * 1024 * 1024
+PROGRAMS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed", "dpscale",
+            "bench_gemm", "bench_allreduce", "test_models", "test_dp_nccl", "test_dp_exactness", "test_single_gpu"]
+# What the GPU machine must provide itself: the C library family and CUDA's libraries.
+SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|lib(c|m|dl|rt|pthread|resolv|util)\.so)")
+CUDA = re.compile(r"^lib(cudart|cublas|cublasLt|nccl|cuda|nvidia-ml)\.so")
+# The C++ runtime: the machine's own, or the kit's compat/ copy where the machine's is too old.
+CXX_RUNTIME = re.compile(r"^lib(stdc\+\+|gcc_s)\.so")
+# This machine's copies of what the kit carries: a job run from the kit must load none of them.
+# (/lib and /usr/lib are one directory on Debian 12: the loader reports either.)
+FOREIGN = re.compile(r"^(/usr)?/lib/x86_64-linux-gnu/(openmpi/|pmix2/|hwloc/|openblas|lib(openblas|mpi|open-pal|"
+                     r"open-rte|pmix|hwloc|event|gfortran|benchmark|munge|udev)[^/]*$)")
+
+
+def run(argv, timeout=600, env=None):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def kit_env_command(root, command):
+    """bash -c that sources the kit's env.sh, applies kit_env, then runs `command`."""
+    return ["bash", "-c", f'. "{KIT}/kit/env.sh" && kit_env "{root}" && {command}']
+
+
+def ldd(path, libpath):
+    """soname -> resolved path (or 'not found') as ldd reports it with LD_LIBRARY_PATH=libpath."""
+    env = dict(os.environ, LD_LIBRARY_PATH=libpath)
+    r = run(["ldd", path], env=env)
+    deps = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*(\S+) => (.*?)(?: \(0x[0-9a-f]+\))?$", line)
+        if m:
+            deps[m.group(1)] = m.group(2)
+    return deps
+
+
+def loaded_objects(log_prefix):
+    """Every shared object the dynamic loader ran an initialiser of, over all processes."""
+    paths = set()
+    for f in glob.glob(log_prefix + ".*"):
+        with open(f, errors="replace") as fh:
+            for line in fh:
+                m = re.search(r"calling init: (\S+)", line)
+                if m:
+                    paths.add(m.group(1))
+    return paths
+
+
+class Build(unittest.TestCase):
+    def test_makes_the_kit(self):
+        if os.path.exists(KIT):
+            shutil.rmtree(KIT)
+        r = run(["bash", os.path.join(SRC, "scripts", "gpu-kit.sh"), KIT, BUILD])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for f in ["run.sh", "payload.tar.xz", "src.tar.xz", "MANIFEST.txt", "kit/env.sh", "kit/steps.sh",
+                  "kit/summary.py", "kit/cuda-libs.sh", "kit/build-here.sh", "kit/system.sh"]:
+            self.assertTrue(os.path.isfile(os.path.join(KIT, f)), f)
+        print(r.stderr.strip())
+
+    def test_refuses_a_directory_that_is_not_a_kit(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "precious.txt"), "w") as f:
+                f.write("keep me")
+            r = run(["bash", os.path.join(SRC, "scripts", "gpu-kit.sh"), d, BUILD])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("not a kit", r.stderr)
+            self.assertEqual(os.listdir(d), ["precious.txt"])
+
+
+class Shape(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="dpscale-kit-shape-")
+        cls.root = os.path.join(cls.tmp, "root")
+        with tarfile.open(os.path.join(KIT, "payload.tar.xz")) as t:
+            t.extractall(cls.root)
+        cls.lib = os.path.join(cls.root, "lib")
+        with open(os.path.join(KIT, "MANIFEST.txt")) as f:
+            cls.manifest = dict(l.split(": ", 1) for l in f.read().splitlines() if ": " in l and not l.startswith(" "))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_at_most_64_mib(self):
+        total = sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk(KIT) for f in fs)
+        print(f"kit: {total} bytes = {total / 2**20:.1f} MiB")
+        self.assertGreater(total, 1 << 20)  # it holds something
+        self.assertLessEqual(total, LIMIT)
+
+    def test_carries_neither_cuda_nor_the_c_library(self):
+        carried = [f for d, _, fs in os.walk(self.root) for f in fs if ".so" in f]
+        self.assertTrue(any(f.startswith("libopenblas") for f in carried), carried)
+        self.assertTrue(any(f.startswith("libmpi.so") for f in carried), carried)
+        self.assertEqual([f for f in carried if CUDA.match(f) or SYSTEM.match(f)], [])
+        outside_compat = [os.path.relpath(os.path.join(d, f), self.root) for d, _, fs in os.walk(self.root)
+                          for f in fs if CXX_RUNTIME.match(f) and os.path.basename(d) != "compat"]
+        self.assertEqual(outside_compat, [], "the C++ runtime belongs in compat/ only")
+
+    def test_programs_resolve_openblas_mpi_and_the_rest_inside_the_kit(self):
+        for p in PROGRAMS + ["orterun", "orted"]:
+            with self.subTest(program=p):
+                deps = ldd(os.path.join(self.root, "bin", p), self.lib)
+                self.assertTrue(deps, f"ldd said nothing about {p}")
+                if p.startswith("train_") or p == "bench_allreduce":  # the programs that link both
+                    self.assertTrue(deps.get("libopenblas.so.0", "").startswith(self.lib + "/"), deps)
+                    self.assertTrue(deps.get("libmpi.so.40", "").startswith(self.lib + "/"), deps)
+                for name, where in deps.items():
+                    if SYSTEM.match(name) or CUDA.match(name) or CXX_RUNTIME.match(name):
+                        continue
+                    self.assertTrue(where.startswith(self.root + "/"), f"{p}: {name} => {where}")
+
+    def test_mpi_plugins_resolve_inside_the_kit(self):
+        plugins = glob.glob(os.path.join(self.lib, "openmpi", "mca_*.so"))
+        self.assertGreater(len(plugins), 50)
+        names = {os.path.basename(p) for p in plugins}
+        for needed in ["mca_btl_vader.so", "mca_btl_self.so", "mca_pml_ob1.so", "mca_pmix_ext3x.so",
+                       "mca_plm_rsh.so", "mca_ess_hnp.so", "mca_odls_default.so", "mca_coll_tuned.so"]:
+            self.assertIn(needed, names)
+        for p in plugins + glob.glob(os.path.join(self.lib, "pmix", "*.so")):
+            for name, where in ldd(p, self.lib).items():
+                if not (SYSTEM.match(name) or CUDA.match(name) or CXX_RUNTIME.match(name)):
+                    self.assertTrue(where.startswith(self.root + "/"), f"{os.path.basename(p)}: {name} => {where}")
+
+    def _job_loads(self, argv_prefix, exe, env_cmd):
+        """Runs a 2-rank tiny CPU job with LD_DEBUG=files; returns the objects its processes loaded."""
+        log = os.path.join(tempfile.mkdtemp(dir=self.tmp), "ld")
+        cmd = (f"LD_DEBUG=files LD_DEBUG_OUTPUT={log} {argv_prefix} --allow-run-as-root --oversubscribe -np 2 "
+               f"{exe} --backend cpu --model 784,8,10 --samples 64 --batch-size 32 --epochs 1 --quiet")
+        r = run(env_cmd(cmd), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("RESULTS_JSON:", r.stdout)
+        return loaded_objects(log)
+
+    def test_an_mpi_job_loads_nothing_of_this_machines_mpi_or_blas(self):
+        loaded = self._job_loads(os.path.join(self.root, "bin", "mpirun"),
+                                 os.path.join(self.root, "bin", "train_dp_naive"),
+                                 lambda c: kit_env_command(self.root, c))
+        from_kit = [p for p in loaded if p.startswith(self.root + "/")]
+        self.assertTrue(any("/lib/openmpi/mca_" in p for p in from_kit), "no Open MPI plugin came from the kit")
+        self.assertTrue(any("libopenblas" in p for p in from_kit), from_kit)
+        self.assertEqual(sorted(p for p in loaded if FOREIGN.search(p)), [])
+
+    def test_the_same_check_flags_the_builds_own_binaries(self):
+        # Negative control: the build's binaries under this machine's mpirun load Debian's libraries.
+        loaded = self._job_loads("mpirun", os.path.join(BUILD, "bin", "train_dp_naive"), lambda c: ["bash", "-c", c])
+        flagged = [p for p in loaded if FOREIGN.search(p)]
+        self.assertTrue(any("libmpi.so" in p for p in flagged), sorted(loaded))
+        self.assertTrue(any("openmpi/" in p for p in flagged), sorted(loaded))
+
+    def test_manifest_says_what_the_gpu_machine_must_have(self):
+        m = self.manifest
+        glibc = run(["getconf", "GNU_LIBC_VERSION"]).stdout.split()[-1]
+        key = lambda v: [int(x) for x in v.split(".")]
+        self.assertRegex(m["glibc_needs"], r"^2\.\d+$")
+        self.assertLessEqual(key(m["glibc_needs"]), key(glibc))
+        self.assertRegex(m["glibcxx_needs"], r"^3\.4\.\d+$")
+        if m["cuda_build"].startswith("none"):
+            self.assertEqual(m["cuda_needs"].strip(), "none")
+        else:
+            needs = m["cuda_needs"].split()
+            self.assertTrue(any(n.startswith("libcudart.so.") for n in needs), needs)
+            self.assertTrue(any(n.startswith("libcublas.so.") for n in needs), needs)
+            self.assertIn("libnccl.so.2", needs)
+
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+class SelfTest(unittest.TestCase):
+    FILES = ["00-summary.md", "bench_allreduce.txt", "bench_gemm.json", "run.log", "system.txt", "tests.log",
+             "train-fp32.jsonl", "train-tf32.jsonl"]
+
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(OUT, ignore_errors=True)
+        cls.r = run([os.path.join(KIT, "run.sh"), OUT, "--self-test"], timeout=900)
+
+    def read(self, name):
+        with open(os.path.join(OUT, name)) as f:
+            return f.read()
+
+    def test_exits_zero(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr + "\n" + self.read("00-summary.md"))
+
+    def test_eight_files_summary_first(self):
+        self.assertEqual(sorted(os.listdir(OUT)), self.FILES)
+        s = self.read("00-summary.md")
+        for heading in ["# dpscale GPU kit — CPU self-test", "## Steps", "## Tests", "## Single device",
+                        "## dpscale report, fp32", "## GEMMs of a training step", "## All-reduce at K = 1"]:
+            self.assertIn(heading, s)
+        # Every step row says ok (a row: | name | status | seconds | note |).
+        steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
+        self.assertEqual(len(steps), 10, steps)
+        self.assertEqual([st for _, st in steps if st != "ok"], [])
+
+    def test_training_records(self):
+        for precision in ["fp32", "tf32"]:
+            with self.subTest(precision=precision):
+                lines = [json.loads(l) for l in self.read(f"train-{precision}.jsonl").splitlines() if l.strip()]
+                # Two tiny models alone, then one data-parallel trainer of each mode at K = 1.
+                self.assertEqual(sorted((l["point"]["model"], l["mode"]) for l in lines),
+                                 sorted([("784,32,10", "single"), ("784,64,32,10", "single"),
+                                         ("784,64,32,10", "naive"), ("784,64,32,10", "interleaved"),
+                                         ("784,64,32,10", "bucketed")]))
+                for l in lines:
+                    self.assertEqual(l["status"], "ok", l)
+                    self.assertEqual(l["backend"], "cpu")
+                    self.assertEqual(l["world_size"], 1)
+                    self.assertEqual(len(l["losses"]), 2)
+                    self.assertTrue(all(finite(x) and 0 < x < 10 for x in l["losses"]), l["losses"])
+                    for k in ["avg_epoch_s", "throughput_samples_per_s", "compute_s"]:
+                        self.assertTrue(finite(l[k]) and l[k] > 0, (k, l[k]))
+                    self.assertEqual("--tf32" in l["run"]["argv"], precision == "tf32")
+
+    def test_gemm_record(self):
+        data = json.loads(self.read("bench_gemm.json"))
+        rows = [b for b in data["benchmarks"] if b.get("run_type") != "aggregate"]
+        # The small preset's shapes (forward, dW, dX per layer, less dX of the first) and the ceiling.
+        self.assertGreaterEqual(len(rows), 8)
+        for b in rows:
+            self.assertTrue(b["name"].startswith("gemm/cpu/"), b["name"])
+            self.assertTrue(finite(b["GFLOPS"]) and b["GFLOPS"] > 0, b)
+
+    def test_allreduce_record(self):
+        # The nccl-tests table's data rows (the file also holds Google Benchmark's own listing).
+        rows = [l.split() for l in self.read("bench_allreduce.txt").splitlines() if re.match(r"\s*\d+\s+\d+\s+float ", l)]
+        sizes = [int(r[0]) for r in rows]
+        self.assertEqual(sizes[0], 8)
+        self.assertEqual(sizes[-1], 16 << 20)
+        self.assertEqual(len(sizes), 22)  # 8 B .. 16 MiB, doubling
+        for r in rows:
+            self.assertTrue(all(math.isfinite(float(x)) for x in r[4:7]), r)
+
+    def test_tests_ran_and_the_gpu_ones_skipped_saying_why(self):
+        log = self.read("tests.log")
+        for exe in ["test_models", "test_dp_nccl", "test_single_gpu", "test_dp_exactness"]:
+            self.assertIn(f"===== {exe} ", log)
+        s = self.read("00-summary.md")
+        self.assertRegex(s, r"\| test_dp_nccl \| 0 \| 0 \| [1-9]\d* \|")
+        self.assertRegex(s, r"skipped, (needs 1 GPU|built without)[^|]*DpNcclK1\.BitIdenticalToOneGpu")
+        self.assertRegex(s, r"\| test_dp_exactness \| [1-9]\d* \| 0 \| 0 \|")
+        self.assertRegex(s, r"\| test_models \| [1-9]\d* \| 0 \|")
+
+    def test_system_record(self):
+        s = self.read("system.txt")
+        for key in ["date", "host", "glibc", "cpu", "gpus"]:
+            self.assertRegex(s, rf"(?m)^{key}: \S")
+        self.assertIn("## kit", s)
+
+    def test_refuses_an_outdir_that_is_not_empty(self):
+        r = run([os.path.join(KIT, "run.sh"), OUT, "--self-test"], timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

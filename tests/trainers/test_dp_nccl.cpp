@@ -1,0 +1,165 @@
+// test_dp_nccl.cpp — the data-parallel trainers on the CUDA backend, over NCCL: against
+// train_single_gpu on CUDA (the same identity test_dp_exactness.cpp holds the MPI path to) and
+// against the CPU backend (the reference chain's last link: a whole training run, not one step).
+//
+// GPU-gated: a job of K ranks needs K GPUs on this node (NCCL refuses two ranks on one GPU), so
+// every test says how many it needs and skips, naming why, where fewer answer — in CI, always.
+// The GPU kit (scripts/gpu-kit.sh) runs this binary on a GPU machine.
+//
+// Run on a GPU node: ctest -R DpNccl --output-on-failure
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "dp_support.h"
+#include "models/device.h"
+#include "weights_compare.h"
+
+namespace dpscale::test {
+namespace {
+
+int gpus() { return cuda_compiled() ? cuda_device_count() : 0; }
+
+// Skips the test unless this node has `k` GPUs: the reason names what is missing.
+#define REQUIRE_GPUS(k)                                                                                  \
+  do {                                                                                                   \
+    if (!cuda_compiled()) GTEST_SKIP() << "built without the CUDA backend";                              \
+    if (gpus() < (k)) GTEST_SKIP() << "needs " << (k) << " GPU(s) (one per NCCL rank), " << gpus() << " answer"; \
+  } while (0)
+
+// 2 steps per epoch at batch 256, 3 steps in all (as test_dp_exactness), from a checkpoint.
+std::vector<std::string> args_for(const std::string& backend, const std::string& init, const std::string& save,
+                                  const std::string& model = kTinyModel, int batch = 256) {
+  return {"--backend", backend, "--model", model, "--samples", std::to_string(2 * batch), "--batch-size",
+          std::to_string(batch), "--max-steps", "3", "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
+}
+
+nlohmann::json run_single(const std::vector<std::string>& args) {
+  return record_of(std::vector<std::string>{bin("train_single_gpu")} + args, 120);
+}
+
+struct Mode {
+  std::string name, exe;
+  std::vector<std::string> extra;
+};
+
+const std::vector<Mode> kModes = {
+    {"naive", "train_dp_naive", {}},
+    {"interleaved", "train_dp_interleaved", {}},
+    // Four buckets on the tiny model (test_buckets.cpp): several NCCL calls in flight at once.
+    {"bucketed", "train_ddp_bucketed", {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"}}};
+
+nlohmann::json run_dp(const Mode& m, int k, const std::vector<std::string>& args) {
+  return record_of(mpirun_argv(k, m.exe, args + m.extra), 180);  // NCCL's start-up takes seconds
+}
+
+void expect_nccl_record(const nlohmann::json& j, int k) {
+  EXPECT_EQ(j["backend"], "cuda");
+  EXPECT_EQ(j["comm"], "nccl");
+  EXPECT_EQ(j["world_size"], k);
+  EXPECT_NE(j["nccl_version"].get<std::string>(), "");
+  EXPECT_NE(j["device_name"].get<std::string>(), "");
+}
+
+// K = 1 over NCCL: the same kernels and cuBLAS calls on the same rows as train_single_gpu on
+// CUDA, and a sum over one rank — bit for bit the same weights and losses, in every mode.
+TEST(DpNcclK1, BitIdenticalToOneGpu) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-k1");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1234);
+  const auto single = run_single(args_for("cuda", init, dir.file("single.safetensors")));
+  EXPECT_EQ(single["backend"], "cuda");
+  const Weights ws = read_weights(dir.file("single.safetensors"));
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    const std::string out = dir.file(m.name + ".safetensors");
+    const auto dp = run_dp(m, 1, args_for("cuda", init, out));
+    expect_nccl_record(dp, 1);
+    EXPECT_TRUE(read_weights(out) == ws) << m.name << " over NCCL with K = 1 is not bit-identical to train_single_gpu";
+    EXPECT_EQ(dp["loss_global"], single["loss_global"]);
+  }
+}
+
+// CUDA against the CPU backend over three whole steps: cuBLAS (pedantic fp32) and OpenBLAS differ
+// only in summation order, so the data-parallel tolerance holds (weights_compare.h). A negative
+// control runs alongside: the CPU from other data (--seed 43) must be far outside it.
+TEST(DpNcclK1, CudaTrainsTheCpuWeights) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-cpu");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1234);
+  run_single(args_for("cpu", init, dir.file("cpu.safetensors")));
+  run_single(args_for("cpu", init, dir.file("cpu-other.safetensors")) + std::vector<std::string>{"--seed", "43"});
+  const auto dp = run_dp(kModes[1], 1, args_for("cuda", init, dir.file("cuda.safetensors")));
+  expect_nccl_record(dp, 1);
+  const Weights w0 = read_weights(init), cpu = read_weights(dir.file("cpu.safetensors"));
+  const Comparison same = compare_weights(w0, cpu, read_weights(dir.file("cuda.safetensors")), 3);
+  EXPECT_TRUE(same.pass) << "CUDA over NCCL vs the CPU backend:\n" << same.report;
+  const Comparison other = compare_weights(w0, cpu, read_weights(dir.file("cpu-other.safetensors")), 3);
+  EXPECT_FALSE(other.pass) << "other data passed:\n" << other.report;
+  std::printf("cuda vs cpu: worst diff/tol %.3g (other data: %.3g)\n%s", same.worst_ratio, other.worst_ratio,
+              same.report.c_str());
+}
+
+// --tf32 reaches cuBLAS: tensor-core GEMMs round their inputs to 10 mantissa bits, so the weights
+// are no longer fp32's bit for bit, yet stay close (1e-2 of the update; fp32's own tolerance
+// is 1e-4). The small preset at batch 1024: GEMMs large enough that cuBLAS picks TF32 kernels.
+TEST(DpNcclK1, Tf32ChangesTheArithmeticOnly) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-tf32");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, "small", 77);
+  const auto fp32 = run_single(args_for("cuda", init, dir.file("fp32.safetensors"), "small", 1024));
+  const auto tf32 = run_single(args_for("cuda", init, dir.file("tf32.safetensors"), "small", 1024) +
+                               std::vector<std::string>{"--tf32"});
+  const Weights w0 = read_weights(init), a = read_weights(dir.file("fp32.safetensors")),
+                b = read_weights(dir.file("tf32.safetensors"));
+  EXPECT_FALSE(a == b) << "--tf32 left every weight bit-identical: TF32 math never reached cuBLAS";
+  const Comparison loose = compare_weights(w0, a, b, 3, 1e-2);
+  EXPECT_TRUE(loose.pass) << "--tf32 moved the weights by more than 1% of the update:\n" << loose.report;
+  const auto la = fp32["loss_global"].get<std::vector<double>>(), lb = tf32["loss_global"].get<std::vector<double>>();
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t e = 0; e < la.size(); ++e) EXPECT_NEAR(lb[e], la[e], 1e-2 * std::fabs(la[e])) << "epoch " << e + 1;
+  std::printf("tf32 vs fp32: worst diff/(1e-2 update) %.3g\n%s", loose.worst_ratio, loose.report.c_str());
+}
+
+// K = 2 and 4 over NCCL against one GPU: the identity test_dp_exactness.cpp checks on MPI.
+struct Case {
+  Mode mode;
+  int k;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.mode.name << " K=" << c.k; }
+
+class DpNcclExactness : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DpNcclExactness, SameWeightsAndLossAsOneGpu) {
+  const Case c = GetParam();
+  REQUIRE_GPUS(c.k);
+  ScratchDir dir("nccl-exact");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1234);
+  const auto single = run_single(args_for("cuda", init, dir.file("single.safetensors")));
+  const auto dp = run_dp(c.mode, c.k, args_for("cuda", init, dir.file("dp.safetensors")));
+  expect_nccl_record(dp, c.k);
+  const Comparison cmp = compare_weights(read_weights(init), read_weights(dir.file("single.safetensors")),
+                                         read_weights(dir.file("dp.safetensors")), 3);
+  EXPECT_TRUE(cmp.pass) << c.mode.name << " K=" << c.k << " over NCCL vs train_single_gpu on CUDA:\n" << cmp.report;
+  const auto lg = dp["loss_global"].get<std::vector<double>>(), ls = single["loss_global"].get<std::vector<double>>();
+  ASSERT_EQ(lg.size(), ls.size());
+  for (size_t e = 0; e < lg.size(); ++e) EXPECT_NEAR(lg[e], ls[e], 1e-5 * std::fabs(ls[e])) << "epoch " << e + 1;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DpNcclExactness,
+                         ::testing::Values(Case{kModes[0], 2}, Case{kModes[1], 2}, Case{kModes[2], 2},
+                                           Case{kModes[1], 4}, Case{kModes[2], 4}),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return i.param.mode.name + "_K" + std::to_string(i.param.k);
+                         });
+
+}  // namespace
+}  // namespace dpscale::test
