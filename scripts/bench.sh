@@ -7,7 +7,7 @@
 # The choice: a GPU that nvidia-smi lists and that the build's CUDA backend can use
 # -> configs/workshop.json on CUDA + NCCL, world sizes capped at the GPU count (ranks sharing a
 # GPU would measure nothing useful); otherwise configs/cpu.json on the CPU backend with link
-# emulation (about 10 minutes on 2 cores). DPSCALE_BENCH_CONFIG=configs/x.json picks another.
+# emulation (about 5 minutes on 2 cores, build included). DPSCALE_BENCH_CONFIG=configs/x.json picks another.
 # Extra arguments for `dpscale sweep` (e.g. --repeats 3) can be given in DPSCALE_SWEEP_ARGS.
 set -euo pipefail
 
