@@ -7,7 +7,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build test bench bench-micro clean
+.PHONY: all deps configure build test bench bench-micro reproduce clean
 
 all: build
 
@@ -28,6 +28,10 @@ bench: build
 
 bench-micro: build
 	@./scripts/bench-micro.sh $(BUILD)
+
+# docs/REPRODUCTION.md and .html: every finding of the workshop and the textbook, with a verdict
+reproduce: build
+	@./scripts/reproduce.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -16,6 +16,7 @@ PACKAGES=(
   python3 python3-matplotlib  # the plotter
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
+  chromium                 # tests/plots: the reproduction page rendered as a reader sees it
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
 )
 
