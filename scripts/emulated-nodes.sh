@@ -12,6 +12,10 @@
 #
 #   scripts/emulated-nodes.sh up [--rate 1gbit]   create (idempotent; a second `up` only re-caps)
 #   scripts/emulated-nodes.sh down                remove everything `up` made (idempotent)
+#   For the CTest fixture (tests/twonode): `up --if-possible --owner ctest` exits 0 with the
+#   reason where namespaces cannot be made (the tests then skip, saying why), and records that
+#   it made the nodes; `down --owner ctest` removes them only if that `up` made them, so a
+#   test run leaves nodes someone set up by hand as it found them.
 #   scripts/emulated-nodes.sh status              exit 0 when up, 1 when not; prints the state
 #   scripts/emulated-nodes.sh check               exit 0 when namespaces can be made here, else
 #                                                 77 with the reason (CTest's skip code)
@@ -48,9 +52,11 @@ why_not() {
 ns_exists() { [[ -e /run/netns/$1 ]]; }
 
 up() {
-  local rate=1gbit
+  local rate=1gbit if_possible=0 owner=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
+      --if-possible) if_possible=1; shift ;;
+      --owner) [[ $# -ge 2 ]] || die "--owner needs a name"; owner=$2; shift 2 ;;
       --rate) [[ $# -ge 2 ]] || die "--rate needs a value (e.g. 1gbit, 200mbit)"; rate=$2; shift 2 ;;
       --rate=*) rate=${1#--rate=}; shift ;;
       *) die "unknown argument '$1' (up [--rate RATE])" ;;
@@ -58,7 +64,13 @@ up() {
   done
   [[ $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] || die "--rate '$rate' is not a tc rate (e.g. 1gbit, 500mbit)"
   local reason; reason=$(why_not)
-  [[ -z $reason ]] || { echo "emulated-nodes: cannot make namespaces: $reason" >&2; exit $SKIP; }
+  if [[ -n $reason ]]; then
+    echo "emulated-nodes: cannot make namespaces: $reason" >&2
+    [[ $if_possible -eq 1 ]] && exit 0
+    exit $SKIP
+  fi
+  local existed=0
+  ns_exists "${NS[0]}" && existed=1
 
   for i in 0 1; do ns_exists "${NS[$i]}" || ip netns add "${NS[$i]}"; done
   if ! ip -n "${NS[0]}" link show "${IFS_[0]}" >/dev/null 2>&1; then
@@ -81,6 +93,8 @@ up() {
   printf '%s slots=%s\n%s slots=%s\n' "${NS[0]}" "$SLOTS" "${NS[1]}" "$SLOTS" >"$DIR/hostfile"
   echo "$rate" >"$DIR/rate"
   echo "$SUBNET" >"$DIR/subnet"
+  # Who made them: only when this `up` created them (nodes already up stay someone else's).
+  if [[ -n $owner && $existed -eq 0 ]]; then echo "$owner" >"$DIR/owner"; fi
   # Both namespaces must answer each other before anyone launches across them.
   # No ping here (iputils is not a dependency): a TCP connect to a closed port answers
   # "refused" when the peer is reachable, and times out when it is not.
@@ -91,6 +105,17 @@ up() {
 }
 
 down() {
+  local owner=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --owner) [[ $# -ge 2 ]] || die "--owner needs a name"; owner=$2; shift 2 ;;
+      *) die "unknown argument '$1' (down [--owner NAME])" ;;
+    esac
+  done
+  if [[ -n $owner && "$(cat "$DIR/owner" 2>/dev/null)" != "$owner" ]]; then
+    echo "emulated-nodes: left up (not made by '$owner')"
+    return 0
+  fi
   for i in 0 1; do
     if ns_exists "${NS[$i]}"; then ip netns delete "${NS[$i]}"; fi  # takes its veth end (and so the pair) with it
   done
@@ -115,8 +140,8 @@ status() {
 
 case "${1:-}" in
   up) shift; up "$@" ;;
-  down) down ;;
+  down) shift; down "$@" ;;
   status) status ;;
   check) reason=$(why_not); if [[ -n $reason ]]; then echo "$reason"; exit $SKIP; fi; echo "namespaces can be made here" ;;
-  *) echo "usage: $0 up [--rate RATE] | down | status | check" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--rate RATE] [--if-possible] [--owner NAME] | down [--owner NAME] | status | check" >&2; exit 2 ;;
 esac
