@@ -42,6 +42,7 @@ constexpr Spec kSpecs[] = {
     {"-n", "--iters", Arity::required},       {"-w", "--warmup_iters", Arity::required},
     {"-c", "--check", Arity::optional},       {nullptr, "--algos", Arity::required},
     {nullptr, "--link", Arity::required},     {"-h", "--help", Arity::none},
+    {nullptr, "--predict", Arity::required},
 };
 
 void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bool has_value) {
@@ -56,6 +57,7 @@ void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bo
   else if (name == "--algos") o.algos = split_list(value);
   else if (name == "--link") o.link = parse_link(value);
   else if (name == "--help") o.help = true;
+  else if (name == "--predict") o.predict = parse_link(value);
 }
 
 }  // namespace
@@ -104,8 +106,8 @@ AllreduceBenchOptions take_allreduce_options(int& argc, char** argv) {
   if (o.max_bytes < o.min_bytes) throw InputError("-e/--maxbytes is smaller than -b/--minbytes");
   if (o.step_bytes == 0 && o.factor < 2) throw InputError("-f/--stepfactor must be at least 2");
   for (const std::string& a : o.algos) {
-    if (a != "native" && a != "ring" && a != "star" && a != "nccl") {
-      throw InputError("--algos: unknown algorithm '" + a + "' (use native, ring, star or nccl)");
+    if (a != "native" && a != "ring" && a != "star" && a != "hier" && a != "nccl") {
+      throw InputError("--algos: unknown algorithm '" + a + "' (use native, ring, star, hier or nccl)");
     }
     if (a == "nccl" && o.link.enabled()) throw InputError("--link emulation applies to the MPI algorithms, not nccl");
   }
@@ -143,9 +145,11 @@ std::string allreduce_usage() {
          "  -n, --iters N         timed iterations per size (default: 256 MiB per size, 5..200)\n"
          "  -w, --warmup_iters N  untimed iterations per size (default: iters/20, at least 1)\n"
          "  -c, --check [0|1]     check every element of every result (default 0)\n"
-         "  --algos LIST          native,ring,star,nccl (default: every one that can run)\n"
+         "  --algos LIST          native,ring,star,hier,nccl (default: all but hier that can run)\n"
          "  --link SPEC           hold each MPI all-reduce until its modelled α-β time (as the\n"
          "                        trainers' --link): none|nvlink|pcie4|ib100|eth10|ALPHA_US:GBPS\n"
+         "  --predict SPEC        print each MPI measurement's α-β model time on this job's nodes\n"
+         "                        (a one-tier link or intra=SPEC,inter=SPEC[,ranks-per-node=L])\n"
          "Google Benchmark's own flags work too: --benchmark_filter=REGEX, --benchmark_format=json,\n"
          "--benchmark_out=FILE, --benchmark_repetitions=N (the table then shows medians).\n";
 }

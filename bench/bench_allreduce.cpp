@@ -6,6 +6,8 @@
 //   mpirun -np 2 bench_allreduce -b 1M -e 64M -c          with a check of every element
 //   mpirun -np 2 bench_allreduce --algos ring --benchmark_format=json --benchmark_out=ar.json
 //   mpirun -np 4 bench_allreduce -b 1M -e 64M --link ib100   what a 100 Gb/s InfiniBand link would do
+//   scripts/ns-mpirun -np 4 --npernode 2 bench_allreduce --algos ring,hier --predict intra=..,inter=..
+//                                               two emulated nodes, with the α-β prediction beside
 //
 // Options (-b/-e/-f/-i/-n/-w/-c/--algos/--link): bench/allreduce_options.h; Google Benchmark's own
 // --benchmark_* flags work as usual (--benchmark_enable_random_interleaving excepted: ranks
@@ -35,9 +37,11 @@
 #include <vector>
 
 #include "allreduce_options.h"
+#include "allreduce_predict.h"
 #include "allreduce_table.h"
 #include "bench_args.h"
 #include "comm/allreduce_algos.h"
+#include "comm/hier_allreduce.h"
 #include "comm/mpi_check.h"
 #include "comm/mpi_env.h"
 #include "models/device.h"
@@ -74,10 +78,15 @@ class Target {
 
 class MpiTarget final : public Target {
  public:
-  MpiTarget(AllreduceAlgo algo, MPI_Comm comm, const std::vector<float>& pristine, std::vector<float>& data)
-      : algo_(algo), comm_(comm), pristine_(pristine), data_(data) {}
+  MpiTarget(AllreduceAlgo algo, MPI_Comm comm, const std::vector<float>& pristine, std::vector<float>& data,
+            int ranks_per_node)
+      : algo_(algo), comm_(comm), pristine_(pristine), data_(data), ranks_per_node_(ranks_per_node) {}
   void restore(size_t count) override { std::memcpy(data_.data(), pristine_.data(), count * sizeof(float)); }
-  void run(size_t count) override { allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_); }
+  void run(size_t count) override {
+    // hier's nodes: MPI's, or the two-tier link's emulated blocks of ranks (issue 11).
+    if (algo_ == AllreduceAlgo::hier) return hier_allreduce_sum(data_.data(), count, MPI_FLOAT, comm_, ranks_per_node_);
+    allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_);
+  }
   long long wrong(size_t count, int k) override { return count_wrong(data_.data(), count, k); }
 
  private:
@@ -85,6 +94,7 @@ class MpiTarget final : public Target {
   MPI_Comm comm_;
   const std::vector<float>& pristine_;
   std::vector<float>& data_;
+  int ranks_per_node_;
 };
 
 #if DPSCALE_HAVE_CUDA
@@ -123,12 +133,13 @@ struct Context {
   bool check = false;
   AllreduceTable* table = nullptr;  // rank 0 only
   long long wrong_total = 0;        // summed over ranks, on every rank
+  std::vector<Prediction>* predictions = nullptr;  // rank 0, with --predict (issue 11)
 };
 
 // `hold_s` > 0 (--link): like the MpiCommunicator's link emulation, the all-reduce counts as
 // done when its modelled time has passed since it began, or when it is done, whichever is later.
 void run_allreduce(benchmark::State& state, Context& ctx, Target& target, const std::string& algo,
-                   double rank0_sent, size_t nbytes, int warmup, double hold_s) {
+                   double rank0_sent, size_t nbytes, int warmup, double hold_s, double model_s) {
   const size_t count = nbytes / sizeof(float);
   for (int i = 0; i < warmup; ++i) {
     target.restore(count);
@@ -163,6 +174,8 @@ void run_allreduce(benchmark::State& state, Context& ctx, Target& target, const 
   state.counters["busbw_GBps"] = bw.busbw_gbps;
   state.counters["rank0_sent_bytes"] = rank0_sent;
   if (ctx.check) state.counters["wrong"] = static_cast<double>(wrong);
+  if (model_s > 0.0) state.counters["model_s"] = model_s;
+  if (ctx.predictions && model_s > 0.0) ctx.predictions->push_back({algo, nbytes, seconds, model_s});
   if (ctx.table) ctx.table->add(algo, {nbytes, count, seconds, rank0_sent, ctx.check ? wrong : -1});
   if (wrong > 0) state.SkipWithError((std::to_string(wrong) + " wrong elements").c_str());
 }
@@ -233,7 +246,12 @@ int run(int argc, char** argv, const MpiEnv& env) {
   for (size_t i = 0; i < max_count; ++i) pristine[i] = value_of(i, rank);
 
   AllreduceTable table(k, algos);
-  Context ctx{comm, rank, k, opts.check, rank == 0 ? &table : nullptr, 0};
+  // Where the ranks sit (collective): for the link model of --link/--predict and for hier.
+  const int ranks_per_node = opts.link.enabled() ? opts.link.ranks_per_node : opts.predict.ranks_per_node;
+  const NodeShape shape = node_shape(comm, ranks_per_node);
+  std::vector<Prediction> predictions;
+  Context ctx{comm, rank, k, opts.check, rank == 0 ? &table : nullptr, 0,
+              rank == 0 && opts.predict.enabled() ? &predictions : nullptr};
   std::vector<std::unique_ptr<Target>> targets;
   for (const std::string& a : algos) {
     if (a == "nccl") {
@@ -243,7 +261,7 @@ int run(int argc, char** argv, const MpiEnv& env) {
       throw std::logic_error("nccl selected in a build without CUDA");
 #endif
     } else {
-      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data));
+      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data, ranks_per_node));
     }
     Target& target = *targets.back();
     // Rank 0's traffic: NCCL's all-reduce of large messages is a ring too.
@@ -254,9 +272,10 @@ int run(int argc, char** argv, const MpiEnv& env) {
       name += "/np:" + std::to_string(k) + "/bytes:" + std::to_string(nbytes);
       const int warmup = warmup_for(opts, nbytes);
       const double r0 = rank0_bytes_sent(model, nbytes, k);
-      const double hold = a == "nccl" ? 0.0 : modelled_seconds(model, opts.link, nbytes, k);  // 0 without --link
-      benchmark::RegisterBenchmark(name.c_str(), [&ctx, &target, a, r0, nbytes, warmup, hold](benchmark::State& st) {
-        run_allreduce(st, ctx, target, a, r0, nbytes, warmup, hold);
+      const double hold = a == "nccl" ? 0.0 : modelled_seconds(model, opts.link, nbytes, shape);  // 0 without --link
+      const double predicted = a == "nccl" ? 0.0 : modelled_seconds(model, opts.predict, nbytes, shape);
+      benchmark::RegisterBenchmark(name.c_str(), [&ctx, &target, a, r0, nbytes, warmup, hold, predicted](benchmark::State& st) {
+        run_allreduce(st, ctx, target, a, r0, nbytes, warmup, hold, predicted);
       })->Iterations(iterations_for(opts, nbytes))->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
@@ -299,6 +318,9 @@ int run(int argc, char** argv, const MpiEnv& env) {
     }
     if (!nccl_note.empty()) banner.push_back("# " + nccl_note);
     table.print(format == "console" ? stdout : stderr, banner);
+    if (!predictions.empty()) {
+      print_predictions(format == "console" ? stdout : stderr, opts.predict, shape, predictions);
+    }
   }
   MPI_CHECK(MPI_Comm_free(&comm));
   benchmark::Shutdown();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "hier_allreduce.h"
 #include "mpi_check.h"
 
 namespace dpscale {
@@ -11,6 +12,7 @@ void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype ty
   switch (algo) {
     case AllreduceAlgo::ring: ring_allreduce_sum(data, count, type, comm); return;
     case AllreduceAlgo::star: star_allreduce_sum(data, count, type, comm); return;
+    case AllreduceAlgo::hier: hier_allreduce_sum(data, count, type, comm); return;  // nodes as MPI sees them
     case AllreduceAlgo::native: {
       // MPI counts are int: reduce very large buffers in pieces.
       int type_size = 0;

@@ -3,6 +3,7 @@
 //   native  the MPI library's own MPI_Allreduce
 //   ring    the workshop's ring over point-to-point messages (ring_allreduce.cpp)
 //   star    the workshop's "naive way": everything to rank 0 and back (star_allreduce.cpp)
+//   hier    reduce-scatter in each node, all-reduce across nodes, all-gather (hier_allreduce.h)
 // All sum in place and work for any K >= 1 and any element count, for float, double, int32 and
 // int64 (integers make exactness testable: their sums do not depend on summation order).
 #pragma once
@@ -22,7 +23,8 @@ void ring_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm co
 void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
 
 // Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B
-// (native is counted as a ring: what the library sends is its own business).
+// (native is counted as a ring: what the library sends is its own business; hier sends exactly
+// a ring's bytes per rank, over other links: hier_allreduce.h).
 double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k);
 
 // nccl-tests' bandwidths of one all-reduce of `nbytes` over k ranks that took `seconds`:

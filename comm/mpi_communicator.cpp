@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "hier_allreduce.h"
 #include "mpi_check.h"
 
 namespace dpscale {
@@ -26,6 +27,12 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel l
   MPI_CHECK(MPI_Comm_dup(world, &comm_));
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  // Where the ranks sit, for the link model and hier (collective; made before the thread starts):
+  // MPI's nodes, or blocks of ranks_per_node ranks when a two-tier --link says so.
+  shape_ = node_shape(comm_, link_.ranks_per_node);
+  // hier on uneven nodes is refused here, on every rank alike, rather than in the comm thread
+  // (an empty all-reduce makes the check and moves nothing).
+  if (algo_ == AllreduceAlgo::hier) hier_allreduce_sum(nullptr, 0, MPI_FLOAT, comm_, link_.ranks_per_node);
   worker_ = std::thread([this] { run(); });
 }
 
@@ -79,7 +86,11 @@ void MpiCommunicator::run() {
     }
     const auto start = Clock::now();
     try {
-      dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
+      if (algo_ == AllreduceAlgo::hier) {
+        hier_allreduce_sum(task.data, task.count, MPI_FLOAT, comm_, link_.ranks_per_node);
+      } else {
+        dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
+      }
     } catch (const std::exception& e) {
       // Nobody can wait on a failed collective: say what happened and end the whole job, so
       // no rank stays blocked in the next all-reduce (an escaping exception would only
@@ -92,7 +103,7 @@ void MpiCommunicator::run() {
       // transfer counts towards it, so the result takes max(real, modelled).
       // Capped at a year: converting a larger double to the clock's int64 nanoseconds
       // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
-      const double model_s = std::min(modelled_seconds(algo_, link_, task.count * sizeof(float), size_), 3.2e7);
+      const double model_s = std::min(modelled_seconds(algo_, link_, task.count * sizeof(float), shape_), 3.2e7);
       std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(model_s)));
     }

@@ -51,6 +51,7 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0, size_ = 1;
   AllreduceAlgo algo_;
   LinkModel link_;
+  NodeShape shape_;  // the nodes the link model sees (issue 11: two tiers, hier)
 
   std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;

@@ -22,6 +22,7 @@ double LinkModel::star_seconds(size_t nbytes, int k) const {
 }
 
 LinkModel parse_link(const std::string& spec) {
+  if (spec.find('=') != std::string::npos) return parse_two_tier_link(spec);  // intra=...,inter=...
   static const std::map<std::string, std::pair<double, double>> presets = {
       {"nvlink", {1.0, 300.0}}, {"pcie4", {10.0, 25.0}}, {"ib100", {5.0, 12.5}}, {"eth10", {50.0, 1.25}}};
   if (spec == "none") return LinkModel{};
@@ -78,14 +79,17 @@ AllreduceAlgo parse_allreduce_algo(const std::string& name) {
 }
 
 const std::vector<std::string>& allreduce_algo_names() {
-  static const std::vector<std::string> names = {"native", "ring", "star"};  // AllreduceAlgo's order
+  static const std::vector<std::string> names = {"native", "ring", "star", "hier"};  // AllreduceAlgo's order
   return names;
 }
 
 const char* allreduce_algo_name(AllreduceAlgo a) { return allreduce_algo_names()[static_cast<size_t>(a)].c_str(); }
 
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k) {
-  return algo == AllreduceAlgo::star ? link.star_seconds(nbytes, k) : link.ring_seconds(nbytes, k);
+  if (link.two_tier && link.ranks_per_node > 0 && k % link.ranks_per_node == 0) {
+    return modelled_seconds(algo, link, nbytes, NodeShape{k / link.ranks_per_node, link.ranks_per_node});
+  }
+  return modelled_seconds(algo, link, nbytes, NodeShape{1, k});
 }
 
 }  // namespace dpscale

@@ -25,6 +25,14 @@ struct LinkModel {
   double gbps = 0.0;          // bandwidth, GB/s (1e9 bytes per second)
   double dilation = 1.0;      // multiplies every modelled time
 
+  // Two tiers (--link intra=SPEC,inter=SPEC[,ranks-per-node=L], issue 11): alpha_us and gbps
+  // above are then the intra-node tier (per rank, as NVLink), these the inter-node tier (one
+  // per node, shared by the node's ranks, as a NIC); ranks_per_node 0 = the nodes MPI sees.
+  bool two_tier = false;
+  double inter_alpha_us = 0.0;
+  double inter_gbps = 0.0;
+  int ranks_per_node = 0;
+
   bool enabled() const { return name != "none"; }
   // Modelled seconds (dilation included) of one all-reduce of `nbytes` over `k` ranks.
   double ring_seconds(size_t nbytes, int k) const;
@@ -54,13 +62,48 @@ DilationSpec parse_dilation(const std::string& spec);
 //   native  the MPI library's own MPI_Allreduce
 //   ring    the workshop's ring over point-to-point messages
 //   star    the workshop's "naive way": everything to rank 0 and back
-enum class AllreduceAlgo { native, ring, star };
+//   hier    hierarchical (textbook 15.2 §3): reduce-scatter inside each node, all-reduce across
+//           nodes among the ranks of equal local rank, all-gather inside each node
+enum class AllreduceAlgo { native, ring, star, hier };
 AllreduceAlgo parse_allreduce_algo(const std::string& name);  // OptionError if unknown
 const char* allreduce_algo_name(AllreduceAlgo a);
 const std::vector<std::string>& allreduce_algo_names();  // in AllreduceAlgo's order
 
 // The α-β time the link model assigns to one all-reduce of `nbytes` with this algorithm's own
 // message pattern (native is modelled as a ring: the bandwidth-optimal schedule).
+// Ranks as one node (or, with a two-tier link's ranks_per_node, as that link says).
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k);
+
+// ---- Two nodes and the hierarchical all-reduce (issue 11) ----------------------------------
+//
+// Where the ranks sit: `nodes` nodes of `per_node` ranks each, ranks numbered node by node
+// (mpirun's default --map-by slot, and what --npernode gives).
+struct NodeShape {
+  int nodes = 1;
+  int per_node = 1;
+  int ranks() const { return nodes * per_node; }
+};
+
+// The α-β time of one all-reduce of B bytes over the shape's K = N·L ranks. Each tier's hop
+// costs α + bytes/β; the intra tier is per rank, the inter tier is the node's one link (its
+// ranks share it). A one-tier link is both tiers. With N = 1 only the intra tier is crossed.
+//   ring/native  2(K-1) steps; each step every rank passes B/K to its neighbour at once, and
+//                the step lasts as long as its slowest hop (an inter hop once N > 1):
+//                    2(K-1) · max(α_i + B/K/β_i, α_e + B/K/β_e)
+//   star         rank 0 receives and sends K-1 whole buffers, L-1 of them within its node:
+//                    2(L-1)(α_i + B/β_i) + 2(K-L)(α_e + B/β_e)
+//   hier         ring reduce-scatter and all-gather within the node (B/L per hop), and between
+//                them an all-reduce of each rank's B/L across the N nodes; the node's L ranks
+//                do theirs at once over the node's one link, so a step carries L·B/(L·N):
+//                    2(L-1)(α_i + B/L/β_i)  +  2(N-1)(α_e + B/(N·β_e))
+//                The inter-node term is one node's payload, not every rank's: flat ring puts
+//                2(K-1)/K·B on the link, hier 2(N-1)/N·B — for K = 4 on 2 nodes 1.5 B vs 1 B.
+// Dilation multiplies the result, as for one tier.
+double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, NodeShape shape);
+
+// The spec of a two-tier link, as parse_link reads it; OptionError (naming --link) on a bad
+// tier, a missing tier, an unknown key, or ranks-per-node outside 1..kMaxRanksPerNode.
+inline constexpr int kMaxRanksPerNode = 4096;
+LinkModel parse_two_tier_link(const std::string& spec);
 
 }  // namespace dpscale

@@ -131,7 +131,7 @@ std::vector<RecordField> build_fields() {
       field("loss_rank0", &R::loss_rank0, "per epoch, mean of rank 0's own shard loss (the workshop's logged loss)"),
       field("test_accuracy", &R::test_accuracy, "on the test split after training (Fashion-MNIST), else null"),
       field("comm", &R::comm, "`none` | `mpi` | `nccl`"),
-      field("allreduce", &R::allreduce, "`none` | `native` | `ring` | `star` | `nccl`"),
+      field("allreduce", &R::allreduce, "`none` | `native` | `ring` | `star` | `hier` | `nccl`"),
       field("link", &R::link, "emulated link (`none` if off)"),
       field("link_alpha_us", &R::link_alpha_us, "its α per hop (µs)"),
       field("link_gbps", &R::link_gbps, "its β (GB/s)"),

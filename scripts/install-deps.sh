@@ -17,6 +17,7 @@ PACKAGES=(
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   chromium                 # tests/plots: the reproduction page rendered as a reader sees it
+  iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
 )
 

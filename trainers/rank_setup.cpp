@@ -35,6 +35,11 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->link = parse_link(opts.link);
   s->dilation = parse_dilation(opts.link_dilation);
   s->link.dilation = s->dilation.factor;
+  // Two-tier link emulation (issue 11): the emulated nodes are blocks of ranks_per_node ranks.
+  if (s->link.ranks_per_node > 0 && world_size % s->link.ranks_per_node != 0) {
+    throw InputError("--link " + opts.link + ": ranks-per-node=" + std::to_string(s->link.ranks_per_node) +
+                     " does not divide the " + std::to_string(world_size) + " ranks into whole nodes");
+  }
   s->algo = parse_allreduce_algo(opts.allreduce);
   // The checkpoint is read (once) before the data: a bad --init fails fast.
   std::vector<float> init_params;

@@ -165,7 +165,8 @@ TEST_P(AllreduceAlgos, BackToBackDifferentSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Comm, AllreduceAlgos,
-                         ::testing::Values(AllreduceAlgo::ring, AllreduceAlgo::star, AllreduceAlgo::native),
+                         ::testing::Values(AllreduceAlgo::ring, AllreduceAlgo::star, AllreduceAlgo::native,
+                                           AllreduceAlgo::hier),  // hier: one node here; two in tests/twonode
                          [](const auto& info) { return std::string(allreduce_algo_name(info.param)); });
 
 // A type the algorithms do not implement is refused before any message is sent (so every

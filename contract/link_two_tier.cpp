@@ -1,0 +1,100 @@
+// link_two_tier.cpp — the two-tier link (--link intra=SPEC,inter=SPEC[,ranks-per-node=L]) and
+// the α-β time of each all-reduce algorithm on a shape of nodes (formulas in link_model.h).
+#include <algorithm>
+#include <map>
+
+#include "link_model.h"
+#include "models/errors.h"
+#include "option_values.h"
+
+namespace dpscale {
+
+namespace {
+
+struct Tier {
+  double alpha_s, bytes_per_s;
+  double hop(double bytes) const { return alpha_s + bytes / bytes_per_s; }
+};
+
+// "a=b,c=d" -> {a: b, c: d}; a repeated or empty key is refused.
+std::map<std::string, std::string> key_values(const std::string& spec) {
+  std::map<std::string, std::string> kv;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = spec.find(',', start);
+    const std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw OptionError("--link", "'" + item + "' in '" + spec + "' is not KEY=VALUE (use intra=SPEC,inter=SPEC[,ranks-per-node=L])");
+    }
+    if (!kv.emplace(item.substr(0, eq), item.substr(eq + 1)).second) {
+      throw OptionError("--link", "'" + item.substr(0, eq) + "' given twice in '" + spec + "'");
+    }
+    if (comma == std::string::npos) return kv;
+    start = comma + 1;
+  }
+}
+
+// One tier: any one-tier spec but none; the error names the tier.
+LinkModel tier(const std::string& key, const std::string& value) {
+  if (value == "none") throw OptionError("--link", key + "=none: a tier needs a link (nvlink, pcie4, ib100, eth10 or ALPHA_US:GBPS)");
+  if (value.find('=') != std::string::npos) throw OptionError("--link", key + "='" + value + "' is not a one-tier link");
+  try {
+    return parse_link(value);
+  } catch (const OptionError& e) {
+    throw OptionError("--link", key + "=" + value + ": " + e.complaint());
+  }
+}
+
+}  // namespace
+
+LinkModel parse_two_tier_link(const std::string& spec) {
+  auto kv = key_values(spec);
+  for (const auto& [k, v] : kv) {
+    if (k != "intra" && k != "inter" && k != "ranks-per-node") {
+      throw OptionError("--link", "unknown key '" + k + "' in '" + spec + "' (use intra, inter, ranks-per-node)");
+    }
+  }
+  for (const char* need : {"intra", "inter"}) {
+    if (!kv.count(need)) throw OptionError("--link", "'" + spec + "' names no " + need + "= tier (use intra=SPEC,inter=SPEC)");
+  }
+  const LinkModel intra = tier("intra", kv["intra"]), inter = tier("inter", kv["inter"]);
+  LinkModel m{"two-tier", intra.alpha_us, intra.gbps, 1.0};
+  m.two_tier = true;
+  m.inter_alpha_us = inter.alpha_us;
+  m.inter_gbps = inter.gbps;
+  if (kv.count("ranks-per-node")) {
+    try {
+      m.ranks_per_node = static_cast<int>(parse_whole(kv["ranks-per-node"], 1, kMaxRanksPerNode));
+    } catch (const ValueError& e) {
+      throw OptionError("--link", std::string("ranks-per-node in '") + spec + "' " + e.what());
+    }
+  }
+  return m;
+}
+
+double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, NodeShape shape) {
+  const int k = shape.ranks(), n = shape.nodes, l = shape.per_node;
+  if (!link.enabled() || k <= 1) return 0.0;
+  const Tier intra{link.alpha_us * 1e-6, link.gbps * 1e9};
+  const Tier inter = link.two_tier ? Tier{link.inter_alpha_us * 1e-6, link.inter_gbps * 1e9} : intra;
+  const double b = static_cast<double>(nbytes);
+  double t = 0.0;
+  switch (algo) {
+    case AllreduceAlgo::native:
+    case AllreduceAlgo::ring: {
+      const double hop = n > 1 ? std::max(intra.hop(b / k), inter.hop(b / k)) : intra.hop(b / k);
+      t = 2.0 * (k - 1) * hop;
+      break;
+    }
+    case AllreduceAlgo::star:
+      t = 2.0 * (l - 1) * intra.hop(b) + 2.0 * (k - l) * inter.hop(b);
+      break;
+    case AllreduceAlgo::hier:
+      t = 2.0 * (l - 1) * intra.hop(b / l) + 2.0 * (n - 1) * inter.hop(b / n);
+      break;
+  }
+  return link.dilation * t;
+}
+
+}  // namespace dpscale
