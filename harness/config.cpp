@@ -6,10 +6,12 @@
 #include "config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "models/fnv1a.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {
@@ -133,10 +135,18 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     const std::string key = "models[" + std::to_string(i) + "]";
     if (!models[i].is_string()) p.fail(key, "must be a string");
     const std::string m = models[i].get<std::string>();
+    MlpSpec spec;
     try {
-      parse_model(m);
+      spec = parse_model(m);
     } catch (const InputError& e) {
       p.fail(key, "names an unknown model: " + std::string(e.what()));
+    }
+    // The same network twice would be measured twice under two names (or one run id).
+    for (size_t k = 0; k < c.models.size(); ++k) {
+      if (c.models[k] == m) p.fail(key, "repeats model '" + m + "' (models[" + std::to_string(k) + "])");
+      if (parse_model(c.models[k]).widths == spec.widths) {
+        p.fail(key, "'" + m + "' is the same network as models[" + std::to_string(k) + "] '" + c.models[k] + "'");
+      }
     }
     c.models.push_back(m);
   }
@@ -161,8 +171,14 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
       const std::string key = "world_sizes[" + std::to_string(i) + "]";
       if (!ks[i].is_number_integer()) p.fail(key, "must be an integer");
       const long long k = ks[i].get<long long>();
-      if (k < 1) p.fail(key, "world size must be at least 1 (got " + std::to_string(k) + ")");
-      if (k > 4096) p.fail(key, "world size " + std::to_string(k) + " is implausibly large");
+      try {
+        parse_whole(ks[i].dump(), 1, kMaxWorldSize);
+      } catch (const ValueError& e) {
+        p.fail(key, std::string("world size ") + e.what() + "; allowed 1 to " + std::to_string(kMaxWorldSize));
+      }
+      if (std::find(c.world_sizes.begin(), c.world_sizes.end(), k) != c.world_sizes.end()) {
+        p.fail(key, "repeats world size " + std::to_string(k));
+      }
       c.world_sizes.push_back(static_cast<int>(k));
     }
   } else if (any_dp) {
@@ -177,6 +193,9 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
         const TrainerOption& cap = option("bucket_cap_mb");
         TrainOptions scratch;
         cap.set(scratch, flag_text(caps[i], cap.kind));
+        if (std::find(c.bucket_caps_mb.begin(), c.bucket_caps_mb.end(), scratch.bucket_cap_mb) != c.bucket_caps_mb.end()) {
+          p.fail(key, "repeats bucket cap " + format_number(scratch.bucket_cap_mb) + " MB");
+        }
         c.bucket_caps_mb.push_back(scratch.bucket_cap_mb);
       } catch (const ValueError& e) {
         p.fail(key, std::string("bucket cap ") + e.what());
@@ -201,17 +220,17 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
   if (j.contains("timeout_s")) {
     if (!j["timeout_s"].is_number()) p.fail("timeout_s", "must be a number");
     try {
-      c.timeout_s = parse_real(format_number(j["timeout_s"].get<double>()), {0.0, false});
+      c.timeout_s = parse_real(format_number(j["timeout_s"].get<double>()), {0.0, false}, {kMaxTimeoutS});
     } catch (const ValueError& e) {
-      p.fail("timeout_s", e.what());
+      p.fail("timeout_s", std::string(e.what()) + "; allowed above 0 up to " + format_number(kMaxTimeoutS) + " s");
     }
   }
   if (j.contains("repeats")) {
     if (!j["repeats"].is_number_integer()) p.fail("repeats", "must be an integer");
     try {
-      c.repeats = static_cast<int>(parse_whole(j["repeats"].dump(), 1, 1000));
+      c.repeats = static_cast<int>(parse_whole(j["repeats"].dump(), 1, kMaxRepeats));
     } catch (const ValueError& e) {
-      p.fail("repeats", e.what());
+      p.fail("repeats", std::string(e.what()) + "; allowed 1 to " + std::to_string(kMaxRepeats));
     }
   }
 
@@ -241,6 +260,20 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
       }
     }
   }
+
+  // Every rank takes an equal shard of the global batch: a world size that does not divide it is
+  // refused here, in the trainer's words, instead of failing every run of that size.
+  TrainOptions batch;
+  for (const TrainerArg& a : c.options) {
+    if (a.option->key == std::string("batch_size")) a.option->set(batch, a.value);
+  }
+  for (size_t i = 0; i < c.world_sizes.size(); ++i) {
+    if (any_dp && batch.batch_size % c.world_sizes[i] != 0) {
+      p.fail("world_sizes[" + std::to_string(i) + "]",
+             "world size " + std::to_string(c.world_sizes[i]) + " does not divide the global batch " +
+                 std::to_string(batch.batch_size) + " (options.batch_size; each rank takes an equal shard)");
+    }
+  }
   return c;
 }
 
@@ -250,6 +283,17 @@ SweepConfig load_config(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_config(ss.str(), path);
+}
+
+std::string config_hash(const SweepConfig& c) {
+  nlohmann::json j = {{"link", c.link}, {"link_dilation", c.link_dilation}, {"backend", c.backend}};
+  nlohmann::json opts = nlohmann::json::array();
+  for (const TrainerArg& a : c.options) opts.push_back({a.option->key, a.value});
+  j["options"] = opts;
+  const std::string text = j.dump();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(text.data(), text.size())));
+  return hex;
 }
 
 std::vector<SweepPoint> expand(const SweepConfig& c, int repeats) {

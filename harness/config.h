@@ -66,9 +66,28 @@ struct SweepPoint {
   std::string describe() const;
 };
 
+// The largest world size a config may name. The suite's largest global batch (configs/) is 1024
+// rows and every rank needs an equal, non-empty shard of it, so a K above 1024 can never run; a
+// K within it must also divide the batch (checked) and fit the machine (checked by the sweep:
+// check_world_sizes in sweep_checks.h).
+inline constexpr int kMaxWorldSize = 1024;
+
+// The longest per-run timeout (config "timeout_s", --timeout): one week. A run longer than that is
+// not a benchmark point; the bound also keeps the poll() wait of the process runner in range.
+inline constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+// --repeats and the config's "repeats".
+inline constexpr int kMaxRepeats = 1000;
+
 // Parses and validates. `source` names the file in messages. Throws ConfigError.
 SweepConfig parse_config(const std::string& text, const std::string& source);
 SweepConfig load_config(const std::string& path);
+
+// 16 hex digits of FNV-1a over what decides how every point is run: the base trainer options,
+// link, link dilation and backend. Each sweep line carries it (run.config_hash) and --resume
+// refuses a file whose lines carry another: their numbers were measured differently. The lists
+// of models, modes, world sizes and caps are left out on purpose: adding a world size and
+// resuming is how a sweep is extended, and each point's identity is its run_id.
+std::string config_hash(const SweepConfig& c);
 
 // Every run, repeats as whole rounds (round 0 of every point first, then round 1, ...): a noisy
 // stretch of time then spreads over all points instead of hitting one point's repeats.

@@ -16,6 +16,7 @@
 #include "contract/schema_doc.h"
 #include "harness/analysis.h"
 #include "harness/compare.h"
+#include "harness/config.h"
 #include "harness/plot.h"
 #include "harness/report.h"
 #include "harness/sweep.h"
@@ -40,6 +41,35 @@ Analysis load(const std::string& path) {
   return analyse(f);
 }
 
+// CLI11 validators built on the contract's checked parsers (contract/option_values.h), so a flag
+// is refused with the same words as a config key, and the message states the allowed range
+// (CLI11's own PositiveNumber printed a 300-digit one).
+CLI::Validator whole_in(int64_t lo, int64_t hi) {
+  const std::string range = "allowed " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        try {
+          parse_whole(text, lo, hi);
+        } catch (const ValueError& e) {
+          return std::string(e.what()) + "; " + range;
+        }
+        return "";
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+CLI::Validator seconds_up_to(double hi) {
+  return CLI::Validator(
+      [hi](std::string& text) -> std::string {
+        try {
+          parse_real(text, {0.0, false}, {hi});
+        } catch (const ValueError& e) {
+          return std::string(e.what()) + "; allowed above 0 up to " + format_number(hi) + " s";
+        }
+        return "";
+      },
+      "SECONDS in (0, " + format_number(hi) + "]");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,10 +85,12 @@ int main(int argc, char** argv) {
   sweep->add_option("--out", so.out_path, "results file (default results/<config>-<UTC time>.jsonl)");
   sweep->add_flag("--resume", so.resume, "continue --out: skip runs it already holds as ok");
   sweep->add_flag("--dry-run", so.dry_run, "print each run's command line and exit");
-  sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(CLI::PositiveNumber);
-  sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)");
+  sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(whole_in(1, kMaxRepeats));
+  sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)")
+      ->check(seconds_up_to(kMaxTimeoutS));
   sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this");
+  sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this")
+      ->check(whole_in(1, kMaxWorldSize));
   sweep->add_option("--launcher", so.launch.launcher, "mpirun | none (none: every run starts directly)")
       ->check(CLI::IsMember({"mpirun", "none"}))
       ->capture_default_str();

@@ -1,14 +1,29 @@
 // results_file.cpp — JSONL reading with the truncated-line rule.
 #include "results_file.h"
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "contract/option_values.h"
 #include "models/errors.h"
 
 namespace dpscale {
 
+namespace {
+
+// What makes two successful lines the same measurement: the run id and the point it names.
+std::string point_key(const SweepEntry& e) {
+  const SweepPoint& p = e.point;
+  return e.run.run_id + "|" + p.model + "|" + p.mode + "|" + std::to_string(p.world_size) + "|" +
+         (p.bucket_cap_mb ? format_number(*p.bucket_cap_mb) : "-") + "|" + p.link + "|" + std::to_string(p.repeat);
+}
+
+}  // namespace
+
 ResultsFile parse_results(const std::string& text, const std::string& path) {
+  std::map<std::string, int> ok_lines;  // point key -> line of its first successful run
   ResultsFile f;
   f.path = path;
   std::istringstream in(text);
@@ -32,13 +47,22 @@ ResultsFile parse_results(const std::string& text, const std::string& path) {
       }
       throw InputError(where + ": not a results line (not JSON)");
     }
+    SweepEntry e;
     try {
-      SweepEntry e = parse_sweep_line(j);
+      e = parse_sweep_line(j);
       e.line_no = line_no;
-      f.entries.push_back(std::move(e));
-    } catch (const std::exception& e) {
-      throw InputError(where + ": not a results line: " + e.what());
+    } catch (const std::exception& ex) {
+      throw InputError(where + ": not a results line: " + ex.what());
     }
+    if (e.ok && !e.run.run_id.empty()) {
+      const auto [first, fresh] = ok_lines.emplace(point_key(e), line_no);
+      if (!fresh) {
+        f.warnings.push_back(where + ": " + e.run.run_id + " is already in line " + std::to_string(first->second) +
+                             "; duplicate skipped");
+        continue;
+      }
+    }
+    f.entries.push_back(std::move(e));
   }
   return f;
 }
@@ -49,6 +73,23 @@ ResultsFile read_results(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_results(ss.str(), path);
+}
+
+size_t repair_torn_tail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return 0;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.empty() || text.back() == '\n') return 0;
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  const std::string tail = text.substr(keep);
+  if (nlohmann::json::accept(tail)) {
+    std::ofstream(path, std::ios::binary | std::ios::app) << "\n";
+    return 0;
+  }
+  std::filesystem::resize_file(path, keep);
+  return text.size() - keep;
 }
 
 bool ends_mid_line(const std::string& path) {

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +78,61 @@ void kill_tree(pid_t root, int sig) {
   }
 }
 
+// --- The guard: a run that dies with whoever started it ---------------------------------------
+//
+// PR_SET_PDEATHSIG reaches one process, the one that asked, and is not inherited: set on the
+// program itself it would end mpirun (or a trainer) but not what that program started in its
+// process group. So the forked child stays behind as a guard, the leader of the run's process
+// group: it asks for kGuardSignal when our thread dies, then forks and execs the program, waits
+// for it, and exits as it did (same status, same signal). On kGuardSignal it kills its whole group,
+// itself included. Signals sent to the group (SIGTERM at a timeout, a Ctrl-C passed on) reach the
+// program too; the guard catches and otherwise ignores them, so the status reported is the
+// program's. Everything here runs between fork and exec of a possibly multithreaded process, so
+// only async-signal-safe calls.
+constexpr int kGuardSignal = SIGUSR2;
+
+void guard_on_parent_death(int) { ::kill(0, SIGKILL); }
+void guard_on_group_signal(int) {}
+
+[[noreturn]] void guard_then_exec(pid_t parent, char* const* args, char* const* envp) {
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = guard_on_parent_death;
+  ::sigaction(kGuardSignal, &sa, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, kGuardSignal);
+  if (::getppid() != parent) ::kill(0, SIGKILL);  // died before prctl took effect
+  sa.sa_handler = guard_on_group_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+
+  const pid_t program = ::fork();
+  if (program == 0) {
+    ::execvpe(args[0], args, envp);  // caught signals return to their defaults here
+    const char* msg = "exec failed: ";
+    (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
+    (void)!::write(STDERR_FILENO, args[0], std::strlen(args[0]));
+    (void)!::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  if (program < 0) ::_exit(126);
+  int status = 0;
+  while (::waitpid(program, &status, 0) < 0) {
+    if (errno != EINTR) ::_exit(126);
+  }
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  // Mirror the program's death: the same signal, with its default action and no core file.
+  const int sig = WTERMSIG(status);
+  struct rlimit no_core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  sa.sa_handler = SIG_DFL;
+  ::sigaction(sig, &sa, nullptr);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, sig);
+  ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+  ::kill(::getpid(), sig);
+  ::_exit(128 + sig);
+}
+
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts) {
@@ -95,12 +152,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   args.push_back(nullptr);
 
   const auto start = Clock::now();
+  const pid_t self = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: a timeout ends it and everything it started
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
+    if (opts.die_with_parent) guard_then_exec(self, args.data(), envp.data());
     ::execvpe(args[0], args.data(), envp.data());
     const char* msg = "exec failed: ";
     (void)!::write(STDERR_FILENO, msg, std::strlen(msg));

@@ -29,6 +29,10 @@ struct ProcessOptions {
   // Called in the parent right after fork with the child's pid (= its process-group id), e.g. so
   // a signal handler can pass a Ctrl-C on to a group that the terminal no longer reaches.
   std::function<void(int pid)> on_spawn;
+  // When the calling thread dies (even by SIGKILL), its run goes too: the child is a small guard
+  // (subprocess.cpp) that kills its whole process group on PR_SET_PDEATHSIG. Open MPI's ranks
+  // sit in groups of their own, but end themselves within seconds once mpirun is gone.
+  bool die_with_parent = true;
 };
 
 // argv[0] is looked up in PATH. Never throws for a failing child; throws std::runtime_error

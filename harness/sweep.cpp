@@ -13,6 +13,8 @@
 #include <set>
 
 #include "harness/config.h"
+#include "harness/line_appender.h"
+#include "harness/out_lock.h"
 #include "contract/modes.h"
 #include "harness/progress.h"
 #include "harness/results_file.h"
@@ -21,6 +23,7 @@
 #include "harness/sweep_line.h"
 #include "harness/system_info.h"
 #include "harness/table.h"
+#include "harness/world_fit.h"
 #include "contract/record.h"
 
 
@@ -59,6 +62,31 @@ struct SignalGuard {
   }
 };
 
+// --resume continues a file only with the config that made it: same name (run ids are keyed on
+// it) and the same config_hash (how every point is run). Lines of older sweeps carry no hash and
+// cannot be checked: one warning says so.
+void check_resumable(const ResultsFile& f, const std::string& name, const std::string& hash) {
+  int unhashed = 0;
+  for (const SweepEntry& e : f.entries) {
+    if (e.run.config.empty()) continue;  // a bare trainer record: no sweep made it
+    const std::string where = f.path + ":" + std::to_string(e.line_no);
+    if (e.run.config != name) {
+      throw InputError("--resume: " + where + " was made by config '" + e.run.config + "', not '" + name +
+                       "': choose another --out");
+    }
+    if (e.run.config_hash.empty()) {
+      ++unhashed;
+    } else if (e.run.config_hash != hash) {
+      throw InputError("--resume: " + where + " was made with other options, link or backend (config hash " +
+                       e.run.config_hash + ", now " + hash + "): choose another --out, or restore the config");
+    }
+  }
+  if (unhashed) {
+    std::cerr << "dpscale sweep: warning: " << f.path << ": " << unhashed
+              << " lines carry no config hash (an older dpscale); cannot check they match this config\n";
+  }
+}
+
 std::string resolve_bin_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("DPSCALE_BIN_DIR"); env && *env) return env;
@@ -84,6 +112,8 @@ int run_sweep(SweepOptions o) {
     std::cerr << "dpscale sweep: leaving out " << dropped << " runs with more than " << o.max_world_size
               << " ranks (--max-world-size)\n";
   }
+
+  check_world_fit(runs, o.launch, online_cpus());
 
   const std::string mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
   o.launch.open_mpi = mpi_version.empty() || mpi_version.find("Open MPI") != std::string::npos ||
@@ -111,22 +141,29 @@ int run_sweep(SweepOptions o) {
   }
 
   if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc_now("%Y%m%d-%H%M%S") + ".jsonl";
+  if (fs::path(o.out_path).has_parent_path()) fs::create_directories(fs::path(o.out_path).parent_path());
+  // One sweep per file, from before it is read until the last line is on disk (out_lock.h).
+  const OutLock lock(o.out_path);
+  const std::string hash = config_hash(c);
   std::set<std::string> done;
   if (fs::exists(o.out_path)) {
     if (!o.resume) {
       throw InputError("--out " + o.out_path + " exists: pass --resume to continue it, or choose another file");
     }
+    if (const size_t cut = repair_torn_tail(o.out_path)) {
+      std::cerr << "dpscale sweep: " << o.out_path << ": removed a cut-off last line (" << cut
+                << " bytes, left by an interrupted sweep)\n";
+    }
     const ResultsFile f = read_results(o.out_path);
     for (const std::string& w : f.warnings) std::cerr << "dpscale sweep: warning: " << w << "\n";
+    check_resumable(f, c.name, hash);
     for (const SweepEntry& e : f.entries) {
       if (e.ok && !e.run.run_id.empty()) done.insert(e.run.run_id);
     }
   }
-  if (fs::path(o.out_path).has_parent_path()) fs::create_directories(fs::path(o.out_path).parent_path());
   const bool newline_first = ends_mid_line(o.out_path);
-  std::ofstream out(o.out_path, std::ios::app | std::ios::binary);
-  if (!out) throw InputError("--out " + o.out_path + ": cannot open for appending");
-  if (newline_first) out << "\n" << std::flush;  // never glue a record onto a cut-off line
+  LineAppender out(o.out_path);
+  if (newline_first) out.append("");  // never glue a record onto a cut-off line
 
   SystemQuery q;
   q.mpi_version = mpi_version;
@@ -164,6 +201,7 @@ int run_sweep(SweepOptions o) {
     info.host = system["host"];
     info.git_version = build_version();
     info.start_time = utc_now();
+    info.config_hash = hash;
     ProcessOptions po;
     po.timeout_s = timeout_s;
     po.on_spawn = [](int pid) { g_child_group = pid; };
@@ -178,9 +216,9 @@ int run_sweep(SweepOptions o) {
     const RunOutcome outcome = judge_run(r, p, timeout_s);
     nlohmann::ordered_json sys = system;
     if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
-    // The whole line, then a flush: a kill can cut at most this line short, never an earlier one.
-    out << make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump() + "\n" << std::flush;
-    if (!out) throw std::runtime_error("writing " + o.out_path + " failed");
+    // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
+    // this line short, never an earlier one.
+    out.append(make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump());
     progress.finished(i, r.seconds);
     if (outcome.record) {
       ++n_ok;

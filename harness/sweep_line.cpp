@@ -52,6 +52,7 @@ nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, 
   r["git_version"] = run.git_version;
   r["start_time"] = run.start_time;
   r["duration_s"] = run.duration_s;
+  if (!run.config_hash.empty()) r["config_hash"] = run.config_hash;
   line["run"] = r;
   line["system"] = system;
   return line;
@@ -97,6 +98,7 @@ SweepEntry parse_sweep_line(const json& j) {
     if (r.contains("run_id")) e.run.run_id = field<std::string>(r, "run", "run_id");
     if (r.contains("duration_s")) e.run.duration_s = field<double>(r, "run", "duration_s");
     if (r.contains("start_time")) e.run.start_time = field<std::string>(r, "run", "start_time");
+    if (r.contains("config_hash")) e.run.config_hash = field<std::string>(r, "run", "config_hash");
   }
   if (e.ok) {
     e.record = record_from_json(j);

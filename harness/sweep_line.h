@@ -24,6 +24,7 @@ struct RunInfo {
   std::string git_version;
   std::string start_time;  // UTC, ISO 8601
   double duration_s = 0.0;
+  std::string config_hash;  // config_hash() of the sweep's config; "" in lines of older sweeps
 };
 
 // One parsed line.

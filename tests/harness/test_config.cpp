@@ -8,6 +8,7 @@
 #include <map>
 
 #include "harness/config.h"
+#include "harness/world_fit.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -195,6 +196,97 @@ TEST(HarnessConfig, TheCommandExits2WithOneLineNamingTheKey) {
   const ProcessResult missing = test::dpscale({"sweep", dir.file("nope.json")});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("cannot read the config"), std::string::npos) << missing.err;
+}
+
+// issue 12: duplicates on any axis, world sizes out of range or not dividing the batch, numbers
+// without a bound. Each refusal names the key and the value, on one line.
+TEST(HarnessConfig, DuplicatesAndOutOfRangeValuesAreRefused) {
+  const std::vector<BadConfig> cases = {
+      {R"({"models": ["small", "medium", "small"], "modes": ["single"]})", "'models[2]' repeats model 'small' (models[0])"},
+      {R"({"models": ["small", "784,1024,512,256,10"], "modes": ["single"]})",
+       "'models[1]' '784,1024,512,256,10' is the same network as models[0] 'small'"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2, 4, 2]})", "'world_sizes[2]' repeats world size 2"},
+      {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [1, 2, 1.0]})",
+       "'bucket_caps_mb[2]' repeats bucket cap 1 MB"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [1000]})",
+       "'world_sizes[0]' world size 1000 does not divide the global batch 1024"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], "options": {"batch_size": 100}, "repeats": 1})", ""},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [8], "options": {"batch_size": 100}})",
+       "'world_sizes[0]' world size 8 does not divide the global batch 100"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2048]})",
+       "'world_sizes[0]' world size must be at most 1024 (got 2048); allowed 1 to 1024"},
+      {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [18446744073709551615]})",
+       "'world_sizes[0]' world size must be at most 1024"},
+      {R"({"models": ["small"], "modes": ["single"], "repeats": 0})", "'repeats' must be at least 1 (got 0); allowed 1 to 1000"},
+      {R"({"models": ["small"], "modes": ["single"], "timeout_s": 1e300})", "'timeout_s' must be at most 604800"},
+      {R"({"models": ["small"], "modes": ["single"], "timeout_s": 0})", "'timeout_s' must be a positive number"},
+  };
+  for (const BadConfig& bc : cases) {
+    SCOPED_TRACE(bc.json);
+    if (std::string(bc.must_name).empty()) {  // the control: a batch that K divides is fine
+      EXPECT_NO_THROW(parse_config(bc.json, "configs/bad.json"));
+      continue;
+    }
+    try {
+      parse_config(bc.json, "configs/bad.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(bc.must_name), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    }
+  }
+  // Negative control: distinct values on every axis are accepted, in order.
+  const SweepConfig ok = parse_config(
+      R"({"models": ["small", "784,64,10"], "modes": ["bucketed"], "world_sizes": [1, 2, 4], "bucket_caps_mb": [1, 2.5]})",
+      "ok.json");
+  EXPECT_EQ(ok.world_sizes, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(ok.bucket_caps_mb, (std::vector<double>{1, 2.5}));
+}
+
+// The sweep's flags: one line, exit 2, the range in the message; and world sizes that do not fit
+// this machine (without --hostfile) are refused before anything runs.
+TEST(HarnessConfig, SweepFlagsAndWorldSizesOutOfRangeExit2) {
+  test::ScratchDir dir;
+  const std::string cfg = dir.file("c.json");
+  test::write_file(cfg, R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2]})");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--repeats", "0"}, "--repeats: must be at least 1 (got 0); allowed 1 to 1000"},
+      {{"--repeats", "1001"}, "--repeats: must be at most 1000 (got 1001); allowed 1 to 1000"},
+      {{"--max-world-size", "0"}, "--max-world-size: must be at least 1 (got 0); allowed 1 to 1024"},
+      {{"--max-world-size", "-1"}, "--max-world-size: must be at least 1 (got -1)"},
+      {{"--timeout", "nan"}, "--timeout: must be a finite number"},
+      {{"--timeout", "inf"}, "--timeout: must be a finite number"},
+      {{"--timeout", "0"}, "--timeout: must be a positive number"},
+      {{"--timeout", "1e9"}, "--timeout: must be at most 604800"},
+  };
+  for (const auto& [flags, words] : cases) {
+    SCOPED_TRACE(flags[0] + " " + flags[1]);
+    std::vector<std::string> a = {"sweep", cfg, "--dry-run"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    const ProcessResult r = test::dpscale(a);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_LT(r.err.size(), 200u) << "no 300-digit ranges: " << r.err;
+  }
+
+  // K = 1000 divides a batch of 1000, so the config is fine; this machine is not.
+  const int most = max_ranks_here(online_cpus());
+  test::write_file(cfg, R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2, 1000],
+                            "options": {"batch_size": 1000}})");
+  const ProcessResult big = test::dpscale({"sweep", cfg, "--dry-run"});
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.err.find("world size 1000 needs 1000 ranks on this machine"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("at most " + std::to_string(most)), std::string::npos) << big.err;
+  EXPECT_EQ(test::lines_of(big.err).size(), 1u) << big.err;
+  // Controls: left out by --max-world-size, or placed by a hostfile, it is accepted.
+  const ProcessResult dropped = test::dpscale({"sweep", cfg, "--dry-run", "--max-world-size", "2"});
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_EQ(test::lines_of(dropped.out).size(), 2u) << dropped.out;
+  const ProcessResult hosts = test::dpscale({"sweep", cfg, "--dry-run", "--hostfile", dir.file("hosts")});
+  EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
+  EXPECT_NE(hosts.out.find("-np 1000"), std::string::npos) << hosts.out;
 }
 
 TEST(HarnessConfig, FormatNumberReadsBack) {

@@ -120,7 +120,8 @@ TEST(HarnessResults, TruncatedLinesAreSkippedWithAWarning) {
   ASSERT_EQ(f.warnings.size(), 1u);
   EXPECT_EQ(f.warnings[0], "t.jsonl:2: truncated line skipped (an interrupted sweep?)");
   // After a --resume the cut line is followed by new lines: still skipped, not fatal.
-  const ResultsFile g = parse_results(good + cut + "\n" + good, "t.jsonl");
+  const SweepPoint again = pt("small", "single", 1, {}, "none", 1);  // the next repeat: another run id
+  const ResultsFile g = parse_results(good + cut + "\n" + sweep_line(again, make_record(again, 1.0)), "t.jsonl");
   EXPECT_EQ(g.entries.size(), 2u);
   EXPECT_EQ(g.warnings.size(), 1u);
 }
@@ -187,6 +188,45 @@ TEST(HarnessResults, BadResultsFilesExit2WithOneLine) {
     EXPECT_NE(r.err.find(msg), std::string::npos) << r.err;
     EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
   }
+}
+
+// issue 12: a successful run already in the file (two sweeps that shared it before the --out
+// lock) is counted once; a failed line and its successful retry are both kept.
+TEST(HarnessResults, ASuccessfulRunIsNeverCountedTwice) {
+  const SweepPoint a = pt("small", "naive", 2), b = pt("small", "naive", 4);
+  const std::string line_a = sweep_line(a, make_record(a, 0.5, 0.1));
+  const std::string text = sweep_line(a, std::nullopt, "exit status 3: boom") + line_a + sweep_line(b, make_record(b, 0.4, 0.1)) +
+                           sweep_line(a, make_record(a, 0.9, 0.1)) + line_a;
+  const ResultsFile f = parse_results(text, "x.jsonl");
+  ASSERT_EQ(f.entries.size(), 3u);
+  EXPECT_FALSE(f.entries[0].ok);
+  EXPECT_DOUBLE_EQ(f.entries[1].record->avg_epoch_s, 0.5) << "the first one counts";
+  EXPECT_EQ(f.entries[2].point.world_size, 4);
+  ASSERT_EQ(f.warnings.size(), 2u);
+  EXPECT_EQ(f.warnings[0], "x.jsonl:4: test/small-naive-k2-r0 is already in line 2; duplicate skipped");
+  EXPECT_EQ(f.warnings[1], "x.jsonl:5: test/small-naive-k2-r0 is already in line 2; duplicate skipped");
+  // Control: repeats are different run ids, all kept.
+  const SweepPoint r1 = pt("small", "naive", 2, {}, "none", 1);
+  EXPECT_EQ(parse_results(line_a + sweep_line(r1, make_record(r1, 0.5, 0.1)), "y").entries.size(), 2u);
+}
+
+// The repair --resume makes: a cut-off tail is cut off; a complete line without its newline gets one.
+TEST(HarnessResults, RepairTornTailCutsOnlyACutOffLine) {
+  test::ScratchDir dir;
+  const SweepPoint a = pt("small", "single", 1);
+  const std::string good = sweep_line(a, make_record(a, 0.5));
+  const std::string path = dir.file("r.jsonl");
+  test::write_file(path, good + good.substr(0, 40));
+  EXPECT_EQ(repair_torn_tail(path), 40u);
+  EXPECT_EQ(test::read_file(path), good);
+  EXPECT_EQ(repair_torn_tail(path), 0u) << "nothing more to repair";
+  EXPECT_EQ(test::read_file(path), good);
+  test::write_file(path, good + good.substr(0, good.size() - 1));  // whole, only the newline missing
+  EXPECT_EQ(repair_torn_tail(path), 0u);
+  EXPECT_EQ(test::read_file(path), good + good);
+  test::write_file(path, good.substr(0, 10));  // the only line, cut
+  EXPECT_EQ(repair_torn_tail(path), 10u);
+  EXPECT_EQ(test::read_file(path), "");
 }
 
 }  // namespace

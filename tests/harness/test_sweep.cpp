@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <chrono>
 #include <thread>
 
@@ -37,14 +39,15 @@ struct FakeSweep {
     for (const char* m : {"single", "naive", "interleaved", "bucketed"}) behave(m, "ok");
   }
   // ok: print the record of that mode | fail: exit 3 with a message | hang: sleep in a grandchild
-  // | silent: exit 0 without a record | wrong: print a single-device record
+  // | silent: exit 0 without a record | wrong: print a single-device record | slow: ok after 0.7 s
   void behave(const std::string& mode, const std::string& how) {
     const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, mode == "bucketed" ? 1.0 : std::optional<double>(), "pcie4");
     write_file(dir.file(mode + ".json"), to_json(make_record(how == "wrong" ? pt("small", "single", 1) : p, 0.5, 0.1)).dump());
     std::string body = "#!/bin/sh\necho \"" + mode + " $*\" >> " + calls + "\n";
     if (how == "ok" || how == "wrong") body += "echo '# fake banner' >&2\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
     if (how == "fail") body += "echo 'fake: boom' >&2\nexit 3\n";
-    if (how == "hang") body += "sleep 60 &\necho $! > " + dir.file("hang.pid") + "\nwait\n";
+    if (how == "hang") body += "echo $$ > " + dir.file("hang.sh.pid") + "\nsleep 60 &\necho $! > " + dir.file("hang.pid") + "\nwait\n";
+    if (how == "slow") body += "sleep 0.7\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
     if (how == "silent") body += "exit 0\n";
     write_file(bin + "/" + mode_named(mode).executable, body, true);
   }
@@ -148,14 +151,21 @@ TEST(HarnessSweep, ResumeAfterACutOffLineStartsANewLine) {
   RunInfo info;
   info.config = "fake";
   info.run_id = s.run_id("fake");
+  info.config_hash = config_hash(load_config(f.config));
   const std::string good = make_sweep_line(s, info, {}, make_record(s, 0.5), "").dump() + "\n";
   write_file(f.out, good + good.substr(0, 50));  // the next run was being written when killed
-  EXPECT_EQ(f.sweep({"--resume"}).exit_code, 0);
+  const ProcessResult r = f.sweep({"--resume"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(f.called().size(), 3u) << "single was done";
+  // issue 12: --resume repairs the file (one message), so no later read warns about it.
+  EXPECT_NE(r.err.find("out.jsonl: removed a cut-off last line (50 bytes, left by an interrupted sweep)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   const ResultsFile rf = read_results(f.out);
   EXPECT_EQ(rf.entries.size(), 4u);
-  ASSERT_EQ(rf.warnings.size(), 1u);
-  EXPECT_NE(rf.warnings[0].find(":2: truncated line skipped"), std::string::npos);
+  EXPECT_TRUE(rf.warnings.empty());
+  EXPECT_EQ(lines_of(read_file(f.out)).size(), 4u);
+  EXPECT_EQ(read_file(f.out).substr(0, good.size()), good);
 }
 
 TEST(HarnessSweep, RunsWithoutAProperRecordFail) {
@@ -187,6 +197,7 @@ TEST(HarnessSweep, InterruptKeepsWhatFinishedAndKillsTheRun) {
   std::thread t([&] {
     ProcessOptions o;
     o.timeout_s = 60;
+    o.die_with_parent = false;  // the pid is dpscale's own, not a guard's (subprocess.h)
     o.on_spawn = [&](int p) { pid = p; };
     r = run_process({test::kDpscale, "sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none"}, o);
   });
@@ -212,6 +223,182 @@ TEST(HarnessSweep, MissingTrainersAreBadInput) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("train_dp_naive not found"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(f.out));
+}
+
+// --- issue 12: one sweep per file, the config that made it, a dying sweep takes its runs ---------
+
+// Starts `dpscale ARGS` directly (no guard: the pid is dpscale's) in a thread; returns its pid.
+struct Background {
+  std::atomic<int> pid{0};
+  ProcessResult result;
+  std::thread thread;
+  explicit Background(std::vector<std::string> args) {
+    args.insert(args.begin(), test::kDpscale);
+    thread = std::thread([this, args] {
+      ProcessOptions o;
+      o.timeout_s = 120;
+      o.die_with_parent = false;
+      o.on_spawn = [this](int p) { pid = p; };
+      result = run_process(args, o);
+    });
+    for (int i = 0; i < 200 && pid == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ProcessResult join() {
+    if (thread.joinable()) thread.join();
+    return result;
+  }
+  ~Background() { join(); }
+};
+
+void wait_for_file(const std::string& path) {
+  for (int i = 0; i < 400 && !std::filesystem::exists(path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+}
+
+TEST(HarnessSweep, ASecondSweepOnTheSameOutIsRefusedNamingTheHolder) {
+  FakeSweep f;
+  for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "slow");
+  Background first({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--resume"});
+  wait_for_file(f.calls);  // the first sweep holds the lock and runs
+  const ProcessResult second = f.sweep({"--resume"});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("out.jsonl is in use by another dpscale sweep (pid " + std::to_string(first.pid.load()) + ";"),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(lines_of(second.err).size(), 1u) << second.err;
+  const ProcessResult r = first.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(f.called().size(), 4u) << "only the first sweep ran anything";
+  EXPECT_EQ(lines_of(read_file(f.out)).size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(f.out + ".lock")) << "the lock file goes with the sweep";
+  // Control: once the first is done, the lock is free and a resume finds nothing left to run.
+  const ProcessResult after = f.sweep({"--resume"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.err.find("(4 already done there)"), std::string::npos) << after.err;
+}
+
+TEST(HarnessSweep, TwoConcurrentResumesNeverRecordAPointTwice) {
+  // Both started together, several times: whatever the interleaving, each run id is in the file
+  // once, and every sweep either ran (0) or was refused (2).
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    FakeSweep f;
+    for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "slow");
+    std::vector<std::string> args = {"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--resume"};
+    std::vector<ProcessResult> results;
+    {
+      Background a(args), b(args);
+      results = {a.join(), b.join()};
+    }
+    int ran = 0;
+    for (const ProcessResult& r : results) {
+      EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.err;
+      if (r.exit_code == 2) {
+        EXPECT_NE(r.err.find("is in use by another dpscale sweep"), std::string::npos) << r.err;
+      }
+      ran += r.exit_code == 0;
+    }
+    EXPECT_GE(ran, 1);
+    std::map<std::string, int> ids;
+    for (const std::string& l : lines_of(read_file(f.out))) ++ids[nlohmann::json::parse(l)["run"]["run_id"].get<std::string>()];
+    EXPECT_EQ(ids.size(), 4u);
+    for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id << " recorded " << n << " times";
+    EXPECT_EQ(f.called().size(), 4u) << "no run was started twice";
+  }
+}
+
+TEST(HarnessSweep, ResumeRefusesAFileMadeByAnotherConfig) {
+  FakeSweep f;
+  ASSERT_EQ(f.sweep().exit_code, 0);
+  const std::string before = read_file(f.out);
+  const auto first = nlohmann::json::parse(lines_of(before)[0]);
+  ASSERT_EQ(first["run"]["config_hash"].get<std::string>().size(), 16u);
+
+  // Other trainer options: the same run ids would be measured differently.
+  write_file(f.config, R"({"name": "fake", "models": ["small"], "modes": ["single", "naive", "interleaved", "bucketed"],
+                           "world_sizes": [2], "bucket_caps_mb": [1], "link": "pcie4", "options": {"lr": 0.5}})");
+  ProcessResult r = f.sweep({"--resume"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("out.jsonl:1 was made with other options, link or backend (config hash "), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  // Another config altogether.
+  write_file(f.config, R"({"name": "other", "models": ["small"], "modes": ["single"]})");
+  r = f.sweep({"--resume"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("out.jsonl:1 was made by config 'fake', not 'other'"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(f.out), before) << "a refused resume writes nothing";
+
+  // Control: the same settings with one more world size extend the sweep.
+  write_file(f.config, R"({"name": "fake", "models": ["small"], "modes": ["single", "naive", "interleaved", "bucketed"],
+                           "world_sizes": [2, 4], "bucket_caps_mb": [1], "link": "pcie4", "timeout_s": 30})");
+  std::filesystem::remove(f.calls);
+  r = f.sweep({"--resume"});
+  EXPECT_NE(r.err.find("(4 already done there)"), std::string::npos) << r.err;
+  EXPECT_EQ(f.called().size(), 3u) << "the K=4 points only";
+}
+
+// Every process of a sweep's run, found through /proc by a marker in its command line.
+std::vector<int> processes_with(const std::string& marker) {
+  std::vector<int> found;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read_file(e.path().string() + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(marker) != std::string::npos && !process_gone(std::stoi(name))) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+TEST(HarnessSweep, ASigkilledSweepTakesItsRunWithIt) {
+  FakeSweep f;
+  f.behave("naive", "hang");  // the script and its background sleep, in the run's process group
+  Background sweep({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none"});
+  wait_for_file(f.dir.file("hang.pid"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int script = std::stoi(read_file(f.dir.file("hang.sh.pid")));
+  const int sleeper = std::stoi(read_file(f.dir.file("hang.pid")));
+  ASSERT_FALSE(process_gone(script)) << "the control: the run is alive while the sweep is";
+  ASSERT_FALSE(process_gone(sleeper));
+  ::kill(sweep.pid.load(), SIGKILL);
+  EXPECT_EQ(sweep.join().term_signal, SIGKILL);
+  for (int i = 0; i < 60 && !(process_gone(script) && process_gone(sleeper)); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(process_gone(script)) << "trainer " << script << " outlived its sweep";
+  EXPECT_TRUE(process_gone(sleeper)) << "the trainer's child " << sleeper << " outlived the sweep";
+  EXPECT_EQ(read_results(f.out).entries.size(), 1u) << "single had finished";
+  EXPECT_FALSE(process_gone(::getpid()));
+}
+
+TEST(HarnessSweep, ASigkilledSweepTakesMpirunAndItsRanksWithIt) {
+  // Real mpirun and real ranks (in process groups of their own): a seed no other job uses marks
+  // this sweep's ranks in /proc.
+  test::ScratchDir dir;
+  const std::string seed = std::to_string(900000000 + ::getpid() % 100000000);
+  const std::string config = dir.file("long.json");
+  write_file(config, R"({"name": "long", "models": ["784,256,10"], "modes": ["naive"], "world_sizes": [2], "backend": "cpu",
+                         "options": {"epochs": 1000, "seed": )" + seed + "}}");
+  Background sweep({"sweep", config, "--out", dir.file("o.jsonl"), "--mpirun", DPSCALE_MPIEXEC});
+  const std::string marker = "--seed " + seed;
+  std::vector<int> ranks;
+  for (int i = 0; i < 600 && ranks.size() < 2; ++i) {  // mpirun starts the ranks: up to 30 s on a busy machine
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ranks.clear();
+    for (int pid : processes_with(marker)) {
+      if (read_file("/proc/" + std::to_string(pid) + "/comm").rfind("train_dp_naive", 0) == 0) ranks.push_back(pid);
+    }
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the control: both ranks run while the sweep does";
+  ::kill(sweep.pid.load(), SIGKILL);
+  sweep.join();
+  std::vector<int> left;
+  for (int i = 0; i < 200; ++i) {  // "within a few seconds": at most 10
+    left = processes_with(marker);
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of the killed sweep's run are still alive, e.g. pid " << left[0];
+  for (int pid : left) ::kill(pid, SIGKILL);  // do not leave them to the next test
 }
 
 }  // namespace
