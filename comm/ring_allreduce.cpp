@@ -23,6 +23,7 @@
 
 #include "allreduce_algos.h"
 #include "mpi_check.h"
+#include "traffic.h"
 
 namespace dpscale {
 
@@ -56,6 +57,7 @@ void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
     MPI_CHECK(MPI_Sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), type, right, kRingTag,
                            incoming.data(), static_cast<int>(chunk_size(recv_c)), type, left, kRingTag, comm,
                            MPI_STATUS_IGNORE));
+    count_traffic(chunk_size(send_c) * sizeof(T), chunk_size(recv_c) * sizeof(T));
     T* dst = data + chunk_begin(recv_c);
     const size_t n = chunk_size(recv_c);
     for (size_t i = 0; i < n; ++i) dst[i] += incoming[i];
@@ -66,6 +68,7 @@ void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
     MPI_CHECK(MPI_Sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), type, right, kRingTag,
                            data + chunk_begin(recv_c), static_cast<int>(chunk_size(recv_c)), type, left, kRingTag,
                            comm, MPI_STATUS_IGNORE));
+    count_traffic(chunk_size(send_c) * sizeof(T), chunk_size(recv_c) * sizeof(T));
   }
 }
 

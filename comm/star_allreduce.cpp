@@ -11,6 +11,7 @@
 
 #include "allreduce_algos.h"
 #include "mpi_check.h"
+#include "traffic.h"
 
 namespace dpscale {
 
@@ -27,17 +28,23 @@ void star_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
   if (k == 1 || count == 0) return;
   if (count > static_cast<size_t>(INT_MAX)) throw std::runtime_error("star all-reduce: buffer too large for an MPI count");
   const int n = static_cast<int>(count);
+  const size_t bytes = count * sizeof(T);
   if (rank == 0) {
     thread_local std::vector<T> incoming;
     if (incoming.size() < count) incoming.resize(count);
     for (int src = 1; src < k; ++src) {
       MPI_CHECK(MPI_Recv(incoming.data(), n, type, src, kStarTag, comm, MPI_STATUS_IGNORE));
+      count_traffic(0, bytes);
       for (size_t i = 0; i < count; ++i) data[i] += incoming[i];
     }
-    for (int dst = 1; dst < k; ++dst) MPI_CHECK(MPI_Send(data, n, type, dst, kStarTag, comm));
+    for (int dst = 1; dst < k; ++dst) {
+      MPI_CHECK(MPI_Send(data, n, type, dst, kStarTag, comm));
+      count_traffic(bytes, 0);
+    }
   } else {
     MPI_CHECK(MPI_Send(data, n, type, 0, kStarTag, comm));
     MPI_CHECK(MPI_Recv(data, n, type, 0, kStarTag, comm, MPI_STATUS_IGNORE));
+    count_traffic(bytes, bytes);
   }
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/allreduce_algos.h"
+#include "comm/traffic.h"
 #include "models/fnv1a.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
@@ -168,6 +169,27 @@ INSTANTIATE_TEST_SUITE_P(Comm, AllreduceAlgos,
                          ::testing::Values(AllreduceAlgo::ring, AllreduceAlgo::star, AllreduceAlgo::native,
                                            AllreduceAlgo::hier),  // hier: one node here; two in tests/twonode
                          [](const auto& info) { return std::string(allreduce_algo_name(info.param)); });
+
+// The bytes each rank actually hands to MPI (comm/traffic.h), against the workshop's claim: a
+// ring rank sends and receives 2(K-1)/K·B (here K divides the count, so exactly), the star's
+// root receives and sends (K-1)·B each — 2(K-1)·B in all — and every other rank B each way.
+TEST(AllreduceTraffic, RingAndStarMoveTheBytesTheWorkshopSays) {
+  const int k = world_size(), rank = world_rank();
+  const size_t count = 1200 * 12;  // divisible by 1, 2, 3, 4
+  const double b = static_cast<double>(count * sizeof(float));
+  std::vector<float> v(count, 1.0f);
+  Traffic t0 = traffic_so_far();
+  ring_allreduce_sum(v.data(), count, MPI_FLOAT, MPI_COMM_WORLD);
+  Traffic t1 = traffic_so_far();
+  EXPECT_DOUBLE_EQ(t1.sent_bytes - t0.sent_bytes, 2.0 * (k - 1) / k * b);
+  EXPECT_DOUBLE_EQ(t1.received_bytes - t0.received_bytes, 2.0 * (k - 1) / k * b);
+  star_allreduce_sum(v.data(), count, MPI_FLOAT, MPI_COMM_WORLD);
+  const Traffic t2 = traffic_so_far();
+  const double root = (k - 1) * b, leaf = k > 1 ? b : 0.0;
+  EXPECT_DOUBLE_EQ(t2.sent_bytes - t1.sent_bytes, rank == 0 ? root : leaf);
+  EXPECT_DOUBLE_EQ(t2.received_bytes - t1.received_bytes, rank == 0 ? root : leaf);
+  for (float x : v) ASSERT_EQ(x, static_cast<float>(k * k));  // the data moved too: k, then k·k
+}
 
 // A type the algorithms do not implement is refused before any message is sent (so every
 // rank throws, and nobody is left waiting).
