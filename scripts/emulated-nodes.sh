@@ -59,7 +59,7 @@ up() {
       --owner) [[ $# -ge 2 ]] || die "--owner needs a name"; owner=$2; shift 2 ;;
       --rate) [[ $# -ge 2 ]] || die "--rate needs a value (e.g. 1gbit, 200mbit)"; rate=$2; shift 2 ;;
       --rate=*) rate=${1#--rate=}; shift ;;
-      *) die "unknown argument '$1' (up [--rate RATE])" ;;
+      *) die "unknown argument '$1' (up [--rate RATE] [--if-possible] [--owner NAME])" ;;
     esac
   done
   [[ $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] || die "--rate '$rate' is not a tc rate (e.g. 1gbit, 500mbit)"
