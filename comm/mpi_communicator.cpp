@@ -28,8 +28,10 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel l
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
   // Where the ranks sit, for the link model and hier (collective; made before the thread starts):
-  // MPI's nodes, or blocks of ranks_per_node ranks when a two-tier --link says so.
-  shape_ = node_shape(comm_, link_.ranks_per_node);
+  // MPI's nodes, or blocks of ranks_per_node ranks when a two-tier --link says so. Only they
+  // need it: with one tier, ring and star take the same time whatever the nodes (link_model.h).
+  shape_ = NodeShape{1, size_};
+  if (link_.two_tier || algo_ == AllreduceAlgo::hier) shape_ = node_shape(comm_, link_.ranks_per_node);
   // hier on uneven nodes is refused here, on every rank alike, rather than in the comm thread
   // (an empty all-reduce makes the check and moves nothing).
   if (algo_ == AllreduceAlgo::hier) hier_allreduce_sum(nullptr, 0, MPI_FLOAT, comm_, link_.ranks_per_node);

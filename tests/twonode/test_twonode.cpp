@@ -171,5 +171,45 @@ TEST(TwoNodeTrainersControl, OneStepMoreFails) {
   EXPECT_GT(cmp.worst_ratio, 100.0);
 }
 
+// ---- two tiers without namespaces: --link intra=...,inter=...,ranks-per-node=L ---------------
+//
+// One machine, K = 4 as two emulated nodes of 2. The inter tier's α (50 ms per hop) dwarfs the
+// real all-reduce of the tiny model (~0.2 MB), so each all-reduce is held for its model time:
+// ring 2(K-1)·α = 300 ms, hier 2(L-1)·α_intra + 2(N-1)·α = 100 ms (+2 µs). Two steps, one
+// fused all-reduce each: comm_busy_s (per epoch) >= 0.6 s for ring, >= 0.2 s for hier.
+std::vector<std::string> two_tier_args(const std::string& algo, const std::string& link) {
+  return {"--backend", "cpu", "--model", kTinyModel, "--samples", "512", "--batch-size", "256", "--epochs", "1",
+          "--warmup-steps", "0", "--fused", "--allreduce", algo, "--link", link, "--quiet"};
+}
+
+TEST(TwoTierEmulation, HierHoldsForOneNodesPayloadRingForEveryHop) {
+  const std::string link = "intra=1:100,inter=50000:100,ranks-per-node=2";
+  const auto ring = record_of(mpirun_argv(4, "train_dp_naive", two_tier_args("ring", link)), 120);
+  const auto hier = record_of(mpirun_argv(4, "train_dp_naive", two_tier_args("hier", link)), 120);
+  const double ring_busy = ring["comm_busy_s"], hier_busy = hier["comm_busy_s"];
+  EXPECT_GE(ring_busy, 0.6) << "ring: 2 all-reduces of 6 inter-node hops of 50 ms";
+  EXPECT_GE(hier_busy, 0.2) << "hier: 2 all-reduces of 2 inter-node steps of 50 ms";
+  EXPECT_LT(hier_busy, 0.6 * ring_busy) << "hier " << hier_busy << " s vs ring " << ring_busy << " s";
+  EXPECT_EQ(hier["link"], link);
+  EXPECT_EQ(hier["allreduce"], "hier");
+  EXPECT_EQ(hier["n_nodes"], 1) << "emulated nodes are not real ones: n_nodes says where the ranks ran";
+  std::printf("two-tier emulation, K=4 as 2x2: comm_busy_s ring %.3f hier %.3f\n", ring_busy, hier_busy);
+}
+
+TEST(TwoTierEmulation, RanksPerNodeMustDivideTheRanks) {
+  const auto argv = mpirun_argv(4, "train_dp_naive", two_tier_args("hier", "intra=nvlink,inter=ib100,ranks-per-node=3"));
+  const ProcessResult r = run(argv, 120);
+  EXPECT_EQ(r.exit_code, 2) << describe(argv, r);
+  EXPECT_NE(r.err.find("ranks-per-node=3 does not divide the 4 ranks"), std::string::npos) << describe(argv, r);
+  EXPECT_EQ(count_results_lines(r.out), 0);
+}
+
+TEST(TwoTierEmulation, BadSpecRefusedWithOneLine) {
+  const auto argv = mpirun_argv(2, "train_dp_naive", two_tier_args("ring", "intra=nvlink,inter=warp9"));
+  const ProcessResult r = run(argv, 120);
+  EXPECT_EQ(r.exit_code, 2) << describe(argv, r);
+  EXPECT_NE(r.err.find("--link: inter=warp9: unknown link 'warp9'"), std::string::npos) << describe(argv, r);
+}
+
 }  // namespace
 }  // namespace dpscale::test
