@@ -4,6 +4,7 @@
 //   dpscale report results/x.jsonl [--format md|csv|json]
 //   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl [--tolerance 0.10] [--absolute]
 //   dpscale plot results/x.jsonl --out plots/out
+//   dpscale predict ...                 (harness/predict/predict_main.h)
 //   dpscale schema [--format md|json]   the record's fields (md: the README's table); json adds
 //                                       the mode and trainer option tables
 //
@@ -18,6 +19,7 @@
 #include "harness/compare.h"
 #include "harness/config.h"
 #include "harness/plot.h"
+#include "harness/predict/predict_main.h"
 #include "harness/report.h"
 #include "harness/sweep.h"
 #include "models/errors.h"
@@ -127,6 +129,8 @@ int main(int argc, char** argv) {
   auto* schema = app.add_subcommand("schema", "the contract: record fields (md, the README's table), or modes, options and fields (json)");
   schema->add_option("--format", schema_format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
 
+  const auto predict = predict::add_predict_command(app);  // issue 10: all of it in harness/predict/
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -157,6 +161,7 @@ int main(int argc, char** argv) {
       return c.failed() ? 1 : 0;
     }
     if (*plot) return run_plot(po);
+    if (predict->chosen()) return predict->run();
     if (*schema) {
       std::cout << (schema_format == "json" ? contract_json().dump(2) + "\n" : record_fields_markdown()) << std::flush;
       return 0;

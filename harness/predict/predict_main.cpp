@@ -1,0 +1,287 @@
+// predict_main.cpp — `dpscale predict`: options, checks, and which part runs.
+#include "predict_main.h"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "calibration.h"
+#include "contract/option_values.h"
+#include "harness/results_file.h"
+#include "models/device.h"
+#include "models/errors.h"
+#include "predict_table.h"
+#include "recommend_cap.h"
+#include "textbook.h"
+#include "trainers/gemm_probe.h"
+#include "validate.h"
+
+namespace dpscale::predict {
+
+// Every option as its text, parsed and checked in run() with contract/option_values.h, so a bad
+// value is refused in the trainers' words (exit 2, one line).
+struct PredictArgs {
+  std::string textbook;
+  // textbook inputs
+  std::string params, bytes_per_param, global_batch, flops_per_example, device_tflops, net_gbps, loader, world_size,
+      compute_ms, intra_link, inter_link;
+  // step model
+  std::string from, single, samples, batch_size, models, modes = "naive,interleaved,bucketed",
+      world_sizes, bucket_cap_mb = "25", first_bucket_mb = "1", link, link_from, link_from_algo = "native",
+      link_dilation = "1", algo = "ring", gpus_per_node = "8", validate, format = "md";
+  bool fused = false, recommend_cap = false;
+};
+
+namespace {
+
+double real_opt(const std::string& name, const std::string& text, Bound lo, Bound hi = {kNoLimit, true}) {
+  try {
+    return parse_real(text, lo, hi);
+  } catch (const ValueError& e) {
+    throw OptionError(name, e.what());
+  }
+}
+
+int64_t whole_opt(const std::string& name, const std::string& text, int64_t lo, int64_t hi) {
+  try {
+    return parse_whole(text, lo, hi);
+  } catch (const ValueError& e) {
+    throw OptionError(name, e.what());
+  }
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string x; std::getline(in, x, sep);) out.push_back(x);
+  return out;
+}
+
+std::vector<int> parse_world_sizes(const std::string& text) {
+  std::vector<int> ks;
+  for (const std::string& w : split(text, ',')) ks.push_back(static_cast<int>(whole_opt("--world-sizes", w, 1, 1 << 20)));
+  if (ks.empty()) throw OptionError("--world-sizes", "names no world size");
+  return ks;
+}
+
+std::vector<int> default_world_sizes() {
+  std::vector<int> ks;
+  for (int k = 1; k <= 256; k *= 2) ks.push_back(k);
+  return ks;
+}
+
+// "1:300" style custom links, or a preset name; for 15.2.1's --intra-link / --inter-link too.
+LinkModel link_opt(const std::string& name, const std::string& text) {
+  try {
+    LinkModel l = parse_link(text);
+    if (!l.enabled()) throw OptionError(name, "must name a link (got 'none')");
+    return l;
+  } catch (const OptionError& e) {
+    if (e.complaint().empty()) throw;
+    throw OptionError(name, e.complaint());
+  }
+}
+
+int run_textbook(const PredictArgs& a) {
+  if (a.textbook == "15.9.1") {
+    Sim1591 s;
+    if (!a.params.empty()) s.params = real_opt("--params", a.params, {0.0, false});
+    if (!a.bytes_per_param.empty()) s.bytes_per_param = real_opt("--bytes-per-param", a.bytes_per_param, {0.0, false}, {64});
+    if (!a.global_batch.empty()) s.global_batch = real_opt("--global-batch", a.global_batch, {0.0, false});
+    if (!a.flops_per_example.empty()) s.flops_per_example = real_opt("--flops-per-example", a.flops_per_example, {0.0, false});
+    if (!a.device_tflops.empty()) s.device_tflops = real_opt("--device-tflops", a.device_tflops, {0.0, false});
+    if (!a.net_gbps.empty()) s.net_gbps = real_opt("--net-gbps", a.net_gbps, {0.0, false});
+    if (!a.loader.empty()) s.loader_samples_per_s = real_opt("--loader-samples-per-s", a.loader, {0.0, false});
+    if (!a.world_sizes.empty()) s.world_sizes = parse_world_sizes(a.world_sizes);
+    std::cout << render_1591(s) << std::flush;
+    return 0;
+  }
+  if (a.textbook == "15.2.1") {
+    Sim1521 s;
+    if (!a.params.empty()) s.params = real_opt("--params", a.params, {0.0, false});
+    if (!a.bytes_per_param.empty()) s.bytes_per_param = real_opt("--bytes-per-param", a.bytes_per_param, {0.0, false}, {64});
+    if (!a.world_size.empty()) s.world_size = static_cast<int>(whole_opt("--world-size", a.world_size, 2, 1 << 20));
+    if (!a.compute_ms.empty()) s.compute_ms = real_opt("--compute-ms", a.compute_ms, {0.0, false});
+    if (!a.intra_link.empty()) {
+      const LinkModel l = link_opt("--intra-link", a.intra_link);
+      s.intra_alpha_us = l.alpha_us, s.intra_gbps = l.gbps;
+    }
+    if (!a.inter_link.empty()) {
+      const LinkModel l = link_opt("--inter-link", a.inter_link);
+      s.inter_alpha_us = l.alpha_us, s.inter_gbps = l.gbps;
+    }
+    std::cout << render_1521(s) << std::flush;
+    return 0;
+  }
+  throw OptionError("--textbook", "unknown listing '" + a.textbook + "' (use 15.9.1 or 15.2.1)");
+}
+
+// The link of a results file's data-parallel runs (first one with a link), dilation = their median.
+std::optional<LinkModel> link_of_results(const std::string& path) {
+  const ResultsFile f = read_results(path);
+  std::optional<LinkModel> l;
+  std::vector<double> f_values;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.ok || !e.record || e.record->link == "none" || !e.record->link_alpha_us || !e.record->link_gbps) continue;
+    if (!l) l = LinkModel{e.record->link, *e.record->link_alpha_us, *e.record->link_gbps, 1.0};
+    if (e.record->link == l->name) f_values.push_back(e.record->link_dilation);
+  }
+  if (l) {
+    std::sort(f_values.begin(), f_values.end());
+    l->dilation = f_values[f_values.size() / 2];
+  }
+  return l;
+}
+
+int run_model(const PredictArgs& a, const CLI::App& cmd) {
+  const std::string format = a.format;
+  if (format != "md" && format != "csv" && format != "json") throw OptionError("--format", "unknown format '" + format + "' (use md, csv or json)");
+  if (!a.validate.empty()) {
+    std::cout << render_validation(validate(a.validate), format) << std::flush;
+    return 0;
+  }
+  if (a.from.empty() == a.single.empty()) {
+    throw InputError("dpscale predict: give the single-device epochs with exactly one of --from RESULTS.jsonl or --single MODEL=SECONDS,... (or --textbook, --validate)");
+  }
+  PredictContext ctx;
+  std::vector<SingleRun> singles;
+  if (!a.from.empty()) {
+    singles = singles_from_results(a.from);
+    ctx.workload = Workload{singles.front().samples, singles.front().batch};
+    ctx.compute_source = a.from;
+  } else {
+    ctx.compute_source = "--single " + a.single;
+  }
+  if (!a.samples.empty()) ctx.workload.samples = whole_opt("--samples", a.samples, 1, INT64_MAX / 2);
+  if (!a.batch_size.empty()) ctx.workload.batch = static_cast<int>(whole_opt("--batch-size", a.batch_size, 1, INT32_MAX));
+  if (ctx.workload.samples < ctx.workload.batch) {
+    throw OptionError("--samples", "must be at least the batch " + std::to_string(ctx.workload.batch) + " (got " +
+                                       std::to_string(ctx.workload.samples) + ")");
+  }
+  if (!a.single.empty()) singles = parse_single_arg(a.single, ctx.workload);
+  if (!a.models.empty()) {
+    std::vector<SingleRun> keep;
+    for (const std::string& m : split(a.models, ',')) {
+      auto it = std::find_if(singles.begin(), singles.end(), [&](const SingleRun& s) { return s.spec.name == m; });
+      if (it == singles.end()) throw OptionError("--models", "'" + m + "' has no single-device epoch to predict from");
+      keep.push_back(*it);
+    }
+    singles = keep;
+  }
+  std::vector<SyncMode> modes;
+  for (const std::string& m : split(a.modes, ',')) modes.push_back(parse_sync_mode(m));
+  const std::vector<int> ks = a.world_sizes.empty() ? (a.recommend_cap ? std::vector<int>{2} : default_world_sizes())
+                                                    : parse_world_sizes(a.world_sizes);
+  for (int k : ks) {
+    if (k > ctx.workload.batch) {
+      throw OptionError("--world-sizes", "K = " + std::to_string(k) + " is above the global batch " +
+                                             std::to_string(ctx.workload.batch) + " (every rank needs a row)");
+    }
+  }
+  ctx.sync.bucket_cap_mb = real_opt("--bucket-cap-mb", a.bucket_cap_mb, {0.0, false}, {1e6});
+  ctx.sync.first_bucket_mb = real_opt("--first-bucket-mb", a.first_bucket_mb, {0.0, false}, {1e6});
+  ctx.sync.fused = a.fused;
+
+  // The link: --link-from (fitted), --link, or the --from file's own.
+  ctx.comm.algo = parse_comm_algo(a.algo);
+  if (!a.link_from.empty() && !a.link.empty()) throw InputError("dpscale predict: give --link or --link-from, not both");
+  const bool dilation_given = cmd.count("--link-dilation") > 0;
+  if (!a.link_from.empty()) {
+    const LinkFit fit = fit_link_from_bench(a.link_from, a.link_from_algo);
+    ctx.comm.link = LinkModel{"fitted", fit.alpha_us, fit.gbps, 1.0};
+    std::ostringstream s;
+    s << "fitted to " << a.link_from << ": α " << format_number(fit.alpha_us) << " µs, β " << format_number(fit.gbps)
+      << " GB/s from " << fit.points << " '" << fit.algo << "' rows, rms relative residual "
+      << format_number(fit.rms_rel_residual);
+    ctx.link_source = s.str();
+  } else if (!a.link.empty()) {
+    ctx.comm.link = link_opt("--link", a.link);
+    ctx.link_source = "--link " + a.link;
+  } else if (!a.from.empty()) {
+    const std::optional<LinkModel> l = link_of_results(a.from);
+    if (!l) throw InputError(a.from + ": no data-parallel run with a link to take the link from; give --link or --link-from");
+    ctx.comm.link = *l;
+    ctx.link_source = "the link of " + a.from + "'s runs, their median dilation";
+  } else {
+    throw InputError("dpscale predict: give the link: --link PRESET|ALPHA_US:GBPS or --link-from BENCH.json");
+  }
+  if (dilation_given || a.from.empty() || !a.link.empty() || !a.link_from.empty()) {
+    const DilationSpec d = parse_dilation(a.link_dilation);
+    ctx.comm.link.dilation = d.factor;
+    if (d.auto_tflops > 0) {
+      // As the trainers: the model's largest layer's forward GEMM on this machine, at the local
+      // batch of the smallest K > 1 asked for (one BLAS thread, as the cpu configs run).
+      const SingleRun& biggest = *std::max_element(singles.begin(), singles.end(), [](const SingleRun& x, const SingleRun& y) {
+        return x.spec.n_params() < y.spec.n_params();
+      });
+      int k2 = 2;
+      for (int k : ks) {
+        if (k > 1) { k2 = k; break; }
+      }
+      const auto dev = make_device(DeviceOptions{"cpu", 1, false, 0});
+      const double flops = measure_gemm_flops(*dev, biggest.spec, std::max(1, ctx.workload.batch / k2));
+      ctx.comm.link.dilation = d.auto_tflops * 1e12 / flops;
+      ctx.link_source += "; dilation auto: " + format_number(flops / 1e9) + " GFLOP/s measured here";
+    }
+  }
+  ctx.comm.intra = link_opt("--intra-link", a.intra_link.empty() ? "nvlink" : a.intra_link);
+  ctx.comm.intra.dilation = ctx.comm.link.dilation;
+  ctx.comm.gpus_per_node = static_cast<int>(whole_opt("--gpus-per-node", a.gpus_per_node, 1, 1 << 16));
+
+  if (a.recommend_cap) {
+    std::cout << render_caps(recommend_caps(singles, ctx, ks), ctx, format) << std::flush;
+    return 0;
+  }
+  std::cout << render_rows(predict_rows(singles, ctx, modes, ks), ctx, format) << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>()) {
+  PredictArgs& a = *a_;
+  cmd_ = app.add_subcommand("predict", "predict epoch time, speedup and E(K) to K = 256 from a single-device run (textbook 15.9, 15.2)");
+  CLI::App& c = *cmd_;
+  c.add_option("--textbook", a.textbook, "print the book's table: 15.9.1 or 15.2.1 (inputs below, the book's by default)");
+  c.add_option("--params", a.params, "textbook: parameters P (1e9)");
+  c.add_option("--bytes-per-param", a.bytes_per_param, "textbook: gradient bytes per parameter (2)");
+  c.add_option("--global-batch", a.global_batch, "15.9.1: global batch (8192)");
+  c.add_option("--flops-per-example", a.flops_per_example, "15.9.1: fwd+bwd FLOPs per example (6 x params)");
+  c.add_option("--device-tflops", a.device_tflops, "15.9.1: sustained TFLOP/s per device (60)");
+  c.add_option("--net-gbps", a.net_gbps, "15.9.1: link bandwidth, GB/s (25)");
+  c.add_option("--loader-samples-per-s", a.loader, "15.9.1: input pipeline examples/s per worker (12000)");
+  c.add_option("--world-size", a.world_size, "15.2.1: GPUs K (8)");
+  c.add_option("--compute-ms", a.compute_ms, "15.2.1: compute per step, ms (250)");
+  c.add_option("--intra-link", a.intra_link, "15.2.1 and --algo hier: link inside a node, ALPHA_US:GBPS or preset (1:300)");
+  c.add_option("--inter-link", a.inter_link, "15.2.1: link between nodes (5:12.5)");
+  c.add_option("--from", a.from, "results file: its single-device runs calibrate compute (and its link is the default)");
+  c.add_option("--single", a.single, "single-device epoch seconds, e.g. small=0.0361,medium=0.118");
+  c.add_option("--samples", a.samples, "training samples (default 32768, or the --from runs')");
+  c.add_option("--batch-size", a.batch_size, "global batch (default 1024, or the --from runs')");
+  c.add_option("--models", a.models, "only these models, e.g. medium,large");
+  c.add_option("--modes", a.modes, "of naive, interleaved, bucketed")->capture_default_str();
+  c.add_option("--world-sizes", a.world_sizes, "K values (default 1,2,4,...,256; 15.9.1's too; --recommend-cap: 2)");
+  c.add_option("--bucket-cap-mb", a.bucket_cap_mb, "bucketed: cap in MiB")->capture_default_str();
+  c.add_option("--first-bucket-mb", a.first_bucket_mb, "bucketed: first bucket's cap in MiB")->capture_default_str();
+  c.add_flag("--fused", a.fused, "naive: one all-reduce over the whole buffer");
+  c.add_option("--link", a.link, "nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS");
+  c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output");
+  c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")->capture_default_str();
+  c.add_option("--link-dilation", a.link_dilation, "F or auto:TFLOPS, as the trainers")->capture_default_str();
+  c.add_option("--algo", a.algo, "all-reduce model: ring | star | hier")->capture_default_str();
+  c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str();
+  c.add_option("--validate", a.validate, "results file: each measured DP point beside its prediction");
+  c.add_flag("--recommend-cap", a.recommend_cap, "exposed comm per bucket cap 0.25-128 MiB, the best cap and how flat");
+  c.add_option("--format", a.format, "md | csv | json")->capture_default_str();
+}
+
+PredictCommand::~PredictCommand() = default;
+
+int PredictCommand::run() const {
+  if (!a_->textbook.empty()) return run_textbook(*a_);
+  return run_model(*a_, *cmd_);
+}
+
+std::unique_ptr<PredictCommand> add_predict_command(CLI::App& app) { return std::make_unique<PredictCommand>(app); }
+
+}  // namespace dpscale::predict

@@ -1,0 +1,51 @@
+// predict_table.h — the prediction rows model × mode × K and their renderings.
+//
+// Per row (epoch seconds from step_model.h):
+//   speedup  S = T(1) / T(K), T(1) the (predicted = measured) single-device epoch at this workload
+//   E        S / K
+//   γ        naive comm / compute at this K (textbook 15.9: t_comm / t_compute)
+//   amdahl   the workshop's ceiling: f = T(1) / (T(1) + naive comm(K)), S_max = 1 / ((1 - f) + f / K)
+//   knee     per (model, mode, cap): the first K of the list with E < 0.8 (none: null)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration.h"
+#include "step_model.h"
+
+namespace dpscale::predict {
+
+inline constexpr double kKneeEfficiency = 0.8;
+
+struct PredictRow {
+  std::string model, mode;
+  int world_size = 1;
+  std::optional<double> bucket_cap_mb;  // bucketed only
+  EpochPrediction p;
+  double single_epoch_s = 0;
+  double speedup = 0, efficiency = 0, gamma = 0, amdahl_max = 0;
+  std::optional<int> knee;
+};
+
+// What every row was computed with, printed above the table and put in each JSON row.
+struct PredictContext {
+  Workload workload;
+  SyncSetup sync;  // mode is per row; caps and fused here
+  CommModel comm;
+  std::string compute_source;  // "--from x.jsonl" / "--single ..."
+  std::string link_source;     // "preset pcie4" / "fitted to FILE (native, 12 rows, rms 8%)"
+};
+
+PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, SyncMode mode, int k);
+std::vector<PredictRow> predict_rows(const std::vector<SingleRun>& singles, const PredictContext& ctx,
+                                     const std::vector<SyncMode>& modes, const std::vector<int>& world_sizes);
+
+// md | csv | json (the JSON: a list of row objects).
+std::string render_rows(const std::vector<PredictRow>& rows, const PredictContext& ctx, const std::string& format);
+
+// The link fields every JSON row carries.
+std::string describe_link(const CommModel& comm);
+
+}  // namespace dpscale::predict

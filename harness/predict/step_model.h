@@ -1,0 +1,52 @@
+// step_model.h — the predicted epoch of one (model, mode, K): the measured single-device epoch
+// scaled to the wanted samples, batch and K, and one simulated step (step_sim.h) times the steps.
+//
+//   steps   = ⌊samples / B⌋                              as the trainers
+//   t_c(K)  = (T1 / steps1) · (B / B1) / K               T1: measured single-device epoch at
+//                                                        samples1, batch B1 (steps1 steps)
+//   epoch   = steps · step(t_c(K))                       step from the FIFO simulation
+// Assumed: compute is linear in the rows of the local batch (no per-step overhead that does not
+// shrink with K, no loss of GEMM efficiency at small local batches); ranks are identical (no
+// stragglers); comm and compute do not slow each other down.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "comm_time.h"
+#include "models/mlp_spec.h"
+#include "step_sim.h"
+
+namespace dpscale::predict {
+
+// A model's measured single-device epoch.
+struct SingleRun {
+  MlpSpec spec;
+  double epoch_s = 0;       // T1
+  int64_t samples = 32768;  // its --samples
+  int batch = 1024;         // its --batch-size
+};
+
+struct Workload {
+  int64_t samples = 32768;
+  int batch = 1024;
+};
+
+struct EpochPrediction {
+  double epoch_s = 0;
+  double compute_s = 0;      // per epoch
+  double naive_comm_s = 0;   // per epoch: naive's blocking phase (Σ per-tensor all-reduces)
+  double busy_s = 0;         // per epoch: this mode's summed all-reduce time
+  double exposed_s = 0;      // per epoch: this mode's comm past backward (naive: all of it)
+  int calls_per_step = 0;
+  int64_t steps = 0;
+};
+
+// Compute per step at K = 1 for this workload's batch.
+double step_compute_1(const SingleRun& single, const Workload& w);
+
+EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const SyncSetup& sync, const CommModel& comm,
+                              int k);
+
+}  // namespace dpscale::predict

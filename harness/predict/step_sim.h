@@ -1,0 +1,74 @@
+// step_sim.h — one training step of a data-parallel trainer, as a small event simulation.
+//
+// Compute: the step's compute time t_c (forward + backward at the local batch) is split among
+// the GEMMs by their FLOP share, in the order Mlp runs them (models/mlp.cpp):
+//   forward, layer 0 .. L-1:   Y = X·Wᵀ             2·b·in·out
+//   backward, layer L-1 .. 0:  dW = dYᵀ·X, db       2·b·in·out   then W and b are ready
+//                              dX = dY·W            2·b·in·out   (not for layer 0)
+// Element-wise passes, the loss and the SGD update are left out of the shares (they are a few
+// per cent of a step at these widths; see docs/predict/README.md).
+//
+// Communication: the all-reduces run one at a time, in launch order, on one channel (the comm
+// thread or stream): all-reduce j starts at max(its launch, the end of j-1) and takes d(bytes)
+// from comm_time.h. The loss slot (4 bytes) rides in the last all-reduce, as in the trainers.
+//   naive        every tensor's all-reduce is launched when backward has finished (one call over
+//                the whole buffer when fused)
+//   interleaved  each tensor's all-reduce is launched when backward writes it
+//   bucketed     each bucket (trainers/buckets.h, the trainers' own assignment) is launched when
+//                backward writes its last tensor
+// The step ends when backward and the last all-reduce have both finished; exposed comm is the
+// part after backward.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/mlp_spec.h"
+
+namespace dpscale::predict {
+
+enum class SyncMode { naive, interleaved, bucketed };
+SyncMode parse_sync_mode(const std::string& name);  // OptionError("--modes", ...) if unknown
+const char* sync_mode_name(SyncMode m);
+
+// Where the gradient of each tensor becomes ready, as a fraction of the step's compute.
+struct GradTensor {
+  int64_t nbytes = 0;     // gradient bytes (the loss slot not counted)
+  double ready = 0;       // fraction of t_c at which backward has written it
+};
+struct BackwardPlan {
+  std::vector<GradTensor> tensors;  // backward order (ParamLayout's)
+  double forward_share = 0;         // fraction of t_c spent in forward
+};
+BackwardPlan backward_plan(const MlpSpec& spec);
+
+// One all-reduce launch: when (seconds into the step) and how many bytes.
+struct Launch {
+  double at = 0;
+  int64_t nbytes = 0;
+};
+
+struct SyncSetup {
+  SyncMode mode = SyncMode::naive;
+  bool fused = false;                    // naive --fused
+  double bucket_cap_mb = 25, first_bucket_mb = 1;
+};
+
+// The launches of one step with compute t_c, in launch order.
+std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double t_compute);
+
+struct StepTimes {
+  double compute = 0;  // t_c
+  double busy = 0;     // Σ all-reduce durations
+  double exposed = 0;  // end of the last all-reduce past the end of backward (≥ 0)
+  double step = 0;     // compute + exposed
+  int calls = 0;
+};
+
+// FIFO on one channel; `duration(nbytes)` is the modelled time of one all-reduce.
+StepTimes simulate_step(const std::vector<Launch>& ls, double t_compute, const std::function<double(int64_t)>& duration);
+
+}  // namespace dpscale::predict
