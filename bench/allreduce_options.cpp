@@ -42,6 +42,7 @@ constexpr Spec kSpecs[] = {
     {"-n", "--iters", Arity::required},       {"-w", "--warmup_iters", Arity::required},
     {"-c", "--check", Arity::optional},       {nullptr, "--algos", Arity::required},
     {nullptr, "--link", Arity::required},     {"-h", "--help", Arity::none},
+    {nullptr, "--wait", Arity::required},
 };
 
 void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bool has_value) {
@@ -56,6 +57,10 @@ void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bo
   else if (name == "--algos") o.algos = split_list(value);
   else if (name == "--link") o.link = parse_link(value);
   else if (name == "--help") o.help = true;
+  else if (name == "--wait") {
+    if (value != "poll" && value != "block") throw InputError("--wait: unknown way '" + value + "' (use poll or block)");
+    o.block_wait = value == "block";
+  }
 }
 
 }  // namespace
@@ -146,6 +151,8 @@ std::string allreduce_usage() {
          "  --algos LIST          native,ring,star,nccl (default: every one that can run)\n"
          "  --link SPEC           hold each MPI all-reduce until its modelled α-β time (as the\n"
          "                        trainers' --link): none|nvlink|pcie4|ib100|eth10|ALPHA_US:GBPS\n"
+         "  --wait poll|block     MPI waits polled with backoff sleeps, as the trainers (default),\n"
+         "                        or the library's blocking (spinning) calls\n"
          "Google Benchmark's own flags work too: --benchmark_filter=REGEX, --benchmark_format=json,\n"
          "--benchmark_out=FILE, --benchmark_repetitions=N (the table then shows medians).\n";
 }

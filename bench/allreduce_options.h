@@ -10,6 +10,9 @@
 //   --link SPEC           emulate a link as the trainers do (contract/link_model.h): each MPI
 //                         all-reduce is held until its own pattern's α-β time has passed
 //                         (none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS; default none)
+//   --wait poll|block     how an MPI rank waits (comm/watchdog.h): poll, as the trainers do
+//                         (MPI_Test with backoff sleeps; native = MPI_Iallreduce), or block, the
+//                         library's spinning MPI_Allreduce / MPI_Waitall — to measure the difference
 // They are taken out of argv before benchmark::Initialize, which then sees only its own flags.
 // Sizes are bytes of float32 data: the element count is bytes / 4, rounded down.
 #pragma once
@@ -32,6 +35,7 @@ struct AllreduceBenchOptions {
   bool check = false;
   std::vector<std::string> algos;  // empty: every algorithm available
   LinkModel link;                  // --link; name "none" when off
+  bool block_wait = false;         // --wait block
   bool help = false;
 };
 

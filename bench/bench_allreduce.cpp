@@ -40,6 +40,7 @@
 #include "comm/allreduce_algos.h"
 #include "comm/mpi_check.h"
 #include "comm/mpi_env.h"
+#include "comm/watchdog.h"
 #include "models/device.h"
 #include "models/errors.h"
 #if DPSCALE_HAVE_CUDA
@@ -74,10 +75,15 @@ class Target {
 
 class MpiTarget final : public Target {
  public:
-  MpiTarget(AllreduceAlgo algo, MPI_Comm comm, const std::vector<float>& pristine, std::vector<float>& data)
-      : algo_(algo), comm_(comm), pristine_(pristine), data_(data) {}
+  MpiTarget(AllreduceAlgo algo, MPI_Comm comm, const std::vector<float>& pristine, std::vector<float>& data,
+            bool block_wait)
+      : algo_(algo), comm_(comm), pristine_(pristine), data_(data), block_wait_(block_wait) {}
   void restore(size_t count) override { std::memcpy(data_.data(), pristine_.data(), count * sizeof(float)); }
-  void run(size_t count) override { allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_); }
+  void run(size_t count) override {
+    // --wait: the trainers' polled wait (no watchdog: no deadline) or the library's blocking one.
+    WaitScope scope(WaitContext{nullptr, Channel::gradients, 0, {}, {}, block_wait_});
+    allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_);
+  }
   long long wrong(size_t count, int k) override { return count_wrong(data_.data(), count, k); }
 
  private:
@@ -85,6 +91,7 @@ class MpiTarget final : public Target {
   MPI_Comm comm_;
   const std::vector<float>& pristine_;
   std::vector<float>& data_;
+  bool block_wait_;
 };
 
 #if DPSCALE_HAVE_CUDA
@@ -243,7 +250,7 @@ int run(int argc, char** argv, const MpiEnv& env) {
       throw std::logic_error("nccl selected in a build without CUDA");
 #endif
     } else {
-      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data));
+      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data, opts.block_wait));
     }
     Target& target = *targets.back();
     // Rank 0's traffic: NCCL's all-reduce of large messages is a ring too.
