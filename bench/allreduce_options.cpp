@@ -43,6 +43,7 @@ constexpr Spec kSpecs[] = {
     {"-c", "--check", Arity::optional},       {nullptr, "--algos", Arity::required},
     {nullptr, "--link", Arity::required},     {"-h", "--help", Arity::none},
     {nullptr, "--predict", Arity::required},
+    {nullptr, "--wait", Arity::required},
 };
 
 void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bool has_value) {
@@ -58,6 +59,10 @@ void apply(AllreduceBenchOptions& o, const Spec& s, const std::string& value, bo
   else if (name == "--link") o.link = parse_link(value);
   else if (name == "--help") o.help = true;
   else if (name == "--predict") o.predict = parse_link(value);
+  else if (name == "--wait") {
+    if (value != "poll" && value != "block") throw InputError("--wait: unknown way '" + value + "' (use poll or block)");
+    o.block_wait = value == "block";
+  }
 }
 
 }  // namespace
@@ -150,6 +155,8 @@ std::string allreduce_usage() {
          "                        trainers' --link): none|nvlink|pcie4|ib100|eth10|ALPHA_US:GBPS\n"
          "  --predict SPEC        print each MPI measurement's α-β model time on this job's nodes\n"
          "                        (a one-tier link or intra=SPEC,inter=SPEC[,ranks-per-node=L])\n"
+         "  --wait poll|block     MPI waits polled with backoff sleeps, as the trainers (default),\n"
+         "                        or the library's blocking (spinning) calls\n"
          "Google Benchmark's own flags work too: --benchmark_filter=REGEX, --benchmark_format=json,\n"
          "--benchmark_out=FILE, --benchmark_repetitions=N (the table then shows medians).\n";
 }

@@ -13,6 +13,9 @@
 //   --predict SPEC        (issue 11) print, beside each measurement, the α-β time the link
 //                         model gives for it on this job's nodes (contract/link_model.h), without
 //                         holding anything: for runs over a real (or tc-capped) link
+//   --wait poll|block     how an MPI rank waits (comm/watchdog.h): poll, as the trainers do
+//                         (MPI_Test with backoff sleeps; native = MPI_Iallreduce), or block, the
+//                         library's spinning MPI_Allreduce / MPI_Waitall — to measure the difference
 // They are taken out of argv before benchmark::Initialize, which then sees only its own flags.
 // Sizes are bytes of float32 data: the element count is bytes / 4, rounded down.
 #pragma once
@@ -36,6 +39,7 @@ struct AllreduceBenchOptions {
   std::vector<std::string> algos;  // empty: every algorithm available
   LinkModel link;                  // --link; name "none" when off
   LinkModel predict;               // --predict (issue 11); name "none" when off
+  bool block_wait = false;         // --wait block
   bool help = false;
 };
 

@@ -45,6 +45,7 @@
 #include "comm/hier_allreduce.h"
 #include "comm/mpi_check.h"
 #include "comm/mpi_env.h"
+#include "comm/watchdog.h"
 #include "models/device.h"
 #include "models/errors.h"
 #if DPSCALE_HAVE_CUDA
@@ -80,10 +81,13 @@ class Target {
 class MpiTarget final : public Target {
  public:
   MpiTarget(AllreduceAlgo algo, MPI_Comm comm, const std::vector<float>& pristine, std::vector<float>& data,
-            int ranks_per_node)
-      : algo_(algo), comm_(comm), pristine_(pristine), data_(data), ranks_per_node_(ranks_per_node) {}
+            int ranks_per_node, bool block_wait)
+      : algo_(algo), comm_(comm), pristine_(pristine), data_(data), ranks_per_node_(ranks_per_node),
+        block_wait_(block_wait) {}
   void restore(size_t count) override { std::memcpy(data_.data(), pristine_.data(), count * sizeof(float)); }
   void run(size_t count) override {
+    // --wait: the trainers' polled wait (no watchdog: no deadline) or the library's blocking one.
+    WaitScope scope(WaitContext{nullptr, Channel::gradients, 0, {}, {}, block_wait_});
     // hier's nodes: MPI's, or the two-tier link's emulated blocks of ranks (issue 11).
     if (algo_ == AllreduceAlgo::hier) return hier_allreduce_sum(data_.data(), count, MPI_FLOAT, comm_, ranks_per_node_);
     allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_);
@@ -96,6 +100,7 @@ class MpiTarget final : public Target {
   const std::vector<float>& pristine_;
   std::vector<float>& data_;
   int ranks_per_node_;
+  bool block_wait_;
 };
 
 #if DPSCALE_HAVE_CUDA
@@ -274,7 +279,8 @@ int run(int argc, char** argv, const MpiEnv& env) {
       throw std::logic_error("nccl selected in a build without CUDA");
 #endif
     } else {
-      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data, ranks_per_node));
+      targets.push_back(std::make_unique<MpiTarget>(parse_allreduce_algo(a), comm, pristine, data, ranks_per_node,
+                                                    opts.block_wait));
     }
     Target& target = *targets.back();
     // Rank 0's traffic: NCCL's all-reduce of large messages is a ring too.

@@ -5,6 +5,7 @@
 
 #include "hier_allreduce.h"
 #include "mpi_check.h"
+#include "watchdog.h"
 
 namespace dpscale {
 
@@ -19,8 +20,18 @@ void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype ty
       MPI_CHECK(MPI_Type_size(type, &type_size));
       for (size_t done = 0; done < count;) {
         const size_t piece = std::min(count - done, size_t{1} << 30);
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * type_size,
-                                static_cast<int>(piece), type, MPI_SUM, comm));
+        // Non-blocking, then polled (watchdog.h): a blocking MPI_Allreduce spins a core for as
+        // long as a peer is late, and cannot be given up on.
+        if (waits_block()) {
+          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * type_size,
+                                  static_cast<int>(piece), type, MPI_SUM, comm));
+          done += piece;
+          continue;
+        }
+        MPI_Request req;
+        MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * type_size,
+                                 static_cast<int>(piece), type, MPI_SUM, comm, &req));
+        mpi_wait_all(1, &req);
         done += piece;
       }
       return;

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -43,6 +45,21 @@ class Communicator {
   // Seconds the all-reduces launched since the last call spent running (their summed
   // durations, link-emulation hold included). Call after finish().
   virtual double take_busy_seconds() = 0;
+
+  // Names the all-reduce of `count` floats at `data` for the collective watchdog's message
+  // ("tensor layers.1.weight in step 12"). Called from the waiting thread, on a timeout only.
+  using Namer = std::function<std::string(const float* data, size_t count)>;
+  void set_namer(Namer namer) { namer_ = std::move(namer); }
+
+ protected:
+  // "all-reduce #seq of <namer's words> (N floats)": what a timed-out wait was for.
+  // Inline: the NCCL communicator lives in a library of its own.
+  std::string describe_allreduce(uint64_t seq, const float* data, size_t count) const {
+    std::string s = "all-reduce #" + std::to_string(seq) + " (" + std::to_string(count) + " floats)";
+    if (namer_) s += " of " + namer_(data, count);
+    return s;
+  }
+  Namer namer_;
 };
 
 // InputError when the link emulation or the algorithm cannot run on the communicator this

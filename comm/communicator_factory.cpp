@@ -19,14 +19,14 @@ void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo al
 }
 
 std::unique_ptr<Communicator> make_communicator(Device& device, MPI_Comm world, AllreduceAlgo algo,
-                                                const LinkModel& link) {
+                                                const LinkModel& link, CollectiveWatchdog* watchdog) {
   check_comm_options(device.backend(), link, algo);
   if (device.backend() == Backend::cuda) {
 #if DPSCALE_HAVE_CUDA
-    return make_nccl_communicator(device, world);
+    return make_nccl_communicator(device, world, watchdog);
 #endif
   }
-  return std::make_unique<MpiCommunicator>(world, algo, link);
+  return std::make_unique<MpiCommunicator>(world, algo, link, watchdog);
 }
 
 std::string nccl_version() {

@@ -7,11 +7,13 @@
 #include "communicator.h"
 #include "contract/link_model.h"
 #include "models/device.h"
+#include "watchdog.h"
 
 namespace dpscale {
 
 // Collective: every rank of `world` must call it. Runs check_comm_options first.
+// `watchdog` (may be null) bounds every wait of the communicator's collectives.
 std::unique_ptr<Communicator> make_communicator(Device& device, MPI_Comm world, AllreduceAlgo algo,
-                                                const LinkModel& link);
+                                                const LinkModel& link, CollectiveWatchdog* watchdog = nullptr);
 
 }  // namespace dpscale

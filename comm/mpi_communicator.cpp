@@ -22,8 +22,8 @@ class MpiCommunicator::MpiWork final : public Work {
   uint64_t seq_;
 };
 
-MpiCommunicator::MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel link)
-    : algo_(algo), link_(std::move(link)) {
+MpiCommunicator::MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel link, CollectiveWatchdog* watchdog)
+    : algo_(algo), link_(std::move(link)), watchdog_(watchdog) {
   MPI_CHECK(MPI_Comm_dup(world, &comm_));
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
@@ -88,6 +88,10 @@ void MpiCommunicator::run() {
     }
     const auto start = Clock::now();
     try {
+      // Every wait inside is polled and, with a watchdog, bounded (watchdog.h); hier's node-local
+      // phases are the library's blocking collectives, outside the watchdog's reach.
+      WaitScope scope(WaitContext{watchdog_, Channel::gradients, task.seq,
+                                  [&] { return describe_allreduce(task.seq, task.data, task.count); }, {}, false});
       if (algo_ == AllreduceAlgo::hier) {
         hier_allreduce_sum(task.data, task.count, MPI_FLOAT, comm_, link_.ranks_per_node);
       } else {

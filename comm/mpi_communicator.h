@@ -19,12 +19,14 @@
 #include "allreduce_algos.h"
 #include "communicator.h"
 #include "contract/link_model.h"
+#include "watchdog.h"
 
 namespace dpscale {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel link);
+  // `watchdog` (may be null: no deadline) bounds each all-reduce's wait (watchdog.h).
+  MpiCommunicator(MPI_Comm world, AllreduceAlgo algo, LinkModel link, CollectiveWatchdog* watchdog = nullptr);
   ~MpiCommunicator() override;
 
   std::string name() const override { return "mpi"; }
@@ -52,6 +54,7 @@ class MpiCommunicator final : public Communicator {
   AllreduceAlgo algo_;
   LinkModel link_;
   NodeShape shape_;  // the nodes the link model sees (issue 11: two tiers, hier)
+  CollectiveWatchdog* watchdog_;
 
   std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;

@@ -11,6 +11,7 @@
 
 #include "models/cuda/cuda_check.h"
 #include "mpi_check.h"
+#include "watchdog.h"
 
 #define NCCL_CHECK(call)                                                                     \
   do {                                                                                       \
@@ -36,7 +37,8 @@ class NcclWork final : public Work {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(Device& dev, MPI_Comm world) : compute_(static_cast<cudaStream_t>(dev.stream())) {
+  NcclCommunicator(Device& dev, MPI_Comm world, CollectiveWatchdog* watchdog)
+      : compute_(static_cast<cudaStream_t>(dev.stream())), watchdog_(watchdog) {
     MPI_CHECK(MPI_Comm_rank(world, &rank_));
     MPI_CHECK(MPI_Comm_size(world, &size_));
     ncclUniqueId id;
@@ -64,6 +66,9 @@ class NcclCommunicator final : public Communicator {
 
   std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override {
     Events& ev = next_events();
+    ev.seq = ++launched_;
+    ev.data = data;
+    ev.count = count;
     // The gradient was queued on the compute stream; the comm stream starts after it, not
     // after everything the compute stream will do later.
     CUDA_CHECK(cudaEventRecord(ev.ready, compute_));
@@ -86,7 +91,7 @@ class NcclCommunicator final : public Communicator {
   // their events: the pool holds one step's worth.
   void drain() override {
     CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
-    wait_event(comm_done_);
+    wait_event(comm_done_, launched_);
     for (size_t i = 0; i < used_; ++i) {
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
@@ -95,6 +100,8 @@ class NcclCommunicator final : public Communicator {
     used_ = 0;
   }
 
+  uint64_t launched() const { return launched_; }
+
   double take_busy_seconds() override {
     drain();
     const double s = busy_s_;
@@ -102,11 +109,21 @@ class NcclCommunicator final : public Communicator {
     return s;
   }
 
-  // Host waits for an event, checking NCCL's asynchronous errors so a dead peer ends the run.
-  void wait_event(cudaEvent_t e) {
-    for (;;) {
+  // Host waits for an event (marking all-reduce `last_seq` or earlier), checking NCCL's
+  // asynchronous errors so a dead peer ends the run. Polled with the watchdog's backoff, not a
+  // spin (watchdog.h); past --collective-timeout the first unfinished all-reduce of the step is
+  // named, the NCCL communicator aborted (ncclCommAbort) and the job ended (MPI_Abort).
+  void wait_event(cudaEvent_t e, uint64_t last_seq) {
+    WaitScope scope(WaitContext{watchdog_, Channel::gradients, first_unfinished(last_seq),
+                                [this, last_seq] { return describe_unfinished(last_seq); },
+                                [this] {
+                                  if (comm_) ncclCommAbort(comm_);
+                                  comm_ = nullptr;
+                                },
+                                false});
+    poll_until([&] {
       const cudaError_t q = cudaEventQuery(e);
-      if (q == cudaSuccess) return;
+      if (q == cudaSuccess) return true;
       if (q != cudaErrorNotReady) CUDA_CHECK(q);
       ncclResult_t async = ncclSuccess;
       NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
@@ -115,13 +132,33 @@ class NcclCommunicator final : public Communicator {
         comm_ = nullptr;
         cuda_fail("ncclCommGetAsyncError", ncclGetErrorString(async), __FILE__, __LINE__);
       }
-      std::this_thread::yield();
+      return false;
+    });
+  }
+
+  // The sequence number of this step's first all-reduce whose end event has not fired (the one
+  // the host waits on, as far as the peers' heartbeats are concerned); last_seq when all have.
+  uint64_t first_unfinished(uint64_t last_seq) const {
+    for (size_t i = 0; i < used_; ++i) {
+      if (cudaEventQuery(events_[i].end) == cudaErrorNotReady) return events_[i].seq;
     }
+    return last_seq;
+  }
+  std::string describe_unfinished(uint64_t last_seq) const {
+    for (size_t i = 0; i < used_; ++i) {
+      if (cudaEventQuery(events_[i].end) == cudaErrorNotReady) {
+        return describe_allreduce(events_[i].seq, events_[i].data, events_[i].count);
+      }
+    }
+    return "all-reduce #" + std::to_string(last_seq);
   }
 
  private:
   struct Events {
     cudaEvent_t ready, start, end;
+    uint64_t seq = 0;  // which all-reduce used them last, for the watchdog's message
+    const float* data = nullptr;
+    size_t count = 0;
   };
   Events& next_events() {
     if (used_ == events_.size()) {
@@ -135,6 +172,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   int rank_ = 0, size_ = 1;
+  CollectiveWatchdog* watchdog_ = nullptr;
+  uint64_t launched_ = 0;  // all-reduces launched: the gradients channel's sequence number
   ncclComm_t comm_ = nullptr;
   cudaStream_t compute_ = nullptr, stream_ = nullptr;
   cudaEvent_t comm_done_ = nullptr;
@@ -143,13 +182,13 @@ class NcclCommunicator final : public Communicator {
   double busy_s_ = 0.0;
 };
 
-void NcclWork::wait() { c_.wait_event(done_); }
+void NcclWork::wait() { c_.wait_event(done_, c_.launched()); }
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world) {
+std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world, CollectiveWatchdog* watchdog) {
   if (device.backend() != Backend::cuda) throw std::logic_error("NCCL needs the CUDA backend");
-  return std::make_unique<NcclCommunicator>(device, world);
+  return std::make_unique<NcclCommunicator>(device, world, watchdog);
 }
 
 std::string nccl_version_string() {

@@ -17,7 +17,11 @@
 
 namespace dpscale {
 
-std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world);
+class CollectiveWatchdog;
+// `watchdog` (may be null) bounds the host's waits; on a timeout the NCCL communicator is aborted
+// (ncclCommAbort) before MPI_Abort ends the job.
+std::unique_ptr<Communicator> make_nccl_communicator(Device& device, MPI_Comm world,
+                                                     CollectiveWatchdog* watchdog = nullptr);
 // "2.28.9" — the NCCL library this binary runs with.
 std::string nccl_version_string();
 

@@ -24,6 +24,7 @@
 #include "allreduce_algos.h"
 #include "mpi_check.h"
 #include "traffic.h"
+#include "watchdog.h"
 
 namespace dpscale {
 
@@ -33,6 +34,15 @@ namespace {
 // used on InfiniBand clusters, stops at 2^23 - 1. A tag like 0x52494E47 ("RING") works over
 // shared memory (ob1, UB 2^31 - 1) and fails with MPI_ERR_TAG across nodes: stay small.
 constexpr int kRingTag = 7301;
+
+// MPI_Sendrecv, but waited for through the watchdog's polled wait (watchdog.h).
+void sendrecv(const void* send, int send_n, void* recv, int recv_n, MPI_Datatype type, int right, int left,
+              MPI_Comm comm) {
+  MPI_Request r[2];
+  MPI_CHECK(MPI_Irecv(recv, recv_n, type, left, kRingTag, comm, &r[0]));
+  MPI_CHECK(MPI_Isend(send, send_n, type, right, kRingTag, comm, &r[1]));
+  mpi_wait_all(2, r);
+}
 
 template <class T>
 void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
@@ -54,9 +64,8 @@ void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
   for (int s = 0; s < k - 1; ++s) {
     const int send_c = ((rank - s) % k + k) % k;
     const int recv_c = ((rank - s - 1) % k + k) % k;
-    MPI_CHECK(MPI_Sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), type, right, kRingTag,
-                           incoming.data(), static_cast<int>(chunk_size(recv_c)), type, left, kRingTag, comm,
-                           MPI_STATUS_IGNORE));
+    sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), incoming.data(),
+             static_cast<int>(chunk_size(recv_c)), type, right, left, comm);
     count_traffic(chunk_size(send_c) * sizeof(T), chunk_size(recv_c) * sizeof(T));
     T* dst = data + chunk_begin(recv_c);
     const size_t n = chunk_size(recv_c);
@@ -65,9 +74,8 @@ void ring_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
   for (int s = 0; s < k - 1; ++s) {
     const int send_c = ((rank + 1 - s) % k + k) % k;
     const int recv_c = ((rank - s) % k + k) % k;
-    MPI_CHECK(MPI_Sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), type, right, kRingTag,
-                           data + chunk_begin(recv_c), static_cast<int>(chunk_size(recv_c)), type, left, kRingTag,
-                           comm, MPI_STATUS_IGNORE));
+    sendrecv(data + chunk_begin(send_c), static_cast<int>(chunk_size(send_c)), data + chunk_begin(recv_c),
+             static_cast<int>(chunk_size(recv_c)), type, right, left, comm);
     count_traffic(chunk_size(send_c) * sizeof(T), chunk_size(recv_c) * sizeof(T));
   }
 }

@@ -12,6 +12,7 @@
 #include "allreduce_algos.h"
 #include "mpi_check.h"
 #include "traffic.h"
+#include "watchdog.h"
 
 namespace dpscale {
 
@@ -19,6 +20,18 @@ namespace {
 
 // Small and portable: the MPI standard only guarantees tags up to 32767 (see ring_allreduce.cpp).
 constexpr int kStarTag = 7302;
+
+// MPI_Send / MPI_Recv, waited for through the watchdog's polled wait (watchdog.h).
+void send(const void* buf, int n, MPI_Datatype type, int dst, MPI_Comm comm) {
+  MPI_Request r;
+  MPI_CHECK(MPI_Isend(buf, n, type, dst, kStarTag, comm, &r));
+  mpi_wait_all(1, &r);
+}
+void recv(void* buf, int n, MPI_Datatype type, int src, MPI_Comm comm) {
+  MPI_Request r;
+  MPI_CHECK(MPI_Irecv(buf, n, type, src, kStarTag, comm, &r));
+  mpi_wait_all(1, &r);
+}
 
 template <class T>
 void star_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
@@ -33,17 +46,17 @@ void star_impl(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) {
     thread_local std::vector<T> incoming;
     if (incoming.size() < count) incoming.resize(count);
     for (int src = 1; src < k; ++src) {
-      MPI_CHECK(MPI_Recv(incoming.data(), n, type, src, kStarTag, comm, MPI_STATUS_IGNORE));
+      recv(incoming.data(), n, type, src, comm);
       count_traffic(0, bytes);
       for (size_t i = 0; i < count; ++i) data[i] += incoming[i];
     }
     for (int dst = 1; dst < k; ++dst) {
-      MPI_CHECK(MPI_Send(data, n, type, dst, kStarTag, comm));
+      send(data, n, type, dst, comm);
       count_traffic(bytes, 0);
     }
   } else {
-    MPI_CHECK(MPI_Send(data, n, type, 0, kStarTag, comm));
-    MPI_CHECK(MPI_Recv(data, n, type, 0, kStarTag, comm, MPI_STATUS_IGNORE));
+    send(data, n, type, 0, comm);
+    recv(data, n, type, 0, comm);
     count_traffic(bytes, bytes);
   }
 }

@@ -42,6 +42,11 @@ class World {
   // so no peer waits in a collective), or, in a world of one, returns `code` for main to return.
   virtual int end_job(int code) = 0;
 
+  // --collective-timeout: every collective of this world and of its communicator that waits
+  // longer ends the job naming itself and the ranks that have not arrived (watchdog.h). Until set,
+  // the option table's default. A world of one has nothing to wait for.
+  virtual void set_collective_timeout(double seconds) {}
+
   template <class T>
   std::vector<T> all_gather(const T& mine) {
     static_assert(std::is_trivially_copyable_v<T>);

@@ -33,6 +33,10 @@ struct TypeName<uint64_t> {
   static std::string get() { return "int"; }
 };
 template <>
+struct TypeName<bool> {
+  static std::string get() { return "bool"; }
+};
+template <>
 struct TypeName<double> {
   static std::string get() { return "float"; }
 };
@@ -152,6 +156,9 @@ std::vector<RecordField> build_fields() {
       field("nccl_version", &R::nccl_version, "NCCL version (\"\" if none)"),
       field("version", &R::version, "`git describe` of the build"),
       field("timestamp", &R::timestamp, "UTC start time, ISO 8601"),
+      // --- reliability (issue 12) ---
+      field("replicas_agree", &R::replicas_agree,
+            "DP modes: every rank's final weights have rank 0's FNV-1a checksum (false fails the run); null for single"),
   };
 }
 

@@ -70,6 +70,9 @@ struct RunRecord {
   std::string nccl_version;
   std::string version;
   std::string timestamp;
+
+  // reliability (issue 12)
+  std::optional<bool> replicas_agree;  // data-parallel: every rank's final weights hash alike
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -172,6 +172,20 @@ std::vector<TrainerOption> build_table() {
            ConfigUse::sweep),
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
+
+      // --- reliability (issue 12) ---
+      // In the fingerprint although it does not change the arithmetic: every rank must stop at
+      // the same step when the check fires, so all ranks must check at the same steps.
+      whole("finite_check_every", "--finite-check-every",
+            "check gradients and weights for NaN/inf every N steps (0 = the loss only)", kAll, 0, 1000000,
+            [](auto& o) -> auto& { return o.finite_check_every; }),
+      // 5 minutes: under the sweep's 30-minute run timeout, so a hang is named by the trainer, and
+      // far above this suite's longest legitimate wait (a rank loading data at start-up, rank 0's
+      // test evaluation and --save at the end: seconds). PyTorch's NCCL default is 10 minutes.
+      with(real("collective_timeout", "--collective-timeout",
+                "abort the job when a collective (all-reduce, barrier, gather) waits longer (seconds)",
+                kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
+           ConfigUse::options, false),
   };
   return t;
 }

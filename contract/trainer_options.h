@@ -42,6 +42,10 @@ struct TrainOptions {
   bool fused = false;           // naive: one all-reduce of the whole flat buffer
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
+
+  // reliability (issue 12)
+  int finite_check_every = 1;          // steps between gradient/parameter finite checks (0 = loss only)
+  double collective_timeout_s = 300.0;  // a collective not done by then aborts the job
 };
 
 // How a sweep config (configs/*.json) sets an option.

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "contract/option_values.h"
 #include "contract/schema_doc.h"
 #include "harness/analysis.h"
 #include "harness/compare.h"
@@ -113,7 +114,15 @@ int main(int argc, char** argv) {
   cmp->add_option("new", now_file, "new results file")->required();
   cmp->add_option("baseline", base_file, "baseline results file")->required();
   cmp->add_option("--tolerance", co.tolerance, "allowed fall of speedup/efficiency (relative) and rise of comm fraction (absolute)")
-      ->check(CLI::Range(0.0, 1.0))
+      // The contract's checked parse: CLI11's Range lets NaN through (every comparison is false).
+      ->check([](const std::string& v) {
+        try {
+          parse_real(v, {0.0}, {1.0});
+          return std::string();
+        } catch (const ValueError& e) {
+          return std::string(e.what());
+        }
+      })
       ->capture_default_str();
   cmp->add_flag("--absolute", co.absolute, "also compare throughput (only meaningful on the same machine)");
 

@@ -78,8 +78,14 @@ int run_plot(const PlotOptions& o) {
     script = env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/plots/plot_results.py";
   }
   if (::access(script.c_str(), R_OK) != 0) throw InputError("plotter " + script + " not found (--script)");
+  // --out must be a directory we can make: one line, not a filesystem exception (issue 12).
+  std::error_code ec;
+  if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec)) {
+    throw InputError("plot --out '" + o.out_dir + "' is a file, not a directory");
+  }
   const TempFile report(report_json(o.results), ".json");
-  std::filesystem::create_directories(o.out_dir);
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) throw InputError("plot --out: cannot create directory '" + o.out_dir + "': " + ec.message());
 
   std::vector<std::string> argv = {o.python, script, report.path(), "--out", o.out_dir};
   if (!o.formats.empty()) argv.insert(argv.end(), {"--format", o.formats});

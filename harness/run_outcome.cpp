@@ -2,6 +2,9 @@
 #include "run_outcome.h"
 
 #include <cstring>
+#include <sstream>
+
+#include "contract/modes.h"
 
 namespace dpscale {
 
@@ -14,9 +17,25 @@ std::string last_line(const std::string& text, size_t max) {
   return line;
 }
 
+std::string reason_line(const std::string& err, size_t max) {
+  // Under mpirun a failing trainer's line is followed by mpirun's banner ("-----", "Primary job
+  // terminated normally, but 1 process returned a non-zero exit code...").
+  std::string found;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    for (const ModeInfo& m : all_modes()) {
+      const std::string exe = m.executable;
+      if (line.rfind(exe + ":", 0) == 0 || line.rfind(exe + " (rank", 0) == 0) found = line;
+    }
+  }
+  if (found.empty()) return last_line(err, max);
+  if (found.size() > max) found = found.substr(0, max) + "...";
+  return found;
+}
+
 RunOutcome judge_run(const ProcessResult& r, const SweepPoint& p, double timeout_s) {
   RunOutcome o;
-  const std::string tail = last_line(r.err);
+  const std::string tail = reason_line(r.err);
   auto with_tail = [&](std::string s) { return tail.empty() ? s : s + ": " + tail; };
   if (r.spawn_failed) {
     o.reason = with_tail("could not start");

@@ -25,4 +25,9 @@ RunOutcome judge_run(const ProcessResult& r, const SweepPoint& p, double timeout
 // The last non-empty line of a process's stderr, shortened to at most `max` characters.
 std::string last_line(const std::string& text, size_t max = 300);
 
+// Why a run failed, in the trainer's own words: the last stderr line that a trainer wrote
+// ("train_dp_naive: ..." or "train_dp_naive (rank 1): ...", executables from the mode table),
+// not mpirun's banner that follows it; else last_line(). Shortened as last_line().
+std::string reason_line(const std::string& err, size_t max = 300);
+
 }  // namespace dpscale

@@ -66,6 +66,13 @@ class Device {
   // w = sgd_update(w, g, v, ...) element-wise over n elements; v may be null if momentum == 0.
   virtual void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
                    float weight_decay) = 0;
+
+  // --- reliability (finite_check.h) ---
+  // Sets *flag (a device scalar) to 1 when any of x[0, n) is non-finite; leaves it untouched
+  // otherwise, so several buffers can report into one flag. Queued like any op: no host wait.
+  virtual void flag_nonfinite(const float* x, int64_t n, float* flag) = 0;
+  // Bytes of memory this device has in all (CPU: physical memory; CUDA: the GPU's); 0 if unknown.
+  virtual uint64_t memory_bytes() const = 0;
 };
 
 // Owning typed buffer in a device's memory. Move-only.

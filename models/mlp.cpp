@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "models/data/rng.h"
+#include "models/finite_check.h"
 #include "models/fnv1a.h"
 
 namespace dpscale {
@@ -24,12 +25,13 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
       grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
       dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
       dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
-      loss_mean_(dev, 2) {
+      loss_mean_(dev, 3) {
   if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
   for (int l = 0; l < spec_.n_layers(); ++l) {
     acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
   }
   dev_.fill(grads_.data(), 0.0f, layout_.grad_buffer_count());
+  dev_.fill(loss_mean_.data(), 0.0f, 3);
 }
 
 void Mlp::init_params(uint64_t seed) {
@@ -124,11 +126,29 @@ float Mlp::loss_mean() {
 }
 
 StepLosses Mlp::read_losses() {
-  // The slot is copied beside the mean on the device, so one download (one wait) reads both.
+  // The slot is copied beside the mean and the flag on the device, so one download (one wait)
+  // reads all three.
   dev_.copy(loss_mean_.data() + 1, grads_.data() + layout_.loss_slot(), sizeof(float));
-  float v[2] = {0.0f, 0.0f};
+  float v[3] = {0.0f, 0.0f, 0.0f};
   dev_.download(v, loss_mean_.data(), sizeof v);
-  return StepLosses{v[1], v[0]};
+  return StepLosses{v[1], v[0], v[2] != 0.0f};
+}
+
+void Mlp::check_grads_finite() {
+  dev_.fill(loss_mean_.data() + 2, 0.0f, 1);
+  dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + 2);
+}
+
+void Mlp::check_params_finite() { dev_.flag_nonfinite(params_.data(), layout_.n_params(), loss_mean_.data() + 2); }
+
+std::string Mlp::describe_nonfinite() {
+  std::vector<float> g(static_cast<size_t>(layout_.grad_buffer_count()));
+  dev_.download(g.data(), grads_.data(), g.size() * sizeof(float));
+  std::string found = describe_first_nonfinite(layout_, g.data());
+  if (!found.empty()) return "gradient " + found;
+  if (!ew::is_finite(g[static_cast<size_t>(layout_.loss_slot())])) return "the loss slot is " + nonfinite_name(g.back());
+  found = describe_first_nonfinite(layout_, params_to_host().data());
+  return found.empty() ? "" : "parameter " + found;
 }
 
 float Mlp::loss_slot_value() {

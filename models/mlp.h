@@ -30,6 +30,7 @@ class GradListener {
 // global-batch mean) and this rank's own mean over its rows.
 struct StepLosses {
   float global, local;
+  bool nonfinite = false;  // check_*_finite() found a non-finite gradient or parameter this step
 };
 
 struct SgdConfig {
@@ -66,6 +67,16 @@ class Mlp {
   void backward(const float* x, int batch, GradListener* listener);
   void sgd_step(const SgdConfig& cfg);
 
+  // Non-finite detection (finite_check.h), queued on the device, read by read_losses() in the
+  // same download as the losses, so checking costs one read-only pass per buffer and no wait.
+  // check_grads_finite() clears the step's flag and checks the gradient buffer (loss slot
+  // included); check_params_finite() adds the parameters (after sgd_step(), an overflowing update).
+  void check_grads_finite();
+  void check_params_finite();
+  // After a flag: "gradient layers.0.weight[3, 17] is nan" (gradients first, then parameters);
+  // "" when both are finite. Downloads both buffers: for the error path only.
+  std::string describe_nonfinite();
+
   float loss_mean();       // waits for the device
   float loss_slot_value();  // waits for the device
   // Both at once, with one wait: what a training step reads.
@@ -81,7 +92,8 @@ class Mlp {
   DeviceBuffer<float> params_, grads_, velocity_;
   std::vector<DeviceBuffer<float>> acts_;  // acts_[l] = output of layer l ([batch, widths[l+1]])
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
-  DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot
+  DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot,
+                                          // [2] the non-finite flag (1 when a check found one)
   const float* last_input_ = nullptr;
 };
 

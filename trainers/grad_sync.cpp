@@ -1,12 +1,35 @@
 // grad_sync.cpp — the shared finish(), the no-op strategy of train_single_gpu, and the factory.
 #include "grad_sync.h"
 
+#include <algorithm>
+
 #include "sync_strategies.h"
 
 namespace dpscale {
 
 GradSync::GradSync(Mlp& model, Communicator* comm)
-    : model_(model), comm_(comm), timer_(comm ? model.device().make_interval_timer() : nullptr) {}
+    : model_(model), comm_(comm), timer_(comm ? model.device().make_interval_timer() : nullptr) {
+  if (comm_) comm_->set_namer([this](const float* data, size_t count) { return name_allreduce(data, count); });
+}
+
+GradSync::~GradSync() {
+  if (comm_) comm_->set_namer({});
+}
+
+std::string GradSync::name_allreduce(const float* data, size_t count) const {
+  const ParamLayout& layout = model_.layout();
+  const int64_t begin = data - model_.grads();
+  const int64_t end = std::min<int64_t>(begin + static_cast<int64_t>(count), layout.n_params());  // not the slot
+  std::vector<std::string> names;
+  for (const FlatTensor& t : layout.tensors()) {
+    if (t.offset < end && t.offset + t.count > begin) names.push_back(t.name());
+  }
+  std::string what = names.empty()       ? "the gradient buffer"
+                     : names.size() == 1 ? "tensor " + names[0]
+                                         : "bucket " + names.front() + " .. " + names.back() + " (" +
+                                               std::to_string(names.size()) + " tensors)";
+  return what + " in step " + std::to_string(steps_done_.load() + 1) + " (warm-up steps counted)";
+}
 
 void GradSync::finish() {
   if (!comm_) return;
@@ -14,6 +37,7 @@ void GradSync::finish() {
   complete();
   timer_->stop();
   comm_->drain();  // outside the interval: the host checks on the collectives once per step
+  ++steps_done_;
 }
 
 int64_t count_with_loss_slot(const ParamLayout& layout, int last_tensor, int64_t count) {

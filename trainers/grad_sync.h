@@ -18,6 +18,7 @@
 // pass). The loss slot that follows the last-produced tensor rides in the last all-reduce.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,6 +42,7 @@ struct SyncStats {
 
 class GradSync : public GradListener {
  public:
+  ~GradSync() override;
   virtual void begin_step() {}
   // Returns when every gradient (and the loss slot) holds the mean over all ranks, as far as
   // compute queued afterwards can tell (on a GPU the host may return earlier).
@@ -61,7 +63,12 @@ class GradSync : public GradListener {
   Communicator* comm_;
 
  private:
+  // The collective watchdog's words for an all-reduce of the gradient buffer: which tensor or
+  // bucket, which step (communicator.h, Namer). Read by the waiting thread on a timeout only.
+  std::string name_allreduce(const float* data, size_t count) const;
+
   std::unique_ptr<IntervalTimer> timer_;
+  std::atomic<int64_t> steps_done_{0};  // finish() calls, warm-up included
 };
 
 // Elements one all-reduce covers: the tensors' `count`, plus the loss slot when the unit ends

@@ -4,6 +4,7 @@
 #include "comm/communicator.h"
 #include "models/errors.h"
 #include "models/io/safetensors.h"
+#include "models/memory_check.h"
 
 namespace dpscale {
 
@@ -59,6 +60,13 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     }
     check_comm_options(Backend::cuda, s->link, s->algo);
   }
+  // The model's buffers, asked for before anything is allocated (issue 12): on the CPU this
+  // node's ranks share the physical memory; a GPU is one rank's.
+  const bool on_cpu = s->device->backend() == Backend::cpu;
+  check_fits("--model " + opts.model + " (" + std::to_string(s->spec.n_params()) + " parameters, batch " +
+                 std::to_string(s->local_batch) + " per rank)",
+             mlp_bytes(s->spec, s->local_batch, opts.momentum > 0), on_cpu ? place.local_size : 1,
+             s->device->memory_bytes(), on_cpu ? "memory" : "GPU memory");
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
   if (opts.batch_size > s->data.n) {

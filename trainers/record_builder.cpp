@@ -83,6 +83,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.nccl_version = ctx.nccl_version;
   r.version = build_version();
   r.timestamp = ctx.timestamp;
+  r.replicas_agree = ctx.replicas_agree;
   return r;
 }
 

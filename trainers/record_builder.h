@@ -22,6 +22,7 @@ struct RecordContext {
   int n_nodes = 1;
   std::string mpi_library, nccl_version;
   std::string timestamp;
+  std::optional<bool> replicas_agree;  // the end-of-run replica check; null for a world of one
 };
 
 RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, std::optional<double> test_accuracy);

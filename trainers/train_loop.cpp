@@ -17,7 +17,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update) {
+// Whether step `n` (counted from 0 over warm-up and training alike) checks its gradients and
+// weights for non-finite values (--finite-check-every).
+bool checks_finite(const RankSetup& s, int64_t n) {
+  return s.opts.finite_check_every > 0 && n % s.opts.finite_check_every == 0;
+}
+
+StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite) {
   const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
   const float* x = s.x + row0 * s.spec.in_width();
   const int32_t* y = s.y + row0;
@@ -27,17 +33,31 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool up
   sync.begin_step();
   m.backward(x, s.local_batch, &sync);
   sync.finish();
+  // After the all-reduce, so every rank checks the same numbers and stops at the same step.
+  if (check_finite) m.check_grads_finite();
   if (update) m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
                                    static_cast<float>(s.opts.weight_decay)});
+  if (check_finite) m.check_params_finite();
   // The slot was summed across ranks with the gradients: Σ_all rows loss / B = the global mean.
   // One read per step (on a GPU, the step's one host wait).
   return m.read_losses();
 }
 
+// A non-finite gradient or weight (the loss itself may stay finite: ReLU maps NaN to 0):
+// name the first one and stop. The same step on every rank, as the loss check.
+void throw_if_nonfinite(RankSetup& s, const StepLosses& l, const std::string& when) {
+  if (!l.nonfinite) return;
+  throw InputError("non-finite values at " + when + ": " + s.model->describe_nonfinite() +
+                   " (check the input data and --init; or try a smaller --lr)");
+}
+
 }  // namespace
 
 std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world) {
-  for (int w = 0; w < s.opts.warmup_steps; ++w) train_step(s, sync, w % s.steps_per_epoch, false);
+  for (int w = 0; w < s.opts.warmup_steps; ++w) {
+    const StepLosses l = train_step(s, sync, w % s.steps_per_epoch, false, checks_finite(s, w));
+    throw_if_nonfinite(s, l, "warm-up step " + std::to_string(w + 1));
+  }
   s.device->synchronize();
   sync.take_wait_seconds();
   if (comm) comm->take_busy_seconds();
@@ -52,11 +72,12 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
     const auto t0 = Clock::now();
     for (int64_t b = 0; b < s.steps_per_epoch; ++b) {
       if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
-      const StepLosses l = train_step(s, sync, b, true);
+      const StepLosses l = train_step(s, sync, b, true, checks_finite(s, total_steps));
       if (!std::isfinite(l.global)) {
         throw InputError("training diverged: non-finite loss at epoch " + std::to_string(e + 1) + ", step " +
                          std::to_string(b + 1) + " (try a smaller --lr)");
       }
+      throw_if_nonfinite(s, l, "epoch " + std::to_string(e + 1) + ", step " + std::to_string(b + 1));
       sum_global += l.global;
       sum_local += l.local;
       ++st.steps;

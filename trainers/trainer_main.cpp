@@ -15,6 +15,7 @@
 #include "models/io/safetensors.h"
 #include "record_builder.h"
 #include "rank_setup.h"
+#include "replica_check.h"
 #include "train_loop.h"
 
 namespace dpscale {
@@ -146,13 +147,25 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     return 2;
   }
   const PerRankEpochs all = world.gather_to_root(epochs);
+  // The end-of-run replica check (replica_check.h): every rank learns the verdict.
+  std::string disagreement;
+  if (comm) {
+    const std::vector<uint64_t> sums = world.all_gather(checksum_floats(s.model->params_to_host()));
+    const ReplicaVerdict v = compare_replicas(sums);
+    ctx.replicas_agree = v.agree;
+    disagreement = describe_disagreement(v, sums);
+  }
   if (world.rank() == 0) {
     const auto acc = evaluate_test_accuracy(s);
-    if (!o.save_path.empty()) save_checkpoint(o.save_path, s.spec, s.model->layout(), s.model->params_to_host());
+    // Replicas that disagree are not one model: no checkpoint of either.
+    if (!o.save_path.empty() && disagreement.empty()) {
+      save_checkpoint(o.save_path, s.spec, s.model->layout(), s.model->params_to_host());
+    }
     std::cout << format_results_line(build_record(ctx, all, acc)) << std::endl;
+    if (!disagreement.empty()) std::cerr << exe << ": " << disagreement << std::endl;
   }
   world.barrier();  // no rank finalizes while rank 0 still reports
-  return 0;
+  return disagreement.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -193,6 +206,7 @@ int run_trainer(int argc, char** argv, Mode mode) {
   try {
     TrainOptions o;
     parse_options(argc, argv, mode, o);
+    world->set_collective_timeout(o.collective_timeout_s);  // the start-up check is watched too
     check_save_path(o);
     s = set_up_rank(o, RankPlace{world->rank(), world->size(), world->local_rank(), world->local_size()});
     mine.checksum = checksum_floats(s->model->params_to_host());

@@ -14,6 +14,8 @@
 
 #include "../elementwise.h"
 #include "../errors.h"
+#include "../finite_check.h"
+#include "../memory_check.h"
 
 namespace dpscale {
 
@@ -113,5 +115,14 @@ void CpuDevice::sgd(float* w, const float* g, float* v, int64_t n, float lr, flo
     for (int64_t i = 0; i < n; ++i) w[i] = ew::sgd_update(w[i], g[i], &unused, lr, 0.0f, weight_decay);
   }
 }
+
+void CpuDevice::flag_nonfinite(const float* x, int64_t n, float* flag) {
+  // A branch-free OR over the exponent test, so the loop vectorises; one pass, read only.
+  bool bad = false;
+  for (int64_t i = 0; i < n; ++i) bad |= !ew::is_finite(x[i]);
+  if (bad) *flag = 1.0f;
+}
+
+uint64_t CpuDevice::memory_bytes() const { return physical_memory_bytes(); }
 
 }  // namespace dpscale

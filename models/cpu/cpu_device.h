@@ -32,6 +32,8 @@ class CpuDevice final : public Device {
   int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) override;
   void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
            float weight_decay) override;
+  void flag_nonfinite(const float* x, int64_t n, float* flag) override;
+  uint64_t memory_bytes() const override;
 
  private:
   std::string name_;

@@ -104,6 +104,12 @@ class CudaDevice final : public Device {
            float weight_decay) override {
     cuda::sgd(w, g, v, n, lr, momentum, weight_decay, stream_);
   }
+  void flag_nonfinite(const float* x, int64_t n, float* flag) override { cuda::flag_nonfinite(x, n, flag, stream_); }
+  uint64_t memory_bytes() const override {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return total_b;
+  }
 
  private:
   void ensure_ones(int rows) {

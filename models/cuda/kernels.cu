@@ -1,6 +1,7 @@
 // kernels.cu — the CUDA backend's element-wise kernels. The arithmetic is elementwise.h's,
 // shared with the CPU backend; these are only the grid loops around it.
 #include "../elementwise.h"
+#include "../finite_check.h"
 #include "cuda_check.h"
 #include "kernels.cuh"
 
@@ -77,6 +78,17 @@ __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, float 
   }
 }
 
+// Grid-stride over x; a warp votes, and one lane of a warp that saw a non-finite value stores
+// the flag. Every writer stores the same 1.0f, so the race is benign and needs no atomics; the
+// flag is never cleared here, so the gradient and the parameter checks can share one.
+__global__ void flag_nonfinite_kernel(const float* x, int64_t n, float* flag) {
+  bool bad = false;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    bad |= !ew::is_finite(x[i]);
+  }
+  if (__any_sync(0xffffffffu, bad) && (threadIdx.x % 32) == 0) *flag = 1.0f;
+}
+
 }  // namespace
 
 void fill(float* x, float value, int64_t n, cudaStream_t s) {
@@ -113,6 +125,11 @@ void count_correct(const float* z, const int32_t* labels, int rows, int cols,
 void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
          float weight_decay, cudaStream_t s) {
   sgd_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, g, v, n, lr, momentum, weight_decay);
+  CUDA_CHECK_LAUNCH();
+}
+
+void flag_nonfinite(const float* x, int64_t n, float* flag, cudaStream_t s) {
+  flag_nonfinite_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, n, flag);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -10,6 +10,8 @@
 
 #include "dataset.h"
 #include "models/errors.h"
+#include "models/finite_check.h"
+#include "models/memory_check.h"
 
 namespace dpscale {
 
@@ -29,6 +31,11 @@ std::vector<unsigned char> gunzip_file(const std::string& path) {
     }
     if (n == 0) break;
     out.insert(out.end(), buf, buf + n);
+    // A small file can inflate without end (a gzip bomb): stop at the machine's memory.
+    if (static_cast<uint64_t>(out.size()) > physical_memory_bytes() / 2) {
+      throw InputError("--data fashion-mnist: '" + path + "' decompresses to more than " +
+                       format_bytes(physical_memory_bytes() / 2) + " (half this machine's memory)");
+    }
   }
   return out;
 }
@@ -46,12 +53,15 @@ std::vector<unsigned char> read_idx(const std::string& path, uint32_t want_magic
   if (be32(b, 0) != want_magic) {
     throw InputError("IDX '" + path + "': wrong magic number (expected a " + std::to_string(rank) + "-D unsigned-byte IDX file)");
   }
-  size_t count = 1;
+  std::optional<uint64_t> product = 1;
   dims.clear();
   for (int i = 0; i < rank; ++i) {
     dims.push_back(be32(b, 4 + 4 * static_cast<size_t>(i)));
-    count *= dims.back();
+    product = product ? checked_mul(*product, dims.back()) : std::nullopt;
   }
+  // Three u32 dimensions can multiply past 64 bits: checked, never wrapped.
+  if (!product) throw InputError("IDX '" + path + "': header declares a size that overflows 64 bits");
+  const uint64_t count = *product;
   if (b.size() - header != count) {
     throw InputError("IDX '" + path + "': " + (b.size() - header < count ? "truncated" : "has trailing bytes") +
                      ": expected " + std::to_string(count) + " data bytes, found " + std::to_string(b.size() - header));
@@ -69,6 +79,11 @@ void load_split(const std::string& dir, const std::string& prefix, std::vector<u
                      std::to_string(ldims[0]) + " labels");
   }
   n = idims[0];
+  // The payload matched the header, so rows × 784-ish fits; but one row must fit an int width.
+  if (uint64_t{idims[1]} * idims[2] > (1u << 16)) {
+    throw InputError("Fashion-MNIST " + prefix + ": images of " + std::to_string(idims[1]) + "x" +
+                     std::to_string(idims[2]) + " pixels are larger than any model input (at most 65536)");
+  }
   dim = static_cast<int>(idims[1] * idims[2]);
   labels.assign(l.begin(), l.end());
 }
@@ -108,6 +123,14 @@ Dataset load_fashion_mnist(const std::string& dir, int64_t samples) {
   };
   convert(train_px, d.x);
   convert(test_px, d.test_x);
+  // Bytes cannot be NaN, but the standardisation divides: keep the promise that no non-finite
+  // value enters training from any dataset, naming the file as the npy check does.
+  for (auto [x, file] : {std::pair{&d.x, "train"}, std::pair{&d.test_x, "t10k"}}) {
+    if (const int64_t i = first_nonfinite(x->data(), static_cast<int64_t>(x->size())); i >= 0) {
+      throw InputError("IDX '" + dir + "/" + file + "-images-idx3-ubyte.gz': non-finite value after scaling at image " +
+                       std::to_string(i / d.dim) + ", pixel " + std::to_string(i % d.dim));
+    }
+  }
   return d;
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "models/errors.h"
+#include "models/memory_check.h"
 
 namespace dpscale {
 
@@ -62,6 +63,9 @@ std::vector<char> read_whole_file(const std::string& path, const std::string& wh
   if (!in) throw InputError(what + ": cannot open '" + path + "'");
   const std::streamsize size = in.tellg();
   if (size < 0) throw InputError(what + ": cannot read '" + path + "'");
+  // The whole file is held in memory (and the data copied once more): refuse one larger than
+  // the machine before asking for it.
+  check_fits(what + " '" + path + "'", static_cast<uint64_t>(size), 1, physical_memory_bytes(), "memory");
   std::vector<char> bytes(static_cast<size_t>(size));
   in.seekg(0);
   if (size > 0 && !in.read(bytes.data(), size)) {

@@ -3,11 +3,14 @@
 // the data starts on a 64-byte boundary, then the raw array.
 #include "models/io/npy.h"
 
+#include <charconv>
 #include <cstring>
 #include <regex>
 
 #include "models/io/atomic_file.h"
 #include "models/errors.h"
+#include "models/finite_check.h"
+#include "models/memory_check.h"
 
 namespace dpscale {
 
@@ -74,14 +77,22 @@ NpyArray read_npy(const std::string& path) {
   const std::string shape = dict_value(header, "shape", path);
   static const std::regex int_re("[0-9]+");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), int_re); it != std::sregex_iterator(); ++it) {
-    arr.shape.push_back(std::stoll(it->str()));
+    const std::string d = it->str();
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    if (ec != std::errc() || p != d.data() + d.size()) {
+      throw InputError("npy '" + path + "': shape " + shape + " has a dimension beyond 2^63");
+    }
+    arr.shape.push_back(v);
   }
   const size_t isz = itemsize(arr.descr);
   if (isz == 0) throw InputError("npy '" + path + "': unsupported dtype '" + arr.descr + "'");
-  int64_t count = 1;
-  for (int64_t d : arr.shape) count *= d;
+  // Overflow-checked: a header declaring 2^62 rows must not wrap around to a small size.
+  std::optional<uint64_t> nbytes = isz;
+  for (int64_t d : arr.shape) nbytes = nbytes ? checked_mul(*nbytes, static_cast<uint64_t>(d)) : std::nullopt;
+  if (!nbytes) throw InputError("npy '" + path + "': shape " + shape + " is too large (its byte size overflows 64 bits)");
   const size_t data_start = header_start + header_len;
-  const size_t expect = static_cast<size_t>(count) * isz;
+  const size_t expect = *nbytes;
   if (bytes.size() - data_start < expect) {
     throw InputError("npy '" + path + "': truncated: expected " + std::to_string(expect) +
                      " data bytes, found " + std::to_string(bytes.size() - data_start));
@@ -138,6 +149,13 @@ void load_npy_dataset(const std::string& features_path, const std::string& label
   dim = static_cast<int>(f.shape[1]);
   x.resize(static_cast<size_t>(n) * dim);
   std::memcpy(x.data(), f.data.data(), x.size() * sizeof(float));
+  // A NaN feature trains silently otherwise: ReLU maps it to 0 and the loss stays finite while
+  // layer 0's weights turn NaN.
+  if (const int64_t i = first_nonfinite(x.data(), static_cast<int64_t>(x.size())); i >= 0) {
+    throw InputError("npy '" + features_path + "': non-finite feature (" + nonfinite_name(x[static_cast<size_t>(i)]) +
+                     ") at row " + std::to_string(i / dim) + ", column " + std::to_string(i % dim) +
+                     " (element " + std::to_string(i) + ")");
+  }
   y.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     int64_t v;

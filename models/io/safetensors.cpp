@@ -7,6 +7,7 @@
 
 #include "models/io/atomic_file.h"
 #include "models/errors.h"
+#include "models/finite_check.h"
 
 namespace dpscale {
 
@@ -87,6 +88,10 @@ StFile read_safetensors(const std::string& path) {
 
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params) {
+  // Never a checkpoint that would only poison the next run's --init.
+  if (const std::string bad = describe_first_nonfinite(layout, params.data()); !bad.empty()) {
+    throw InputError("--save '" + path + "': refusing to write non-finite weights: " + bad);
+  }
   // Forward order (layers.0.weight, layers.0.bias, ...), as a state_dict lists them.
   std::vector<const FlatTensor*> order;
   for (int l = 0; l < spec.n_layers(); ++l) {
@@ -132,6 +137,9 @@ std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& l
     }
     if (st.dtype != "F32") throw InputError(where + ": tensor '" + t.name() + "' is " + st.dtype + ", expected F32");
     std::memcpy(params.data() + t.offset, st.bytes.data(), st.bytes.size());
+  }
+  if (const std::string bad = describe_first_nonfinite(layout, params.data()); !bad.empty()) {
+    throw InputError(where + ": non-finite weight: " + bad);
   }
   if (f.tensors.size() != layout.tensors().size()) {
     for (auto& [name, _] : f.tensors) {
