@@ -57,9 +57,9 @@ if (( ! render_only )); then
   cmd[textbook_15_2_1]="dpscale predict --textbook 15.2.1"
   "$DPSCALE" predict --from "$RAW/runs.jsonl" --world-sizes 1,2,4,8,16,32,64,128,256 --format json > "$RAW/predict.json"
   cmd[predict]="dpscale predict --from $RAW/runs.jsonl --world-sizes 1,2,4,...,256 --format json"
-  "$DPSCALE" predict --from "$RAW/buckets.jsonl" --recommend-cap --model medium --world-sizes 2 --format json \
+  "$DPSCALE" predict --from "$RAW/buckets.jsonl" --recommend-cap --models medium --world-sizes 2 --format json \
     > "$RAW/predict-caps.json"
-  cmd[caps_predicted]="dpscale predict --from $RAW/buckets.jsonl --recommend-cap --model medium --world-sizes 2 --format json"
+  cmd[caps_predicted]="dpscale predict --from $RAW/buckets.jsonl --recommend-cap --models medium --world-sizes 2 --format json"
 
   # The workshop's six charts (and 7, 8) from the main sweep; chart 7 from the bucket sweep.
   "$DPSCALE" plot "$RAW/runs.jsonl" --out "$CHARTS" --format png >/dev/null
