@@ -19,6 +19,7 @@ lines of a killed sweep). Exit 0 when the report was plotted (even if some chart
 The input file is only ever read.
 """
 import argparse
+import json
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree from a plain run
@@ -48,6 +49,9 @@ def parse_args(argv):
     ap.add_argument("--out", required=True, help="directory for the charts (created if missing)")
     ap.add_argument("--format", default="png,svg",
                     help=f"comma-separated formats, of {', '.join(FORMATS)} (default png,svg)")
+    # Issue 10: chart 7 draws the step model's curve beside the measured sweep.
+    ap.add_argument("--predict-caps", help="`dpscale predict --recommend-cap --format json` rows: "
+                    "chart 7 draws their predicted exposed comm (dashed)")
     args = ap.parse_args(argv)
     fmts = [f.strip().lower() for f in args.format.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
@@ -99,6 +103,13 @@ def main(argv=None):
         return 2
     # The foot of each chart names the results file the numbers come from, not the report.
     results = Results(report, Path(report.file).name)
+    if args.predict_caps:
+        try:
+            results.predicted_caps = json.loads(Path(args.predict_caps).read_text())
+            assert isinstance(results.predicted_caps, list)
+        except (OSError, ValueError, AssertionError):
+            note("error", f"--predict-caps: '{args.predict_caps}' is not readable `dpscale predict --recommend-cap --format json` output")
+            return 2
     describe_input(report, results)
     out_dir = Path(args.out)
     try:

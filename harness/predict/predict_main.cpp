@@ -190,9 +190,8 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
     const LinkFit fit = fit_link_from_bench(a.link_from, a.link_from_algo);
     ctx.comm.link = LinkModel{"fitted", fit.alpha_us, fit.gbps, 1.0};
     std::ostringstream s;
-    s << "fitted to " << a.link_from << ": α " << format_number(fit.alpha_us) << " µs, β " << format_number(fit.gbps)
-      << " GB/s from " << fit.points << " '" << fit.algo << "' rows, rms relative residual "
-      << format_number(fit.rms_rel_residual);
+    s << "fitted to " << a.link_from << ": α " << sig4(fit.alpha_us) << " µs, β " << sig4(fit.gbps) << " GB/s from "
+      << fit.points << " '" << fit.algo << "' rows, rms relative residual " << sig4(fit.rms_rel_residual);
     ctx.link_source = s.str();
   } else if (!a.link.empty()) {
     ctx.comm.link = link_opt("--link", a.link);
@@ -221,7 +220,7 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
       const auto dev = make_device(DeviceOptions{"cpu", 1, false, 0});
       const double flops = measure_gemm_flops(*dev, biggest.spec, std::max(1, ctx.workload.batch / k2));
       ctx.comm.link.dilation = d.auto_tflops * 1e12 / flops;
-      ctx.link_source += "; dilation auto: " + format_number(flops / 1e9) + " GFLOP/s measured here";
+      ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here";
     }
   }
   ctx.comm.intra = link_opt("--intra-link", a.intra_link.empty() ? "nvlink" : a.intra_link);

@@ -1,6 +1,7 @@
 // predict_table.cpp — rows, the knee, and the md/csv/json renderings.
 #include "predict_table.h"
 
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -44,14 +45,19 @@ std::vector<PredictRow> predict_rows(const std::vector<SingleRun>& singles, cons
   return rows;
 }
 
+std::string sig4(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
 std::string describe_link(const CommModel& comm) {
-  std::string s = comm.link.name + " (α " + format_number(comm.link.alpha_us) + " µs, " +
-                  format_number(comm.link.gbps) + " GB/s)";
+  std::string s = comm.link.name + " (α " + sig4(comm.link.alpha_us) + " µs, " + sig4(comm.link.gbps) + " GB/s)";
   if (comm.algo == CommAlgo::hier) {
     s += " between nodes, " + comm.intra.name + " (α " + format_number(comm.intra.alpha_us) + " µs, " +
          format_number(comm.intra.gbps) + " GB/s) inside, " + std::to_string(comm.gpus_per_node) + " per node";
   }
-  return s + ", dilation ×" + fmt_fixed(comm.link.dilation, 4) + ", " + comm_algo_name(comm.algo) + " all-reduce";
+  return s + ", dilation ×" + sig4(comm.link.dilation) + ", " + comm_algo_name(comm.algo) + " all-reduce";
 }
 
 namespace {

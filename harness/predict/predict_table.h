@@ -45,7 +45,9 @@ std::vector<PredictRow> predict_rows(const std::vector<SingleRun>& singles, cons
 // md | csv | json (the JSON: a list of row objects).
 std::string render_rows(const std::vector<PredictRow>& rows, const PredictContext& ctx, const std::string& format);
 
-// The link fields every JSON row carries.
+// "pcie4 (α 10 µs, 25 GB/s), dilation ×155.6, ring all-reduce" for the line above a table.
 std::string describe_link(const CommModel& comm);
+// Four significant digits: fitted and measured values print as 54.52, not 54.51909337875028.
+std::string sig4(double v);
 
 }  // namespace dpscale::predict

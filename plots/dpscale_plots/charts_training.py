@@ -99,6 +99,8 @@ def chart7_bucket_sweep(results):
               for m, k, c in series]
     legend.append(Line2D([], [], color=MUTED, linestyle=":",
                          label=f"{MODE_LABEL['interleaved']} (one all-reduce per tensor), same K"))
+    if getattr(results, "predicted_caps", None):
+        legend.append(Line2D([], [], color=MUTED, linestyle="--", label="predicted (dpscale predict)"))
     fig, axes = new_figure(
         results, f"{MODE_LABEL['bucketed']}: throughput and exposed communication vs bucket cap",
         "small caps pay a per-call latency on many all-reduces; large caps start the first "
@@ -124,6 +126,7 @@ def chart7_bucket_sweep(results):
             if ref.median("comm_s") is not None:
                 bottom.axhline(ref.median("comm_s") * scale, color=color,
                                linestyle=":", linewidth=1.2)
+    _predicted_exposed(bottom, results, series, scale)
     caps = sorted(all_caps)
     bottom.set_xscale("log", base=2)
     bottom.set_xticks(caps, [f"{c:g}" for c in caps])
@@ -139,6 +142,18 @@ def chart7_bucket_sweep(results):
     lo, hi = top.get_ylim()
     top.set_ylim(lo, hi + 0.12 * (hi - lo))  # room for the best-cap label
     return fig
+
+
+def _predicted_exposed(ax, results, series, scale):
+    """Issue 10: `dpscale predict --recommend-cap` rows (plot_results.py --predict-caps), dashed
+    over the measured exposed comm of the same (model, K); the numbers are predict's."""
+    rows = getattr(results, "predicted_caps", None) or []
+    for model, k, color in series:
+        pts = sorted((r for r in rows if r.get("model") == model and r.get("world_size") == k),
+                     key=lambda r: r["bucket_cap_mb"])
+        if pts:
+            ax.plot([r["bucket_cap_mb"] for r in pts], [r["exposed_comm_s"] * scale for r in pts],
+                    color=color, linestyle="--", linewidth=1.2)
 
 
 def _sweep_throughput(ax, caps, pts, color):

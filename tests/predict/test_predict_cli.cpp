@@ -81,7 +81,9 @@ TEST(PredictCli, RecommendCapNamesTheMinimum) {
   }
   EXPECT_EQ(flagged, best);
   // Caps change the answer here (the link is as slow as the compute), else the test proves little.
-  EXPECT_GT(rows[0]["exposed_comm_s"].get<double>(), best * 1.1);
+  double worst = 0;
+  for (const auto& r : rows) worst = std::max(worst, r["exposed_comm_s"].get<double>());
+  EXPECT_GT(worst, best * 1.1);
 }
 
 TEST(PredictCli, BadInputIsOneLineAndExitTwo) {
