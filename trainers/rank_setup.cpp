@@ -4,6 +4,7 @@
 #include "comm/communicator.h"
 #include "models/errors.h"
 #include "models/io/safetensors.h"
+#include "step_probe.h"
 
 namespace dpscale {
 
@@ -54,6 +55,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     }
     check_comm_options(Backend::cuda, s->link, s->algo);
   }
+  check_diagnosis_options(opts, world_size, s->device->backend());  // issue 9
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
   if (opts.batch_size > s->data.n) {
