@@ -12,6 +12,7 @@
 // Run: ctest -R DpDiagnosis --output-on-failure
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,25 @@ TEST(DpDiagnosis, PerRankTimesAreConsistent) {
   EXPECT_EQ(j["inject_delay"], "");
   EXPECT_EQ(j["triad_steps"], 0);
   EXPECT_TRUE(j["overlap_pct"].is_null());
+}
+
+// The triad on a link so slow that compute cannot hide it: naive, which overlaps nothing by
+// construction, shows (almost) no overlap, and the record's numbers obey their formulas.
+TEST(DpDiagnosis, TriadOfNaiveOnASlowLink) {
+  const auto j = np2("train_dp_naive", kTiny + std::vector<std::string>{"--link", "eth10", "--link-dilation", "300",
+                                                                        "--triad", "3"});
+  SCOPED_TRACE(j.dump());
+  EXPECT_EQ(j["triad_steps"], 3);
+  const double step = j["triad_step_s"].get<double>(), compute = j["compute_only_step_s"].get<double>();
+  const double comm = j["comm_only_step_s"].get<double>(), exposed = j["exposed_comm_step_s"].get<double>();
+  EXPECT_NEAR(exposed, step - compute, 1e-9);
+  EXPECT_NEAR(j["overlap_pct"].get<double>(), 100.0 * std::max(0.0, std::min(1.0, 1.0 - exposed / comm)), 1e-6);
+  // Six all-reduces, each held at least 2·α·F = 2 · 50 µs · 300 = 30 ms: comm-only covers them.
+  EXPECT_GT(comm, 6 * 0.030 * 0.95);
+  EXPECT_LT(compute, comm);
+  EXPECT_LT(j["overlap_pct"].get<double>(), 25.0);
+  // The epochs' own numbers are untouched by the triad that followed them.
+  EXPECT_EQ(j["steps"], 4);
 }
 
 TEST(DpDiagnosis, BadDiagnosisOptionsExit2WithOneLine) {
