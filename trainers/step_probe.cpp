@@ -85,10 +85,14 @@ void StepProbe::on_grad_ready(const FlatTensor& t) {
   sync_.on_grad_ready(t);
 }
 
-void StepProbe::compute_end() { compute_timer_->stop(); }
+void StepProbe::compute_end() {
+  compute_timer_->stop();
+  if (tracer_) tracer_->mark(Track::compute);
+}
 
 void StepProbe::sync_done() {
   if (!comm_) return;
+  if (tracer_) tracer_->span(Track::compute, "wait in finish() (exposed all-reduce)", {});
   const std::vector<CallTiming> calls = comm_->take_call_log();
   if (tracer_) tracer_->add_calls(calls);
   if (unit_bytes_.empty()) {

@@ -5,7 +5,7 @@
 //               tid 1 "compute"   forward + loss (all layers: the model has no per-layer
 //                                 forward hook); backward of each tensor (the span ends when
 //                                 that tensor's gradient is ready; a layer's dX GEMM falls in
-//                                 the next tensor's span); the optimizer
+//                                 the next tensor's span); the wait in finish(); the optimizer
 //               tid 2 "comm"      each all-reduce as the comm thread ran it, with its bytes,
 //                                 the tensors it covers and when it was queued
 //               tid 3 "loader"    waiting for the batch

@@ -98,6 +98,15 @@ TEST(DpDiagnosis, PerRankTimesAreConsistent) {
     EXPECT_GE(w[r], 0.0);
     EXPECT_LE(c[r] + w[r], e[r] * 1.01);
   }
+  // Per-tensor bandwidth (interleaved): one unit per tensor, the bytes of the step in all.
+  const auto units = j["allreduce_unit_bytes"].get<std::vector<int64_t>>();
+  const auto busbw = j["bucket_busbw_gbps"].get<std::vector<double>>();
+  EXPECT_EQ(units.size(), 6u);
+  ASSERT_EQ(busbw.size(), units.size());
+  int64_t sum = 0;
+  for (int64_t u : units) sum += u;
+  EXPECT_EQ(sum, j["allreduce_bytes_per_step"].get<int64_t>());
+  for (double g : busbw) EXPECT_GT(g, 0.0);
   EXPECT_EQ(j["loader_s"], 0.0);
   EXPECT_EQ(j["inject_delay"], "");
   EXPECT_EQ(j["triad_steps"], 0);
