@@ -2,11 +2,14 @@
 #include "diagnosis_report.h"
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <map>
 
 #include "contract/option_values.h"
 #include "harness/report.h"
 #include "harness/table.h"
+#include "models/errors.h"
 
 namespace dpscale {
 
@@ -113,6 +116,62 @@ std::string diagnosis_markdown(const Analysis& a) {
          "\nBottleneck: the README's rule (\"Why a run scaled as it did\"), the label most repeats carry. Triad\n"
          "columns (--triad N): per step, medians; Exposed = step − compute-only; Overlap % = 100·max(0, min(1,\n"
          "1 − exposed/comm-only)).\n";
+}
+
+namespace {
+struct BenchRow {
+  double bytes, busbw;
+  std::string name;
+};
+
+std::vector<BenchRow> read_bench(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--bench-allreduce: cannot read '" + path + "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError("--bench-allreduce: '" + path + "' is not JSON (bench_allreduce --benchmark_format=json)");
+  }
+  std::vector<BenchRow> all, medians;
+  if (j.is_object() && j.contains("benchmarks") && j["benchmarks"].is_array()) {
+    for (const auto& b : j["benchmarks"]) {
+      if (!b.contains("bytes") || !b.contains("busbw_GBps") || !b["bytes"].is_number() || !b["busbw_GBps"].is_number()) {
+        continue;
+      }
+      BenchRow r{b["bytes"].get<double>(), b["busbw_GBps"].get<double>(), b.value("name", std::string())};
+      all.push_back(r);
+      if (b.value("aggregate_name", std::string()) == "median") medians.push_back(r);
+    }
+  }
+  if (all.empty()) throw InputError("--bench-allreduce: '" + path + "' has no rows with bytes and busbw_GBps");
+  return medians.empty() ? all : medians;
+}
+}  // namespace
+
+std::string bench_comparison_markdown(const Analysis& a, const std::string& bench_json_path) {
+  const std::vector<BenchRow> bench = read_bench(bench_json_path);
+  Table t;
+  t.header = {"Model", "Mode", "K", "Link", "Unit", "Bytes", "In training GB/s", "bench_allreduce GB/s", "at bytes"};
+  t.right.assign(t.header.size(), true);
+  t.right[0] = t.right[1] = t.right[3] = false;
+  for (const PointStats& p : a.points) {
+    const DiagnosisStats d = diagnosis_stats(p);
+    for (size_t u = 0; u < d.unit_bytes.size() && u < d.busbw_gbps.size(); ++u) {
+      const double bytes = static_cast<double>(d.unit_bytes[u]);
+      const BenchRow* best = &bench.front();
+      for (const BenchRow& r : bench) {
+        if (std::abs(std::log(r.bytes / bytes)) < std::abs(std::log(best->bytes / bytes))) best = &r;
+      }
+      t.rows.push_back({p.key.model, mode_label(p.key.mode), std::to_string(p.key.world_size), p.key.link,
+                        std::to_string(u), std::to_string(d.unit_bytes[u]), fmt_fixed(d.busbw_gbps[u], 3),
+                        fmt_fixed(best->busbw, 3), format_number(best->bytes)});
+    }
+  }
+  return "\n## All-reduce bandwidth: in training vs bench_allreduce (" + bench_json_path + ")\n\n" +
+         (t.rows.empty() ? std::string("No run carries bucket_busbw_gbps.\n") : t.markdown()) +
+         "\nIn training: each all-reduce unit's median bus bandwidth on rank 0's comm thread, 2(K−1)/K·bytes/s\n"
+         "(with link emulation, the emulated link's). bench_allreduce: the row of the nearest message size.\n";
 }
 
 }  // namespace dpscale

@@ -32,4 +32,10 @@ nlohmann::ordered_json diagnosis_json(const PointStats& p);
 // The Markdown section "Why each run scaled as it did"; "" when no point has a label.
 std::string diagnosis_markdown(const Analysis& a);
 
+// `dpscale report --bench-allreduce FILE`: each data-parallel point's per-unit bus bandwidth
+// beside bench_allreduce's (its Google Benchmark JSON: rows with "bytes" and "busbw_GBps"; the
+// median aggregate where repetitions made one) at the nearest message size. Markdown. Throws
+// InputError naming the file when it cannot be read or holds no such rows.
+std::string bench_comparison_markdown(const Analysis& a, const std::string& bench_json_path);
+
 }  // namespace dpscale

@@ -89,5 +89,31 @@ TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {
   EXPECT_FALSE(r.overlap_pct);
 }
 
+// --bench-allreduce: each unit's bandwidth beside bench_allreduce's row of the nearest size
+// (the median aggregate where there is one); a bad file is refused with exit 2.
+TEST(HarnessDiagnosis, BenchAllreduceBesideTheTrainingsBandwidth) {
+  test::ScratchDir dir;
+  const SweepPoint s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
+  RunRecord rb = make_record(b, 0.6, 0.1);
+  rb.bottleneck = "compute";
+  rb.allreduce_unit_bytes = {1000, 1000000};
+  rb.bucket_busbw_gbps = {0.125, 3.5};
+  test::write_file(dir.file("r.jsonl"), sweep_line(s, make_record(s, 1.0)) + sweep_line(b, rb));
+  test::write_file(dir.file("bench.json"), R"({"benchmarks": [
+      {"name": "a/1024", "bytes": 1024, "busbw_GBps": 0.5},
+      {"name": "a/1024_median", "aggregate_name": "median", "bytes": 1024, "busbw_GBps": 0.25},
+      {"name": "a/1048576_median", "aggregate_name": "median", "bytes": 1048576, "busbw_GBps": 7.75}]})");
+  const ProcessResult r = test::dpscale({"report", dir.file("r.jsonl"), "--bench-allreduce", dir.file("bench.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("in training vs bench_allreduce"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0.125 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0.250 |"), std::string::npos) << r.out;  // the median, not the 0.5 row
+  EXPECT_NE(r.out.find(" 7.750 |"), std::string::npos) << r.out;  // 1 MB -> the 1 MiB row
+  test::write_file(dir.file("bad.json"), "{\"benchmarks\": []}");
+  const ProcessResult bad = test::dpscale({"report", dir.file("r.jsonl"), "--bench-allreduce", dir.file("bad.json")});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--bench-allreduce"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace dpscale
