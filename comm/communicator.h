@@ -17,11 +17,20 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "contract/link_model.h"
 #include "models/device.h"
 
 namespace dpscale {
+
+// issue 9: one all-reduce's times on the steady clock (seconds), for per-bucket bandwidth and
+// the trace: queued by the caller, started and finished on the comm thread.
+struct CallTiming {
+  const float* data = nullptr;  // where the reduced floats start (which tensors they are)
+  size_t count = 0;             // floats
+  double queued_s = 0.0, start_s = 0.0, end_s = 0.0;
+};
 
 class Work {
  public:
@@ -60,6 +69,12 @@ class Communicator {
     return s;
   }
   Namer namer_;
+
+ public:
+  // issue 9: when on, each all-reduce's CallTiming is kept until taken (after finish()). A
+  // communicator that cannot time single calls on the host (NCCL) keeps none.
+  virtual void log_calls(bool) {}
+  virtual std::vector<CallTiming> take_call_log() { return {}; }
 };
 
 // InputError when the link emulation or the algorithm cannot run on the communicator this

@@ -12,6 +12,10 @@ namespace dpscale {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+double seconds_since_epoch(Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+}  // namespace
+
 class MpiCommunicator::MpiWork final : public Work {
  public:
   MpiWork(MpiCommunicator& c, uint64_t seq) : c_(c), seq_(seq) {}
@@ -53,7 +57,7 @@ std::unique_ptr<Work> MpiCommunicator::allreduce_sum(float* data, size_t count) 
   {
     std::lock_guard<std::mutex> lock(mu_);
     seq = ++launched_;
-    queue_.push_back(Task{data, count, seq});
+    queue_.push_back(Task{data, count, seq, seconds_since_epoch(Clock::now())});
   }
   queued_cv_.notify_one();
   return std::make_unique<MpiWork>(*this, seq);
@@ -74,6 +78,18 @@ double MpiCommunicator::take_busy_seconds() {
   const double s = busy_s_;
   busy_s_ = 0.0;
   return s;
+}
+
+void MpiCommunicator::log_calls(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_calls_ = on;
+}
+
+std::vector<CallTiming> MpiCommunicator::take_call_log() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<CallTiming> out;
+  out.swap(call_log_);
+  return out;
 }
 
 void MpiCommunicator::run() {
@@ -117,6 +133,10 @@ void MpiCommunicator::run() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_s_ += elapsed;
+      if (log_calls_) {
+        const double start_s = seconds_since_epoch(start);
+        call_log_.push_back(CallTiming{task.data, task.count, task.queued_s, start_s, start_s + elapsed});
+      }
       completed_ = task.seq;
     }
     done_cv_.notify_all();

@@ -15,6 +15,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "allreduce_algos.h"
 #include "communicator.h"
@@ -35,6 +36,8 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override;
   void finish() override;
   double take_busy_seconds() override;
+  void log_calls(bool on) override;
+  std::vector<CallTiming> take_call_log() override;
 
   const LinkModel& link() const { return link_; }
   AllreduceAlgo algo() const { return algo_; }
@@ -44,6 +47,7 @@ class MpiCommunicator final : public Communicator {
     float* data;
     size_t count;
     uint64_t seq;
+    double queued_s;  // issue 9: steady-clock seconds at allreduce_sum()
   };
   class MpiWork;
   void run();
@@ -62,6 +66,8 @@ class MpiCommunicator final : public Communicator {
   uint64_t launched_ = 0, completed_ = 0;
   double busy_s_ = 0.0;
   bool stop_ = false;
+  bool log_calls_ = false;         // issue 9
+  std::vector<CallTiming> call_log_;
   std::thread worker_;
 };
 

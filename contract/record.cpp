@@ -104,6 +104,18 @@ RecordField field(std::string name, T RunRecord::*member, std::string meaning) {
   return f;
 }
 
+// issue 9: a field added after records were already committed (results/, docs/): a record
+// without it reads as the member's default, so older results files still report.
+template <class T>
+RecordField later_field(std::string name, T RunRecord::*member, std::string meaning) {
+  RecordField f = field(name, member, std::move(meaning));
+  auto read = f.read;
+  f.read = [name, read](const json& j, RunRecord& r) {
+    if (j.contains(name)) read(j, r);
+  };
+  return f;
+}
+
 std::vector<RecordField> build_fields() {
   using R = RunRecord;
   return {
@@ -159,6 +171,28 @@ std::vector<RecordField> build_fields() {
       // --- reliability (issue 12) ---
       field("replicas_agree", &R::replicas_agree,
             "DP modes: every rank's final weights have rank 0's FNV-1a checksum (false fails the run); null for single"),
+
+      // --- issue 9: why a run scaled as it did (README "Why a run scaled as it did") ---
+      later_field("per_rank_compute_s", &R::per_rank_compute_s,
+            "each rank's per-epoch compute: forward + loss + backward until its last gradient was ready"),
+      later_field("per_rank_wait_s", &R::per_rank_wait_s, "each rank's per-epoch wait in `finish()` (the all-reduce)"),
+      later_field("loader_s", &R::loader_s, "per epoch, mean over ranks: time a step waited for its batch"),
+      later_field("loader_delay_ms", &R::loader_delay_ms, "`--loader-delay-ms`: each batch's emulated fetch time"),
+      later_field("prefetch", &R::prefetch, "`--prefetch`: batches fetched ahead in the background"),
+      later_field("inject_delay", &R::inject_delay, "`--inject-delay RANK:MS` (\"\" if none)"),
+      later_field("bottleneck", &R::bottleneck, "`compute` | `communication` | `loader` | `straggler` (the README's rule)"),
+      later_field("straggler_rank", &R::straggler_rank, "the slow rank when `bottleneck` is `straggler`, else null"),
+      later_field("diagnosis", &R::diagnosis, "one line: the label and the number behind it"),
+      later_field("triad_steps", &R::triad_steps, "`--triad N` (0: no triad)"),
+      later_field("triad_step_s", &R::triad_step_s, "triad: a full step (compute + all-reduces), slowest rank"),
+      later_field("compute_only_step_s", &R::compute_only_step_s, "triad: the same step with every all-reduce skipped"),
+      later_field("comm_only_step_s", &R::comm_only_step_s, "triad: the step's all-reduces alone (same sizes, order, link)"),
+      later_field("exposed_comm_step_s", &R::exposed_comm_step_s, "triad: `triad_step_s` − `compute_only_step_s`"),
+      later_field("overlap_pct", &R::overlap_pct, "triad: 100·max(0, min(1, 1 − exposed/comm_only)) (OSU)"),
+      later_field("allreduce_unit_bytes", &R::allreduce_unit_bytes,
+            "DP modes: bytes of each all-reduce of a step, in launch order (bucket; tensor for interleaved)"),
+      later_field("bucket_busbw_gbps", &R::bucket_busbw_gbps,
+            "DP modes (MPI): each all-reduce's median bus bandwidth, 2(K−1)/K·bytes/s/1e9, as `allreduce_unit_bytes`"),
   };
 }
 

@@ -73,6 +73,20 @@ struct RunRecord {
 
   // reliability (issue 12)
   std::optional<bool> replicas_agree;  // data-parallel: every rank's final weights hash alike
+  // issue 9: why a run scaled as it did (trainers/diagnosis.cpp fills these)
+  std::vector<double> per_rank_compute_s;
+  std::vector<double> per_rank_wait_s;
+  double loader_s = 0.0;
+  double loader_delay_ms = 0.0;
+  int prefetch = 0;
+  std::string inject_delay;
+  std::string bottleneck;
+  std::optional<int> straggler_rank;
+  std::string diagnosis;
+  int triad_steps = 0;
+  std::optional<double> triad_step_s, compute_only_step_s, comm_only_step_s, exposed_comm_step_s, overlap_pct;
+  std::vector<int64_t> allreduce_unit_bytes;
+  std::vector<double> bucket_busbw_gbps;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

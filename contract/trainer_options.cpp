@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <iostream>
 
+#include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "contract/option_values.h"
 #include "models/errors.h"
@@ -186,6 +187,23 @@ std::vector<TrainerOption> build_table() {
                 "abort the job when a collective (all-reduce, barrier, gather) waits longer (seconds)",
                 kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
            ConfigUse::options, false),
+      // --- issue 9: why a run scaled as it did (faults to inject, the triad, the trace) ---
+      text("inject_delay", "--inject-delay", "RANK:MS: that rank sleeps MS each step during backward (a straggler)",
+           kDataParallel, ValueKind::text, [](const std::string& v) { parse_inject_delay(v); },
+           [](auto& o) -> auto& { return o.inject_delay; }),
+      real("loader_delay_ms", "--loader-delay-ms", "every rank waits MS for each batch (a starved input pipeline)",
+           kAll, {0.0}, {600000.0}, [](auto& o) -> auto& { return o.loader_delay_ms; }),
+      whole("prefetch", "--prefetch", "fetch the next N batches in the background while a step runs", kAll, 0, 64,
+            [](auto& o) -> auto& { return o.prefetch; }),
+      whole("triad", "--triad", "after the epochs: N full, N compute-only and N comm-only steps (weights restored)",
+            kDataParallel, 0, 100000, [](auto& o) -> auto& { return o.triad; }),
+      with(text("trace", "--trace", "write a Chrome/Perfetto trace-event JSON of --trace-steps (all ranks)", kAll,
+                ValueKind::text, path, [](auto& o) -> auto& { return o.trace_path; }),
+           ConfigUse::never, false),
+      with(text("trace_steps", "--trace-steps", "A:B: the timed steps --trace records (1-based, inclusive)", kAll,
+                ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
+                [](auto& o) -> auto& { return o.trace_steps; }),
+           ConfigUse::never, false),
   };
   return t;
 }

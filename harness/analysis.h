@@ -68,6 +68,10 @@ struct PointStats {
   // Per epoch, the median over repeats (NaN entries left out; NaN where none is finite), as
   // long as the shortest repeat's curve; empty when no repeat has the curve.
   std::vector<double> loss_global, loss_rank0;
+
+  // issue 9: every repeat's record, for harness/diagnosis_report.cpp (medians of the triad,
+  // per-rank times, the bottleneck label).
+  std::vector<RunRecord> repeats;
 };
 
 struct FailedRun {

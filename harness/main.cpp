@@ -22,6 +22,7 @@
 #include "harness/plot.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report.h"
+#include "harness/diagnosis_report.h"
 #include "harness/sweep.h"
 #include "models/errors.h"
 
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "the workshop's results table with E, comm %, γ and the Amdahl ceiling");
   report->add_option("file", report_file, "results file (.jsonl)")->required();
   report->add_option("--format", format, "md | csv | json")->capture_default_str();
+  std::string bench_allreduce_json;  // issue 9
+  report->add_option("--bench-allreduce", bench_allreduce_json,
+                     "bench_allreduce's JSON: put its bus bandwidth beside each all-reduce's in training (md)");
 
   std::string now_file, base_file;
   CompareOptions co;
@@ -159,7 +163,12 @@ int main(int argc, char** argv) {
       return run_sweep(so);
     }
     if (*report) {
-      const std::string text = render_report(load(report_file), report_file, format);
+      const Analysis analysis = load(report_file);
+      std::string text = render_report(analysis, report_file, format);
+      if (!bench_allreduce_json.empty()) {  // issue 9
+        if (format != "md") throw InputError("--bench-allreduce goes with --format md");
+        text += bench_comparison_markdown(analysis, bench_allreduce_json);
+      }
       std::cout << text << std::flush;
       return 0;
     }

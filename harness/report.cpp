@@ -7,6 +7,7 @@
 
 #include "contract/modes.h"
 #include "contract/schema_doc.h"
+#include "harness/diagnosis_report.h"
 #include "harness/table.h"
 #include "models/errors.h"
 
@@ -84,6 +85,8 @@ std::string markdown(const Analysis& a, const std::string& source) {
            std::to_string(p.key.world_size) + (p.key.bucket_cap_mb ? ", cap " + format_number(*p.key.bucket_cap_mb) + " MB" : "") +
            "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
   }
+
+  out += diagnosis_markdown(a);  // issue 9
 
   if (!a.failed.empty()) {
     Table f;
@@ -171,6 +174,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["n_buckets"] = opt_json(p.n_buckets);
     o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
     o["loss_rank0"] = p.loss_rank0;
+    o["diagnosis"] = diagnosis_json(p);  // issue 9
     j["points"].push_back(o);
   }
   j["failed"] = ordered_json::array();

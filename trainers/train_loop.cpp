@@ -13,9 +13,9 @@
 
 namespace dpscale {
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
+
+namespace {
 
 // Whether step `n` (counted from 0 over warm-up and training alike) checks its gradients and
 // weights for non-finite values (--finite-check-every).
@@ -23,25 +23,43 @@ bool checks_finite(const RankSetup& s, int64_t n) {
   return s.opts.finite_check_every > 0 && n % s.opts.finite_check_every == 0;
 }
 
-StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite) {
+}  // namespace
+
+StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite,
+                      StepProbe* probe) {
   const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
   const float* x = s.x + row0 * s.spec.in_width();
   const int32_t* y = s.y + row0;
+  // issue 9: the probe may hand over the loader's staged copy of the same rows, and times
+  // compute; with no probe (warm-up, the triad) the step is exactly as before.
+  if (probe) {
+    const StepProbe::Batch b = probe->batch(batch_index);
+    x = b.x;
+    y = b.y;
+    probe->compute_begin();
+  }
   Mlp& m = *s.model;
   m.forward(x, s.local_batch);
   m.loss(y, s.local_batch, 1.0f / static_cast<float>(s.opts.batch_size));
   sync.begin_step();
-  m.backward(x, s.local_batch, &sync);
+  if (probe) probe->backward_begin();
+  m.backward(x, s.local_batch, probe ? static_cast<GradListener*>(probe) : &sync);
+  if (probe) probe->compute_end();
   sync.finish();
+  if (probe) probe->sync_done();
   // After the all-reduce, so every rank checks the same numbers and stops at the same step.
   if (check_finite) m.check_grads_finite();
+  if (probe) probe->optimizer_begin();
   if (update) m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
                                    static_cast<float>(s.opts.weight_decay)});
+  if (probe) probe->optimizer_end();
   if (check_finite) m.check_params_finite();
   // The slot was summed across ranks with the gradients: Σ_all rows loss / B = the global mean.
   // One read per step (on a GPU, the step's one host wait).
   return m.read_losses();
 }
+
+namespace {
 
 // A non-finite gradient or weight (the loss itself may stay finite: ReLU maps NaN to 0):
 // name the first one and stop. The same step on every rank, as the loss check.
@@ -53,15 +71,16 @@ void throw_if_nonfinite(RankSetup& s, const StepLosses& l, const std::string& wh
 
 }  // namespace
 
-std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world) {
+std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe* probe) {
   for (int w = 0; w < s.opts.warmup_steps; ++w) {
-    const StepLosses l = train_step(s, sync, w % s.steps_per_epoch, false, checks_finite(s, w));
+    const StepLosses l = train_step(s, sync, w % s.steps_per_epoch, false, checks_finite(s, w), nullptr);
     throw_if_nonfinite(s, l, "warm-up step " + std::to_string(w + 1));
   }
   s.device->synchronize();
   sync.take_wait_seconds();
   if (comm) comm->take_busy_seconds();
   world.barrier();
+  if (probe) probe->start();  // issue 9: the trace's t = 0, as the ranks leave the barrier
 
   std::vector<EpochStats> epochs;
   int64_t total_steps = 0;
@@ -72,7 +91,7 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
     const auto t0 = Clock::now();
     for (int64_t b = 0; b < s.steps_per_epoch; ++b) {
       if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
-      const StepLosses l = train_step(s, sync, b, true, checks_finite(s, total_steps));
+      const StepLosses l = train_step(s, sync, b, true, checks_finite(s, total_steps), probe);
       if (!std::isfinite(l.global)) {
         throw InputError("training diverged: non-finite loss at epoch " + std::to_string(e + 1) + ", step " +
                          std::to_string(b + 1) + " (try a smaller --lr)");

@@ -8,6 +8,7 @@
 #include "comm/world.h"
 #include "grad_sync.h"
 #include "rank_setup.h"
+#include "step_probe.h"
 
 namespace dpscale {
 
@@ -27,7 +28,15 @@ using PerRankEpochs = std::vector<std::vector<EpochStats>>;
 // Warm-up (untimed, no update), then epochs of steps over the data in order. The world's
 // barrier lines the ranks up after warm-up so every rank's clock starts together. Throws
 // InputError if the loss becomes non-finite (the same step on every rank: it is the global loss).
-std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world);
+// `probe` (issue 9) instruments the timed steps; null: none.
+std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world,
+                                     StepProbe* probe = nullptr);
+
+// One step on global batch `batch_index`: forward, loss, backward with the strategy's sync,
+// finish, and the SGD update when `update`. Returns its losses. `check_finite`: also check the
+// gradients and weights for NaN/inf (--finite-check-every). `probe` may be null.
+StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite = false,
+                      StepProbe* probe = nullptr);
 
 // Accuracy of the current weights on the test split; nullopt when there is none.
 std::optional<double> evaluate_test_accuracy(RankSetup& s);

@@ -14,6 +14,7 @@
 #include "models/errors.h"
 #include "models/io/safetensors.h"
 #include "record_builder.h"
+#include "run_diagnosis.h"
 #include "rank_setup.h"
 #include "replica_check.h"
 #include "train_loop.h"
@@ -137,9 +138,13 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   ctx.timestamp = timestamp;
   if (world.rank() == 0) print_banner(s, describe_comm(ctx, world, o));
 
+  // issue 9: the timed steps' instruments, the trace, and what follows the epochs (triad, gathering)
+  std::unique_ptr<Tracer> tracer = make_tracer(s);
+  StepProbe probe(s, *sync, comm.get(), tracer.get());
+
   std::vector<EpochStats> epochs;
   try {
-    epochs = run_training(s, *sync, comm.get(), world);
+    epochs = run_training(s, *sync, comm.get(), world, &probe);
   } catch (const InputError& e) {
     // A non-finite global loss: every rank sees it at the same step.
     if (comm) comm->finish();
@@ -147,6 +152,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     return 2;
   }
   const PerRankEpochs all = world.gather_to_root(epochs);
+  const DiagnosisData diag = finish_diagnosis(s, *sync, comm.get(), world, probe, tracer.get());  // issue 9
   // The end-of-run replica check (replica_check.h): every rank learns the verdict.
   std::string disagreement;
   if (comm) {
@@ -161,7 +167,9 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     if (!o.save_path.empty() && disagreement.empty()) {
       save_checkpoint(o.save_path, s.spec, s.model->layout(), s.model->params_to_host());
     }
-    std::cout << format_results_line(build_record(ctx, all, acc)) << std::endl;
+    RunRecord record = build_record(ctx, all, acc);
+    fill_diagnosis(record, diag, all, s);  // issue 9
+    std::cout << format_results_line(record) << std::endl;
     if (!disagreement.empty()) std::cerr << exe << ": " << disagreement << std::endl;
   }
   world.barrier();  // no rank finalizes while rank 0 still reports

@@ -1,0 +1,119 @@
+// test_diagnosis_report.cpp — issue 9 in the harness: "triad" is a config key that reaches every
+// data-parallel run (and not single, which has no all-reduce to switch off); the report shows
+// the triad's columns and the bottleneck label, with medians over repeats and the label most
+// repeats carry; records written before issue 9 (no such fields) still report.
+#include <gtest/gtest.h>
+
+#include "harness/analysis.h"
+#include "harness/diagnosis_report.h"
+#include "harness/report.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+using test::make_record;
+using test::pt;
+using test::sweep_line;
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+TEST(HarnessDiagnosis, TriadConfigKeyReachesEveryDataParallelRun) {
+  const SweepConfig c = parse_config(
+      R"({"models": ["784,64,10"], "modes": ["single", "naive", "interleaved", "bucketed"], "world_sizes": [2],
+          "options": {"triad": 4, "loader_delay_ms": 20, "prefetch": 2}})",
+      "t.json");
+  const auto runs = expand(c, 1);
+  ASSERT_EQ(runs.size(), 4u);
+  const auto single = trainer_args(c, runs[0]);
+  EXPECT_FALSE(has(single, "--triad"));
+  EXPECT_TRUE(has(single, "--loader-delay-ms"));  // a loader is any trainer's
+  for (size_t i = 1; i < 4; ++i) {
+    const auto args = trainer_args(c, runs[i]);
+    const auto at = std::find(args.begin(), args.end(), "--triad");
+    ASSERT_NE(at, args.end()) << runs[i].mode;
+    EXPECT_EQ(*(at + 1), "4");
+  }
+  try {
+    parse_config(R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], "options": {"triad": -1}})", "b.json");
+    FAIL() << "a negative triad must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("triad"), std::string::npos) << e.what();
+  }
+}
+
+RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::string& label, double overlap) {
+  RunRecord r = make_record(p, epoch, comm);
+  r.bottleneck = label;
+  r.diagnosis = label + "-bound: a line";
+  r.triad_steps = 4;
+  r.triad_step_s = 0.30;
+  r.compute_only_step_s = 0.20;
+  r.comm_only_step_s = 0.10 / (1.0 - overlap / 100.0);
+  r.exposed_comm_step_s = 0.10;
+  r.overlap_pct = overlap;
+  r.per_rank_compute_s = {0.5, 0.6};
+  r.per_rank_wait_s = {0.2, 0.1};
+  return r;
+}
+
+TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
+  const SweepPoint s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
+  std::string text = sweep_line(s, make_record(s, 1.0));
+  text += sweep_line(b, diagnosed(b, 0.6, 0.1, "communication", 20.0));
+  text += sweep_line(b, diagnosed(b, 0.7, 0.1, "compute", 40.0));
+  text += sweep_line(b, diagnosed(b, 0.8, 0.1, "communication", 60.0));
+  const Analysis a = analyse(parse_results(text, "d.jsonl"));
+  const std::string md = render_report(a, "d.jsonl", "md");
+  EXPECT_NE(md.find("Why each run scaled as it did"), std::string::npos) << md;
+  EXPECT_NE(md.find("| communication"), std::string::npos) << md;  // 2 of 3 repeats
+  EXPECT_NE(md.find("40%"), std::string::npos) << md;             // median overlap
+  const auto j = nlohmann::json::parse(render_report(a, "d.jsonl", "json"));
+  const auto& d = j["points"][1]["diagnosis"];
+  EXPECT_EQ(d["bottleneck"], "communication");
+  EXPECT_DOUBLE_EQ(d["overlap_pct"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(d["compute_only_step_s"].get<double>(), 0.20);
+  EXPECT_EQ(d["per_rank_compute_s"].size(), 2u);
+  // The single run of a record without issue 9's fields: no label, no row.
+  EXPECT_TRUE(j["points"][0]["diagnosis"]["bottleneck"].is_null() ||
+              j["points"][0]["diagnosis"]["bottleneck"] == "");
+}
+
+TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {
+  const SweepPoint n = pt("small", "naive", 2);
+  nlohmann::json j = to_json(make_record(n, 1.0, 0.5));
+  for (const char* f : {"bottleneck", "per_rank_compute_s", "loader_s", "overlap_pct", "bucket_busbw_gbps"}) j.erase(f);
+  const RunRecord r = record_from_json(j);
+  EXPECT_EQ(r.bottleneck, "");
+  EXPECT_TRUE(r.per_rank_compute_s.empty());
+  EXPECT_FALSE(r.overlap_pct);
+}
+
+// --bench-allreduce: each unit's bandwidth beside bench_allreduce's row of the nearest size
+// (the median aggregate where there is one); a bad file is refused with exit 2.
+TEST(HarnessDiagnosis, BenchAllreduceBesideTheTrainingsBandwidth) {
+  test::ScratchDir dir;
+  const SweepPoint s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
+  RunRecord rb = make_record(b, 0.6, 0.1);
+  rb.bottleneck = "compute";
+  rb.allreduce_unit_bytes = {1000, 1000000};
+  rb.bucket_busbw_gbps = {0.125, 3.5};
+  test::write_file(dir.file("r.jsonl"), sweep_line(s, make_record(s, 1.0)) + sweep_line(b, rb));
+  test::write_file(dir.file("bench.json"), R"({"benchmarks": [
+      {"name": "a/1024", "bytes": 1024, "busbw_GBps": 0.5},
+      {"name": "a/1024_median", "aggregate_name": "median", "bytes": 1024, "busbw_GBps": 0.25},
+      {"name": "a/1048576_median", "aggregate_name": "median", "bytes": 1048576, "busbw_GBps": 7.75}]})");
+  const ProcessResult r = test::dpscale({"report", dir.file("r.jsonl"), "--bench-allreduce", dir.file("bench.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("in training vs bench_allreduce"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0.125 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0.250 |"), std::string::npos) << r.out;  // the median, not the 0.5 row
+  EXPECT_NE(r.out.find(" 7.750 |"), std::string::npos) << r.out;  // 1 MB -> the 1 MiB row
+  test::write_file(dir.file("bad.json"), "{\"benchmarks\": []}");
+  const ProcessResult bad = test::dpscale({"report", dir.file("r.jsonl"), "--bench-allreduce", dir.file("bad.json")});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--bench-allreduce"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace dpscale

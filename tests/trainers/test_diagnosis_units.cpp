@@ -1,0 +1,125 @@
+// test_diagnosis_units.cpp — issue 9's pieces without MPI: the bottleneck rule (diagnosis.h) on
+// numbers chosen to sit on each side of its threshold, and the loader (loader.h): the rows it
+// hands out, in training order, with and without prefetching, and that prefetching hides the
+// fetch time behind a step's.
+//
+// Run: ctest -R DiagnosisUnits --output-on-failure
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "trainers/diagnosis.h"
+#include "trainers/loader.h"
+
+namespace dpscale {
+namespace {
+
+DiagnosisInput two_ranks(RankStep a, RankStep b, double step, double busy = 0.0) {
+  DiagnosisInput in;
+  in.ranks = {a, b};
+  in.step_s = step;
+  in.busy_s = busy;
+  in.data_parallel = true;
+  return in;
+}
+
+TEST(DiagnosisRule, ComputeWhenNothingExposedReachesTheShare) {
+  // 20% comm, 10% loader, 5% imbalance: all under 25%.
+  const Diagnosis d = diagnose(two_ranks({0.65, 0.20, 0.10}, {0.60, 0.25, 0.10}, 1.0, 0.5));
+  EXPECT_EQ(d.bottleneck, "compute");
+  EXPECT_FALSE(d.straggler_rank);
+  EXPECT_NEAR(d.comm_share, 0.20, 1e-12);  // the slower rank's wait, not the other's 0.25
+  EXPECT_NE(d.line.find("compute-bound"), std::string::npos);
+}
+
+TEST(DiagnosisRule, CommunicationFromTheLastArrivingRanksWait) {
+  const Diagnosis d = diagnose(two_ranks({0.30, 0.60, 0.0}, {0.31, 0.59, 0.0}, 1.0, 0.9));
+  EXPECT_EQ(d.bottleneck, "communication");
+  EXPECT_NEAR(d.comm_share, 0.59, 1e-12);
+  EXPECT_NE(d.line.find("59% of the"), std::string::npos) << d.line;
+  EXPECT_NE(d.line.find("γ = 2.95"), std::string::npos) << d.line;  // 0.9 / 0.305
+}
+
+TEST(DiagnosisRule, StragglerIsNotMistakenForCommunication) {
+  // Rank 0 waits 0.5 s for rank 1, which computes 0.5 s longer and then waits only 0.02 s.
+  const Diagnosis d = diagnose(two_ranks({0.1, 0.52, 0.0}, {0.6, 0.02, 0.0}, 0.65));
+  EXPECT_EQ(d.bottleneck, "straggler");
+  ASSERT_TRUE(d.straggler_rank);
+  EXPECT_EQ(*d.straggler_rank, 1);
+  EXPECT_LT(d.comm_share, 0.05);
+}
+
+TEST(DiagnosisRule, StragglerAmongFourIsTheArgmaxAgainstTheOthersMedian) {
+  DiagnosisInput in;
+  in.ranks = {{0.10, 0.4, 0}, {0.11, 0.39, 0}, {0.50, 0.01, 0}, {0.12, 0.38, 0}};
+  in.step_s = 0.52;
+  const Diagnosis d = diagnose(in);
+  EXPECT_EQ(d.bottleneck, "straggler");
+  EXPECT_EQ(*d.straggler_rank, 2);
+  EXPECT_NEAR(d.straggler_share, (0.50 - 0.11) / 0.52, 1e-12);
+}
+
+TEST(DiagnosisRule, LoaderAndTheThreshold) {
+  EXPECT_EQ(diagnose(two_ranks({0.1, 0.0, 0.26}, {0.1, 0.0, 0.26}, 1.0)).bottleneck, "loader");
+  EXPECT_EQ(diagnose(two_ranks({0.1, 0.0, 0.24}, {0.1, 0.0, 0.24}, 1.0)).bottleneck, "compute");
+}
+
+TEST(DiagnosisRule, OneRankHasNoStraggler) {
+  DiagnosisInput in;
+  in.ranks = {{0.9, 0.0, 0.0}};
+  in.step_s = 0.9;
+  const Diagnosis d = diagnose(in);
+  EXPECT_EQ(d.bottleneck, "compute");
+  EXPECT_EQ(d.straggler_share, 0.0);
+}
+
+// A dataset of 4 batches × 4 rows (global), 2 ranks: row i holds the value i.
+struct Data {
+  std::vector<float> x = std::vector<float>(16);
+  std::vector<int32_t> y = std::vector<int32_t>(16);
+  Data() {
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::iota(y.begin(), y.end(), 0);
+  }
+  LoaderSource source(int rank) const {
+    return LoaderSource{x.data(), y.data(), 1, 4, 2, rank, 4};
+  }
+};
+
+TEST(BatchLoader, HandsOutThisRanksRowsInTrainingOrder) {
+  const Data d;
+  for (int prefetch : {0, 1, 3}) {
+    BatchLoader loader(d.source(1), 0.0, prefetch);
+    for (int seq = 0; seq < 10; ++seq) {  // two and a half epochs
+      const StagedBatch b = loader.next();
+      const int row0 = (seq % 4) * 4 + 2;  // batch b, rank 1: rows 4b+2, 4b+3
+      EXPECT_EQ(b.x[0], static_cast<float>(row0)) << "prefetch " << prefetch << ", seq " << seq;
+      EXPECT_EQ(b.x[1], static_cast<float>(row0 + 1));
+      EXPECT_EQ(b.y[1], row0 + 1);
+    }
+  }
+}
+
+double wait_per_step(int prefetch) {
+  const Data d;
+  BatchLoader loader(d.source(0), 40.0, prefetch);
+  const int steps = 8;
+  for (int i = 0; i < steps; ++i) {
+    loader.next();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the step
+  }
+  return loader.take_wait_seconds() / steps;
+}
+
+TEST(BatchLoader, PrefetchHidesTheFetchBehindTheStep) {
+  const double starved = wait_per_step(0);
+  const double hidden = wait_per_step(4);
+  EXPECT_GT(starved, 0.9 * 0.040);  // every fetch waited for in full
+  EXPECT_LT(hidden, 0.5 * starved) << "starved " << starved << " s, prefetch 4: " << hidden << " s";
+}
+
+}  // namespace
+}  // namespace dpscale

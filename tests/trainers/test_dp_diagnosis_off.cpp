@@ -1,0 +1,56 @@
+// test_dp_diagnosis_off.cpp — issue 9's options touch timing only: the final weights (--save)
+// are bit-identical with and without them, for each data-parallel mode under mpirun -np 2:
+//   --loader-delay-ms 0 --prefetch 2   the loader's staged copies instead of the dataset in place
+//   --inject-delay 1:20                a sleep on rank 1
+//   --triad 2                          six extra steps after the epochs, weights restored
+//   --trace FILE                       the trace's hooks
+// and a negative control: one more step (--max-steps) does change them, so the comparison can
+// fail. (test_dp_exactness checks the default run against train_single_gpu, as before issue 9.)
+//
+// Run: ctest -R DpDiagnosisOff --output-on-failure
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dp_support.h"
+
+namespace dpscale::test {
+namespace {
+
+const std::vector<std::string> kArgs = {"--backend", "cpu", "--model", kTinyModel, "--samples", "2048",
+                                        "--batch-size", "512", "--epochs", "2", "--momentum", "0.9", "--quiet"};
+
+Weights trained(const ScratchDir& dir, const std::string& exe, const std::string& tag,
+                const std::vector<std::string>& extra) {
+  const std::string path = dir.file(tag + ".safetensors");
+  record_of(mpirun_argv(2, exe, kArgs + std::vector<std::string>{"--save", path} + extra), 180);
+  return read_weights(path);
+}
+
+class DpDiagnosisOff : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DpDiagnosisOff, OptionsChangeNoWeight) {
+  const std::string exe = GetParam();
+  ScratchDir dir("diag_off");
+  const Weights base = trained(dir, exe, "base", {});
+  const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
+      {"loader", {"--loader-delay-ms", "0", "--prefetch", "2"}},
+      {"delay", {"--inject-delay", "1:20"}},
+      {"triad", {"--triad", "2"}},
+      {"trace", {"--trace", dir.file("t.json"), "--trace-steps", "2:3"}},
+  };
+  for (const auto& [tag, extra] : variants) {
+    SCOPED_TRACE(tag);
+    EXPECT_TRUE(trained(dir, exe, tag, extra) == base) << "weights differ with " << tag;
+  }
+  // Negative control: 7 steps instead of 8 leave different weights.
+  EXPECT_FALSE(trained(dir, exe, "short", {"--max-steps", "7"}) == base);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DpDiagnosisOff,
+                         ::testing::Values("train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"),
+                         [](const auto& info) { return std::string(info.param).substr(6); });
+
+}  // namespace
+}  // namespace dpscale::test

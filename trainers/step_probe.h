@@ -1,0 +1,92 @@
+// step_probe.h — what one rank measures and injects inside each timed step (issue 9).
+//
+//   batch(b)         the rows the step trains on: the dataset in place, or, with
+//                    --loader-delay-ms / --prefetch, the loader's staged copy (its wait timed)
+//   compute_begin()  before forward   ┐ the compute interval: forward + loss + backward, until
+//   compute_end()    after backward   ┘ the last gradient is ready (the device's IntervalTimer:
+//                                       host clock on the CPU, events on a GPU, no host sync)
+//   backward_begin() between loss and backward (the trace's forward span ends)
+//   sync_done()      after GradSync::finish(): the step's all-reduce timings (MPI's call log)
+//                    feed the per-unit bandwidth and the trace
+//   on_grad_ready    stands between backward and the GradSync: on the --inject-delay rank it
+//                    sleeps once per step before the first gradient is announced (a straggler,
+//                    found before the collective equalises wall time), and tells the trace
+//
+// The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
+// option off it adds two timer marks per step and nothing else: the same rows, the same
+// all-reduces in the same order, the same weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "contract/diagnosis_options.h"
+#include "grad_sync.h"
+#include "loader.h"
+#include "models/interval_timer.h"
+#include "rank_setup.h"
+
+namespace dpscale {
+
+class Tracer;
+
+// This rank's totals over the timed epochs. Trivially copyable: rank 0 gathers them.
+struct RankTiming {
+  double compute_s = 0.0;
+  double loader_s = 0.0;
+};
+
+class StepProbe final : public GradListener {
+ public:
+  // `tracer` may be null (no --trace).
+  StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* tracer);
+  ~StepProbe() override;
+
+  struct Batch {
+    const float* x;
+    const int32_t* y;
+  };
+  // As the ranks leave the barrier before the first timed step: the trace's t = 0.
+  void start();
+  Batch batch(int64_t batch_index);
+  void compute_begin();
+  void backward_begin();
+  void compute_end();
+  void sync_done();
+  void optimizer_begin();
+  void optimizer_end();
+  void on_grad_ready(const FlatTensor& t) override;
+
+  // Totals since construction (waits for the device's timer events).
+  RankTiming totals();
+
+  // Per all-reduce of a step, in launch order: its bytes and its median duration (s) over the
+  // timed steps (this rank's comm thread). Empty without a call log (NCCL, a world of one).
+  std::vector<int64_t> unit_bytes() const;
+  std::vector<double> unit_median_s() const;
+
+ private:
+  RankSetup& s_;
+  GradSync& sync_;
+  Communicator* comm_;
+  Tracer* tracer_;
+  InjectDelay delay_;
+  bool delay_here_ = false;  // this rank sleeps
+  bool first_grad_ = true;
+  std::unique_ptr<BatchLoader> loader_;
+  DeviceBuffer<float> x_dev_;  // a GPU's copy of the staged batch
+  DeviceBuffer<int32_t> y_dev_;
+  std::unique_ptr<IntervalTimer> compute_timer_;
+  int64_t step_ = 0;  // timed steps begun, 1-based once begun
+  std::vector<int64_t> unit_bytes_;
+  std::vector<std::vector<double>> unit_durations_;
+};
+
+// InputError for diagnosis options this job cannot take (an --inject-delay rank that does not
+// exist; --trace on a GPU, whose compute the host clock does not see). Called in the local
+// set-up, before the first collective.
+void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend);
+
+}  // namespace dpscale

@@ -1,0 +1,130 @@
+// trace.cpp — recording one rank's timeline and merging the ranks' into one trace file.
+#include "trace.h"
+
+namespace dpscale {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::ordered_json;
+
+namespace {
+const char* track_name(Track t) {
+  switch (t) {
+    case Track::step: return "step";
+    case Track::compute: return "compute";
+    case Track::comm: return "comm (all-reduce)";
+    case Track::loader: return "loader";
+  }
+  return "?";
+}
+const char* track_cat(Track t) {
+  switch (t) {
+    case Track::step: return "step";
+    case Track::compute: return "compute";
+    case Track::comm: return "comm";
+    case Track::loader: return "loader";
+  }
+  return "?";
+}
+}  // namespace
+
+Tracer::Tracer(TraceSteps steps, const ParamLayout& layout, const float* grads)
+    : steps_(steps), layout_(layout), grads_(grads), origin_(Clock::now()) {}
+
+void Tracer::set_origin() { origin_ = Clock::now(); }
+
+double Tracer::now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
+
+double Tracer::to_us(double steady_s) const {
+  return (steady_s - std::chrono::duration<double>(origin_.time_since_epoch()).count()) * 1e6;
+}
+
+void Tracer::begin_step(int64_t step) {
+  step_ = step;
+  on_ = steps_.contains(step);
+  call_index_ = 0;
+  if (on_) mark(Track::step);
+}
+
+void Tracer::mark(Track t) {
+  if (on_) marks_[static_cast<int>(t)] = now_us();
+}
+
+void Tracer::push(Track t, const std::string& name, double ts_us, double dur_us, ordered_json args) {
+  args["step"] = step_;
+  ordered_json e;
+  e["name"] = name;
+  e["cat"] = track_cat(t);
+  e["ph"] = "X";
+  e["ts"] = ts_us;
+  e["dur"] = std::max(0.0, dur_us);
+  e["tid"] = static_cast<int>(t);
+  e["args"] = std::move(args);
+  events_.push_back(std::move(e));
+}
+
+void Tracer::span(Track t, const std::string& name, ordered_json args) {
+  if (!on_) return;
+  const double start = marks_[static_cast<int>(t)];
+  const double end = now_us();
+  push(t, name, start, end - start, std::move(args));
+  marks_[static_cast<int>(t)] = end;  // the next span on this track starts here
+}
+
+void Tracer::grad_ready(const FlatTensor& t) {
+  if (!on_) return;
+  span(Track::compute, "backward " + t.name(), ordered_json{{"tensor", t.index}, {"tensor_name", t.name()}});
+}
+
+void Tracer::end_step() {
+  if (!on_) return;
+  span(Track::step, "step " + std::to_string(step_), ordered_json::object());
+}
+
+void Tracer::add_calls(const std::vector<CallTiming>& calls) {
+  if (!on_) return;
+  for (const CallTiming& c : calls) {
+    // The tensors the call covers: those whose offset lies in [offset, offset + count).
+    const int64_t offset = c.data - grads_;
+    int first = -1, last = -1;
+    for (const FlatTensor& t : layout_.tensors()) {
+      if (t.offset >= offset && t.offset < offset + static_cast<int64_t>(c.count)) {
+        if (first < 0) first = t.index;
+        last = t.index;
+      }
+    }
+    ordered_json args{{"bytes", static_cast<int64_t>(c.count * sizeof(float))},
+                      {"call", call_index_++},
+                      {"first_tensor", first},
+                      {"last_tensor", last},
+                      {"queued_us", to_us(c.queued_s)}};
+    push(Track::comm, "all-reduce " + std::to_string(c.count * sizeof(float)) + " B", to_us(c.start_s),
+         (c.end_s - c.start_s) * 1e6, std::move(args));
+  }
+}
+
+std::string Tracer::events_text() const {
+  ordered_json a = ordered_json::array();
+  for (const ordered_json& e : events_) a.push_back(e);
+  return a.dump();
+}
+
+std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordered_json& meta) {
+  ordered_json events = ordered_json::array();
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    const int pid = static_cast<int>(r);
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "rank " + std::to_string(r)}}}});
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
+    for (Track t : {Track::step, Track::compute, Track::comm, Track::loader}) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", static_cast<int>(t)},
+                        {"args", {{"name", track_name(t)}}}});
+    }
+    for (ordered_json e : ordered_json::parse(per_rank[r])) {
+      e["pid"] = pid;
+      events.push_back(std::move(e));
+    }
+  }
+  ordered_json file{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", meta}};
+  return file.dump();
+}
+
+}  // namespace dpscale
