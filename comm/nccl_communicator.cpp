@@ -38,7 +38,7 @@ class NcclWork final : public Work {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(Device& dev, MPI_Comm world, CollectiveWatchdog* watchdog)
-      : compute_(static_cast<cudaStream_t>(dev.stream())), watchdog_(watchdog) {
+      : watchdog_(watchdog), compute_(static_cast<cudaStream_t>(dev.stream())) {
     MPI_CHECK(MPI_Comm_rank(world, &rank_));
     MPI_CHECK(MPI_Comm_size(world, &size_));
     ncclUniqueId id;
