@@ -151,6 +151,14 @@ std::vector<Pass> make_passes(CpuDevice& dev, Buffers& buf, const std::string& c
                       [&dev, w, g, n] { dev.sgd(w, g, nullptr, static_cast<int64_t>(n), 0.01f, 0.0f, 0.0f); }});
   }
   {
+    // The per-step non-finite check (issue 12): one read-only pass; training runs it over the
+    // gradients and the parameters, i.e. twice this per step at n = the parameter count.
+    const float* g = buf.floats(n, 1e-3f);
+    float* flag = buf.floats(1, 0.0f);
+    passes.push_back({tag("flag_nonfinite", n), n * sizeof(float),
+                      [&dev, g, flag, n] { dev.flag_nonfinite(g, static_cast<int64_t>(n), flag); }});
+  }
+  {
     float* w = buf.floats(n, 0.5f);
     const float* g = buf.floats(n, 1e-3f);
     float* v = buf.floats(n, 0.0f);

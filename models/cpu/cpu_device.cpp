@@ -117,10 +117,16 @@ void CpuDevice::sgd(float* w, const float* g, float* v, int64_t n, float lr, flo
 }
 
 void CpuDevice::flag_nonfinite(const float* x, int64_t n, float* flag) {
-  // A branch-free OR over the exponent test, so the loop vectorises; one pass, read only.
-  bool bad = false;
-  for (int64_t i = 0; i < n; ++i) bad |= !ew::is_finite(x[i]);
-  if (bad) *flag = 1.0f;
+  // ew::finite_bits' test as a mask OR-ed over the buffer: a compare and an OR per element, which
+  // vectorise with the baseline x86-64 SSE2 (pcmpeqd, por). An unsigned max needs SSE4.1 and a
+  // per-element boolean OR stayed scalar (2-3x the time of the SGD pass).
+  uint32_t any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    any |= (bits & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+  }
+  if (any) *flag = 1.0f;
 }
 
 uint64_t CpuDevice::memory_bytes() const { return physical_memory_bytes(); }
