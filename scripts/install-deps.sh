@@ -17,6 +17,7 @@ PACKAGES=(
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
+  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (issue 12)
 )
 
 missing=()
