@@ -54,6 +54,10 @@ put("link_spec", "none", "none\n3")
 
 put("npy", "f4_2x3", npy("<f4", [2, 3], struct.pack("<6f", *range(6))))
 put("npy", "i8_2", npy("<i8", [2], struct.pack("<2q", 0, 1)))
+# Regressions: inputs that broke read_npy (a dimension beyond int64: std::out_of_range; 2^62 rows
+# x 4 x 4 bytes: a wrapped byte count), refused with InputError since.
+put("npy", "regress_dim_beyond_int64", npy("<f4", [99999999999999999999999, 2], b""))
+put("npy", "regress_bytes_overflow", npy("<f4", [4611686018427387904, 4], b""))
 put("npy", "f4_v2", npy("<f4", [2, 1], struct.pack("<2f", 0.5, -1), version=2))
 
 img = idx(0x803, [2, 2, 2], bytes(range(8)))

@@ -5,8 +5,9 @@
 #   scripts/fuzz.sh 600        ten minutes per target
 #   FUZZ_TARGETS="npy idx" scripts/fuzz.sh 3600
 # New inputs libFuzzer finds go to build-fuzz/fuzz/work/<target>/ (never into the committed
-# corpus); a crash, leak, sanitizer report, hang (>10 s) or allocation over 1 GiB saves its input
-# in build-fuzz/fuzz/crashes/<target>/ and makes the script exit 1. Reproduce with
+# corpus); a crash, leak, sanitizer report, hang (>30 s: not less, a loaded machine can stall
+# ASan's allocator for seconds) or allocation over 1 GiB saves its input in
+# build-fuzz/fuzz/crashes/<target>/ and makes the script exit 1. Reproduce with
 #   build-fuzz/fuzz/fuzz_<target> build-fuzz/fuzz/crashes/<target>/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ for t in $TARGETS; do
   mkdir -p "$work" "$crashes"
   start=$(date +%s)
   set +e
-  "$BUILD/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+  "$BUILD/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" -max_total_time="$SECS" -timeout=30 -rss_limit_mb=2048 \
     -malloc_limit_mb=1024 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e

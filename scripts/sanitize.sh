@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # sanitize.sh — builds dpscale with a sanitizer in a build directory of its own and runs the
 # tests that fit it (CPU only; a CI step: .ci/run).
-#   scripts/sanitize.sh asan   ASan + UBSan (build-asan/): the unit tests, the harness tests
-#                              (real processes), the MPI comm tests at 1-4 ranks, the single-device
-#                              trainer's tests and the trainers' bad-input tests
+#   scripts/sanitize.sh asan   ASan + UBSan (build-asan/): the model library's tests, the MPI
+#                              comm tests at 1-4 ranks, the harness's config, results, report,
+#                              compare and process-runner tests (real processes)
 #   scripts/sanitize.sh tsan   TSan (build-tsan/): the comm thread — MpiCommunicator's FIFO thread
 #                              (tests/comm at 2 and 4 ranks) and the interleaved and bucketed
 #                              trainers, whose backward pass feeds that thread, under mpirun -np 2
-# What is left out and why: README.md, "Sanitizers". Suppressions: scripts/sanitize/ (Open MPI
+# What is left out and why: below, and README.md, "Fuzzing and sanitizers". Suppressions: scripts/sanitize/ (Open MPI
 # and its libraries only, which are not instrumented; never our code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +26,14 @@ cmake -S . -B "$BUILD" -DDPSCALE_SANITIZE="$flag" -DDPSCALE_WITH_CUDA=OFF -DCMAK
   "${launcher[@]}" >/dev/null
 
 if [ "$kind" = asan ]; then
-  targets=(test_models test_buckets test_comm_unit test_allreduce_mpi test_communicator_mpi test_single_gpu
-           test_dp_errors test_harness_config test_harness_results test_harness_report test_harness_compare
-           test_harness_launcher test_harness_contract test_harness_subprocess test_harness_sweep)
-  # Not test_dp_exactness/record/link (long multi-rank training runs: the same code paths as
-  # test_dp_errors and the comm tests, 2-3x slower under ASan) nor the timing-based CI regression
-  # test (ASan changes the timings it judges).
+  # The model library (npy, safetensors, IDX readers, forward/backward), the MPI communicator
+  # and its comm thread at 1-4 ranks, the harness (configs, results files, report arithmetic,
+  # compare, the process runner). Left out, for the CI budget (README, "Fuzzing and
+  # sanitizers"): the trainer executables' tests (multi-rank training runs, 2-3x slower under
+  # ASan; their parsers are fuzzed and their comm code is in the comm tests), the sweep tests
+  # that start trainers, the benchmarks' arithmetic, and the timing-based CI regression test.
+  targets=(test_models test_allreduce_mpi test_communicator_mpi test_harness_config test_harness_results
+           test_harness_report test_harness_compare test_harness_subprocess)
   # Everything those executables hold; the Python tests (plots, interop, kit) run no C++ of ours
   # that the targets above do not, and the GPU tests skip on a CPU-only build.
   exclude='_NOT_BUILT|^plot_|^kit_|^interop|CudaVsCpu|Nccl'

@@ -3,6 +3,7 @@
 // the data starts on a 64-byte boundary, then the raw array.
 #include "models/io/npy.h"
 
+#include <charconv>
 #include <cstring>
 #include <regex>
 
@@ -74,14 +75,26 @@ NpyArray read_npy(const std::string& path) {
   const std::string shape = dict_value(header, "shape", path);
   static const std::regex int_re("[0-9]+");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), int_re); it != std::sregex_iterator(); ++it) {
-    arr.shape.push_back(std::stoll(it->str()));
+    const std::string digits = it->str();
+    int64_t d = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      throw InputError("npy '" + path + "': dimension " + digits + " of shape " + shape + " is too large");
+    }
+    arr.shape.push_back(d);
   }
   const size_t isz = itemsize(arr.descr);
   if (isz == 0) throw InputError("npy '" + path + "': unsupported dtype '" + arr.descr + "'");
-  int64_t count = 1;
-  for (int64_t d : arr.shape) count *= d;
+  // The byte count the shape declares, checked (found by fuzz/fuzz_npy.cpp): an overflowing
+  // product used to wrap to a small number, so a tiny file declaring 2^62 rows was accepted and
+  // its consumer then tried to allocate them. A count that fits is held against the file's size.
+  size_t expect = isz;
+  for (int64_t d : arr.shape) {
+    if (__builtin_mul_overflow(expect, static_cast<size_t>(d), &expect)) {
+      throw InputError("npy '" + path + "': shape " + shape + " declares more bytes than can exist");
+    }
+  }
   const size_t data_start = header_start + header_len;
-  const size_t expect = static_cast<size_t>(count) * isz;
   if (bytes.size() - data_start < expect) {
     throw InputError("npy '" + path + "': truncated: expected " + std::to_string(expect) +
                      " data bytes, found " + std::to_string(bytes.size() - data_start));
