@@ -19,6 +19,7 @@ PACKAGES=(
   chromium                 # tests/plots: the reproduction page rendered as a reader sees it
   iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
+  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (issue 12)
 )
 
 missing=()

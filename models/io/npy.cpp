@@ -77,22 +77,26 @@ NpyArray read_npy(const std::string& path) {
   const std::string shape = dict_value(header, "shape", path);
   static const std::regex int_re("[0-9]+");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), int_re); it != std::sregex_iterator(); ++it) {
-    const std::string d = it->str();
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
-    if (ec != std::errc() || p != d.data() + d.size()) {
-      throw InputError("npy '" + path + "': shape " + shape + " has a dimension beyond 2^63");
+    const std::string digits = it->str();
+    int64_t d = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      throw InputError("npy '" + path + "': dimension " + digits + " of shape " + shape + " is too large");
     }
-    arr.shape.push_back(v);
+    arr.shape.push_back(d);
   }
   const size_t isz = itemsize(arr.descr);
   if (isz == 0) throw InputError("npy '" + path + "': unsupported dtype '" + arr.descr + "'");
-  // Overflow-checked: a header declaring 2^62 rows must not wrap around to a small size.
-  std::optional<uint64_t> nbytes = isz;
-  for (int64_t d : arr.shape) nbytes = nbytes ? checked_mul(*nbytes, static_cast<uint64_t>(d)) : std::nullopt;
-  if (!nbytes) throw InputError("npy '" + path + "': shape " + shape + " is too large (its byte size overflows 64 bits)");
+  // The byte count the shape declares, checked (found by fuzz/fuzz_npy.cpp): an overflowing
+  // product used to wrap to a small number, so a tiny file declaring 2^62 rows was accepted and
+  // its consumer then tried to allocate them. A count that fits is held against the file's size.
+  size_t expect = isz;
+  for (int64_t d : arr.shape) {
+    if (__builtin_mul_overflow(expect, static_cast<size_t>(d), &expect)) {
+      throw InputError("npy '" + path + "': shape " + shape + " declares more bytes than can exist");
+    }
+  }
   const size_t data_start = header_start + header_len;
-  const size_t expect = *nbytes;
   if (bytes.size() - data_start < expect) {
     throw InputError("npy '" + path + "': truncated: expected " + std::to_string(expect) +
                      " data bytes, found " + std::to_string(bytes.size() - data_start));

@@ -142,7 +142,8 @@ std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& l
     throw InputError(where + ": non-finite weight: " + bad);
   }
   if (f.tensors.size() != layout.tensors().size()) {
-    for (auto& [name, _] : f.tensors) {
+    for (const auto& entry : f.tensors) {
+      const std::string& name = entry.first;  // not a structured binding: clang < 16 cannot capture one
       bool known = std::any_of(layout.tensors().begin(), layout.tensors().end(),
                                [&](const FlatTensor& t) { return t.name() == name; });
       if (!known) throw InputError(where + ": tensor '" + name + "' does not belong to this model");

@@ -275,6 +275,36 @@ TEST_F(ModelsNpy, WriteReadRoundTrip) {
   EXPECT_EQ(entries(), (std::set<std::string>{"f.npy", "l.npy"}));
 }
 
+// Found by fuzz/fuzz_npy.cpp (issue 12): a shape whose byte count overflows, or a dimension too
+// large for int64, is refused as bad input (it used to wrap to a small count, or throw
+// std::out_of_range from stoll: exit 1). A large shape that fits is held against the file size.
+TEST_F(ModelsNpy, ShapesThatOverflowAreRefused) {
+  auto header_only = [](const std::string& shape) {
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(h.size() & 0xff) + static_cast<char>(h.size() >> 8) + h;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"(4611686018427387904, 4)", "declares more bytes than can exist"},            // 2^62 rows x 4 x 4 bytes = 2^66
+      {"(99999999999999999999999, 2)", "dimension 99999999999999999999999 of shape"},  // beyond int64
+      {"(1000000, 1000)", "truncated: expected 4000000000 data bytes, found 0"},         // fits: the file is short
+  };
+  for (const auto& [shape, words] : cases) {
+    SCOPED_TRACE(shape);
+    spit(path("big.npy"), header_only(shape));
+    try {
+      read_npy(path("big.npy"));
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  }
+  // Control: an empty array with a zero dimension is valid.
+  spit(path("empty.npy"), header_only("(0, 784)"));
+  EXPECT_EQ(read_npy(path("empty.npy")).shape, (std::vector<int64_t>{0, 784}));
+}
+
 // Headers exactly as numpy writes them (v1.0 and v2.0), written here by hand.
 TEST_F(ModelsNpy, ReadsNumpyWrittenHeaders) {
   auto npy = [](int major, const std::string& dict, const std::string& data) {

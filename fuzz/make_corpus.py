@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""make_corpus.py — writes the small seed corpora of fuzz/corpus/<target>/ (committed; run again
+only to change them). Each seed is a valid input, so the fuzzers start from inputs that reach
+deep into each parser rather than from its first check. Usage: python3 fuzz/make_corpus.py"""
+import gzip, json, os, struct
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(ROOT, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npy(descr, shape, payload, version=1):
+    dims = ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    pre = 10 if version == 1 else 12
+    header += " " * ((64 - (pre + len(header) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H", len(header)) if version == 1 else struct.pack("<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + size + header.encode() + payload
+
+
+def idx(magic, dims, payload):
+    return struct.pack(">I", magic) + b"".join(struct.pack(">I", d) for d in dims) + payload
+
+
+def chunks(*parts):
+    return b"".join(struct.pack("<I", len(p)) + p for p in parts)
+
+
+def safetensors(tensors, metadata=None):
+    header, buf = {}, b""
+    for name, shape, values in tensors:
+        data = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [len(buf), len(buf) + len(data)]}
+        buf += data
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + buf
+
+
+put("width_list", "preset", "small")
+put("width_list", "widths", "784,256,10")
+put("width_list", "tiny", "4,3,2")
+
+put("link_spec", "preset", "pcie4\n1")
+put("link_spec", "custom_auto", "50:300\nauto:19.5")
+put("link_spec", "none", "none\n3")
+
+put("npy", "f4_2x3", npy("<f4", [2, 3], struct.pack("<6f", *range(6))))
+put("npy", "i8_2", npy("<i8", [2], struct.pack("<2q", 0, 1)))
+# Regressions: inputs that broke read_npy (a dimension beyond int64: std::out_of_range; 2^62 rows
+# x 4 x 4 bytes: a wrapped byte count), refused with InputError since.
+put("npy", "regress_dim_beyond_int64", npy("<f4", [99999999999999999999999, 2], b""))
+put("npy", "regress_bytes_overflow", npy("<f4", [4611686018427387904, 4], b""))
+put("npy", "f4_v2", npy("<f4", [2, 1], struct.pack("<2f", 0.5, -1), version=2))
+
+img = idx(0x803, [2, 2, 2], bytes(range(8)))
+lab = idx(0x801, [2], bytes([0, 1]))
+put("idx", "plain", chunks(img, lab, img, lab))
+put("idx", "gzip", chunks(gzip.compress(img, mtime=0), gzip.compress(lab, mtime=0), gzip.compress(img, mtime=0), gzip.compress(lab, mtime=0)))
+
+put("safetensors", "mlp_4_3_2", safetensors([
+    ("layers.0.weight", [3, 4], [0.1] * 12), ("layers.0.bias", [3], [0.0] * 3),
+    ("layers.1.weight", [2, 3], [0.2] * 6), ("layers.1.bias", [2], [0.0] * 2)],
+    {"format": "pt", "widths": "4,3,2"}))
+
+cfg = os.path.join(os.path.dirname(ROOT), "..", "configs")
+for name in ("ci.json", "cpu.json"):
+    with open(os.path.join(cfg, name), "rb") as f:
+        put("sweep_config", name.replace(".json", ""), f.read())
+put("sweep_config", "options", json.dumps({
+    "name": "f", "models": ["small", "784,64,10"], "modes": ["single", "naive", "bucketed"], "world_sizes": [1, 2],
+    "bucket_caps_mb": [1, 2.5], "link": "10:50", "link_dilation": 3, "repeats": 2, "timeout_s": 60,
+    "options": {"allreduce": "ring", "fused": True, "seed": 7, "batch_size": 64}}))
+
+base = os.path.join(os.path.dirname(ROOT), "..", "results", "baselines", "ci-cpu.jsonl")
+with open(base, "rb") as f:
+    lines = f.read().splitlines(keepends=True)
+put("results_line", "sweep_lines", b"".join(lines[:2]))
+rec = json.loads(lines[0])
+for k in ("status", "point", "run", "system"):
+    rec.pop(k, None)
+put("results_line", "results_json", "# banner\nRESULTS_JSON: " + json.dumps(rec) + "\n")
+put("results_line", "torn", lines[0] + lines[1][: len(lines[1]) // 2])
