@@ -81,7 +81,7 @@ NpyArray read_npy(const std::string& path) {
     int64_t d = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
     if (ec != std::errc() || end != digits.data() + digits.size()) {
-      throw InputError("npy '" + path + "': dimension " + digits + " of shape " + shape + " is too large");
+      throw InputError("npy '" + path + "': dimension " + digits + " of shape " + shape + " is too large (beyond 2^63)");
     }
     arr.shape.push_back(d);
   }
@@ -93,7 +93,7 @@ NpyArray read_npy(const std::string& path) {
   size_t expect = isz;
   for (int64_t d : arr.shape) {
     if (__builtin_mul_overflow(expect, static_cast<size_t>(d), &expect)) {
-      throw InputError("npy '" + path + "': shape " + shape + " declares more bytes than can exist");
+      throw InputError("npy '" + path + "': shape " + shape + " declares more bytes than can exist (its byte size overflows 64 bits)");
     }
   }
   const size_t data_start = header_start + header_len;
