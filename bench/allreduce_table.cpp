@@ -36,6 +36,29 @@ double AllreduceTable::avg_busbw(const std::string& algo) const {
   return n ? sum / n : 0.0;
 }
 
+std::vector<std::string> AllreduceTable::collapse_warnings() const {
+  std::vector<std::string> lines;
+  for (const std::string& a : algos_) {
+    double best = 0.0;
+    size_t best_at = 0;
+    for (const auto& [key, runs] : runs_) {  // sizes in ascending order (std::map)
+      if (key.first != a) continue;
+      const AllreduceMeasurement m = combined(key.first, key.second);
+      const double busbw = allreduce_bandwidth(m.nbytes, m.seconds, k_).busbw_gbps;
+      if (best > 0.0 && busbw < 0.5 * best) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "# WARNING: %s busbw %.3f GB/s at %zu B is below half of its best at a smaller size "
+                      "(%.3f GB/s at %zu B)",
+                      a.c_str(), busbw, key.second, best, best_at);
+        lines.push_back(line);
+      }
+      if (busbw > best) best = busbw, best_at = key.second;
+    }
+  }
+  return lines;
+}
+
 long long AllreduceTable::total_wrong() const {
   long long w = 0;
   for (const auto& [key, runs] : runs_) {
@@ -85,6 +108,7 @@ void AllreduceTable::print(std::FILE* out, const std::vector<std::string>& banne
     }
     std::fprintf(out, "\n");
   }
+  for (const std::string& w : collapse_warnings()) std::fprintf(out, "%s\n", w.c_str());
   bool checked = false;
   for (const auto& [key, runs] : runs_) {
     for (const auto& r : runs) checked = checked || r.wrong >= 0;

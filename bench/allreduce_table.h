@@ -35,6 +35,10 @@ class AllreduceTable {
 
   // Mean busbw over the sizes measured for `algo` (GB/s); 0 when none.
   double avg_busbw(const std::string& algo) const;
+  // One '#'-line per (algorithm, size) whose busbw is below half of the best busbw of that
+  // algorithm at any smaller size: a bandwidth collapse (as Open MPI's native all-reduce showed
+  // from 32 MiB up before comm/heap_policy.h). print() puts them after the rows.
+  std::vector<std::string> collapse_warnings() const;
   long long total_wrong() const;  // over every checked run; 0 when nothing was checked
 
  private:

@@ -321,7 +321,8 @@ int run(int argc, char** argv, const MpiEnv& env) {
         "# time = mean over iterations of the slowest rank's time; algbw = bytes/time/1e9; "
         "busbw = algbw*2(K-1)/K; r0 sent = bytes rank 0 sent, counted for ring/star (native, nccl: a ring's, modelled)",
         std::string("# rank 0 on ") + host + ", pid " + std::to_string(getpid()) + ", " +
-            std::to_string(cores) + " core(s) for the " + std::to_string(env.local_size()) + " rank(s) on its node"};
+            std::to_string(cores) + " core(s) for the " + std::to_string(env.local_size()) + " rank(s) on its node",
+        "# heap policy " + env.heap_policy() + " (comm/heap_policy.h)"};
     if (env.local_size() > cores) {
       banner.push_back("# WARNING: oversubscribed: " + std::to_string(env.local_size()) + " ranks share " +
                        std::to_string(cores) + " core(s) on this node; ranks time-slice, so times include "

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "heap_policy.h"
 #include "mpi_check.h"
 
 namespace dpscale {
@@ -17,6 +18,8 @@ bool MpiEnv::launched_by_mpi() {
 }
 
 MpiEnv::MpiEnv(int* argc, char*** argv) {
+  // Before MPI_Init: the library's own start-up allocations fall under it too.
+  heap_policy_ = apply_heap_policy();
   int provided = 0;
   MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
   if (provided < MPI_THREAD_MULTIPLE) {

@@ -16,6 +16,8 @@ class MpiEnv {
   // True when a launcher (mpirun/orterun, PMIx, Hydra, Slurm's srun) started this process.
   static bool launched_by_mpi();
 
+  // Applies the heap policy (heap_policy.h: freed large blocks stay in the heap, so the MPI
+  // library's per-call temporaries do not fault in fresh pages every call), then
   // MPI_Init_thread asking for MPI_THREAD_MULTIPLE (the comm thread makes MPI calls while the
   // main thread may too); throws std::runtime_error if the library provides less.
   MpiEnv(int* argc, char*** argv);
@@ -31,13 +33,15 @@ class MpiEnv {
   const std::string& host() const { return host_; }
   // "Open MPI v4.1.4, ..." — MPI_Get_library_version's first line.
   const std::string& library_version() const { return library_version_; }
+  // apply_heap_policy()'s answer: "on (...)" or "off (...)".
+  const std::string& heap_policy() const { return heap_policy_; }
 
   // Ends the whole job: every rank, not just this one.
   [[noreturn]] void abort(int code) const;
 
  private:
   int rank_ = 0, world_size_ = 1, local_rank_ = 0, local_size_ = 1, n_nodes_ = 1;
-  std::string host_, library_version_;
+  std::string host_, library_version_, heap_policy_;
 };
 
 }  // namespace dpscale

@@ -232,5 +232,31 @@ TEST(BenchGemmShapes, MediumStepAtBatch1024) {
   EXPECT_EQ(shapes.back().label(), "L0/weight_grad/TN/m:2048/n:784/k:1024");
 }
 
+// The collapse warning: a size whose busbw is below half of the best smaller size's is named,
+// once per such size; a dip to just above half (and the first size) is not.
+TEST(BenchTable, CollapseWarning) {
+  bench::AllreduceTable table(2, {"native", "ring"});
+  // K = 2: busbw = algbw = bytes / s / 1e9.
+  table.add("native", {1000, 250, 1e-6, 1000, -1});   // 1.0 GB/s
+  table.add("native", {2000, 500, 1e-6, 2000, -1});   // 2.0 GB/s (best)
+  table.add("native", {4000, 1000, 4e-6, 4000, -1});  // 1.0 GB/s: half, not below: no warning
+  table.add("native", {8000, 2000, 8.1e-6, 8000, -1});  // 0.988 GB/s: below half of 2.0
+  table.add("ring", {1000, 250, 1e-6, 1000, -1});
+  table.add("ring", {2000, 500, 1.5e-6, 2000, -1});  // 1.33 of 1.0: fine
+  const auto w = table.collapse_warnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("native busbw 0.988 GB/s at 8000 B"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("(2.000 GB/s at 2000 B)"), std::string::npos) << w[0];
+  EXPECT_EQ(w[0].rfind("# WARNING", 0), 0u);
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  table.print(f, {});
+  std::fclose(f);
+  const std::string out(text, len);
+  free(text);
+  EXPECT_NE(out.find(w[0]), std::string::npos) << "the warning is not in the printed table";
+}
+
 }  // namespace
 }  // namespace dpscale
