@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # sanitize.sh — builds dpscale with a sanitizer in a build directory of its own and runs the
-# tests that fit it (CPU only; a CI step: .ci/run).
-#   scripts/sanitize.sh asan   ASan + UBSan (build-asan/): the model library's tests, the MPI
-#                              comm tests at 1-4 ranks, the harness's config, results, report,
-#                              compare and process-runner tests (real processes)
-#   scripts/sanitize.sh tsan   TSan (build-tsan/): the comm thread — MpiCommunicator's FIFO thread
-#                              (tests/comm at 2 and 4 ranks) and the interleaved and bucketed
-#                              trainers, whose backward pass feeds that thread, under mpirun -np 2
-# What is left out and why: below, and README.md, "Fuzzing and sanitizers". Suppressions: scripts/sanitize/ (Open MPI
-# and its libraries only, which are not instrumented; never our code).
+# tests that fit it (CPU only; CI steps in .ci/run).
+#   scripts/sanitize.sh asan   ASan + UBSan (build-asan/): the model library's tests (npy,
+#                              safetensors, IDX readers, forward/backward, training)
+#   scripts/sanitize.sh tsan   TSan (build-tsan/): MpiCommunicator's comm thread, tests/comm's
+#                              communicator tests at 2 and 4 ranks
+#   SANITIZE_FULL=1 ...        also the MPI comm and harness tests (asan), and the interleaved and
+#                              bucketed trainers under mpirun -np 2 (tsan): not yet run to the end
+#                              here (the shared build machine did not finish building them), so
+#                              not in CI until they have
+# Left out always, for the CI budget: the trainers' multi-rank training tests (2-3x slower under
+# ASan; their parsers are fuzzed), the benchmarks, the timing-based CI regression test (a
+# sanitizer changes the timings it judges), and under TSan the all-reduce algorithm tests (one
+# thread per rank; they ran past CTest's 120 s). Suppressions: scripts/sanitize/ (Open MPI and
+# its libraries only, which are not instrumented; never our code). README: "Fuzzing and sanitizers".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +23,7 @@ case "$kind" in
   tsan) flag=thread ;;
   *) echo "sanitize.sh: say asan or tsan (got '${kind}')" >&2; exit 2 ;;
 esac
+full=${SANITIZE_FULL:-0}
 BUILD=${SANITIZE_BUILD:-build-$kind}
 supp="$PWD/scripts/sanitize"
 launcher=()
@@ -26,47 +32,48 @@ cmake -S . -B "$BUILD" -DDPSCALE_SANITIZE="$flag" -DDPSCALE_WITH_CUDA=OFF -DCMAK
   "${launcher[@]}" >/dev/null
 
 if [ "$kind" = asan ]; then
-  # The model library (npy, safetensors, IDX readers, forward/backward), the MPI communicator
-  # and its comm thread at 1-4 ranks, the harness (configs, results files, report arithmetic,
-  # compare, the process runner). Left out, for the CI budget (README, "Fuzzing and
-  # sanitizers"): the trainer executables' tests (multi-rank training runs, 2-3x slower under
-  # ASan; their parsers are fuzzed and their comm code is in the comm tests), the sweep tests
-  # that start trainers, the benchmarks' arithmetic, and the timing-based CI regression test.
-  targets=(test_models test_allreduce_mpi test_communicator_mpi test_harness_config test_harness_results
-           test_harness_report test_harness_compare test_harness_subprocess)
-  # Everything those executables hold; the Python tests (plots, interop, kit) run no C++ of ours
-  # that the targets above do not, and the GPU tests skip on a CPU-only build.
-  exclude='_NOT_BUILT|^plot_|^kit_|^interop|CudaVsCpu|Nccl'
+  targets=(test_models)
+  [ "$full" = 1 ] && targets+=(test_allreduce_mpi test_communicator_mpi test_harness_config test_harness_results
+                               test_harness_report test_harness_compare test_harness_subprocess)
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 else
-  targets=(test_communicator_mpi test_allreduce_mpi train_dp_interleaved train_ddp_bucketed)
+  targets=(test_communicator_mpi)
+  [ "$full" = 1 ] && targets+=(train_dp_interleaved train_ddp_bucketed)
   export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
 fi
 start=$(date +%s)
 cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >/dev/null
 echo "sanitize $kind: built in $(( $(date +%s) - start )) s"
 
-# Open MPI's memory hooks (the patcher) and its shared-memory transport's unchecked reads do not
-# mix with the sanitizers' own allocator; TCP between local ranks is enough for these tests.
+# Open MPI's memory hooks (the patcher) fight the sanitizers' allocator; TCP between local ranks
+# is enough for these tests.
 export OMPI_MCA_memory=^patcher OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo
 start=$(date +%s)
 if [ "$kind" = asan ]; then
-  ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" -E "$exclude" -LE gpu
+  if [ "$full" = 1 ]; then
+    # Everything those executables hold; the Python tests (plots, interop, kit) and GPU tests not.
+    ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" -E '_NOT_BUILT|^plot_|^kit_|^interop|CudaVsCpu|Nccl' -LE gpu
+  else
+    "$BUILD/bin/test_models" --gtest_filter='-*CudaVsCpu*' >"$BUILD/test_models.log" 2>&1 ||
+      { tail -60 "$BUILD/test_models.log" >&2; exit 1; }
+  fi
 else
-  ctest --test-dir "$BUILD" --output-on-failure -R '^comm\.(communicator|allreduce)\.np[24]$'
-  # The trainers whose backward pass hands tensors to the comm thread: a short run of each.
-  mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
-  common=(--backend cpu --model 784,128,64,10 --samples 2048 --batch-size 256 --epochs 2 --quiet)
-  for run in "train_dp_interleaved" "train_ddp_bucketed --bucket-cap-mb 0.05"; do
-    read -r exe extra <<<"$run"
-    if ! "${mpi[@]}" "$BUILD/bin/$exe" "${common[@]}" $extra >"$BUILD/$exe.log" 2>&1; then
-      echo "sanitize tsan: $exe failed; its output:" >&2
-      grep -v '^RESULTS_JSON' "$BUILD/$exe.log" | head -60 >&2
-      exit 1
-    fi
-    echo "sanitize tsan: $exe -np 2 ran clean"
-  done
+  ctest --test-dir "$BUILD" --output-on-failure -R '^comm\.communicator\.np[24]$'
+  if [ "$full" = 1 ]; then
+    # The trainers whose backward pass hands tensors to the comm thread: a short run of each.
+    mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
+    common=(--backend cpu --model 784,128,64,10 --samples 2048 --batch-size 256 --epochs 2 --quiet)
+    for run in "train_dp_interleaved" "train_ddp_bucketed --bucket-cap-mb 0.05"; do
+      read -r exe extra <<<"$run"
+      if ! "${mpi[@]}" "$BUILD/bin/$exe" "${common[@]}" $extra >"$BUILD/$exe.log" 2>&1; then
+        echo "sanitize tsan: $exe failed; its output:" >&2
+        grep -v '^RESULTS_JSON' "$BUILD/$exe.log" | head -60 >&2
+        exit 1
+      fi
+      echo "sanitize tsan: $exe -np 2 ran clean"
+    done
+  fi
 fi
 echo "sanitize $kind: tests passed in $(( $(date +%s) - start )) s"
