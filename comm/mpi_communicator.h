@@ -33,6 +33,10 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override;
   void finish() override;
   double take_busy_seconds() override;
+  void set_grad_format(GradFormat fmt, const float* exact) override {
+    fmt_ = fmt;
+    exact_ = exact;
+  }
 
   const LinkModel& link() const { return link_; }
   AllreduceAlgo algo() const { return algo_; }
@@ -45,12 +49,16 @@ class MpiCommunicator final : public Communicator {
   };
   class MpiWork;
   void run();
+  // The all-reduce of one task in the wire format; returns the bytes it sent per rank's buffer.
+  size_t reduce(float* data, size_t count);
   void wait_for(uint64_t seq);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   AllreduceAlgo algo_;
   LinkModel link_;
+  GradFormat fmt_ = GradFormat::fp32;
+  const float* exact_ = nullptr;  // summed in fp32 whatever fmt_ (the loss slot)
 
   std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;

@@ -70,6 +70,10 @@ struct RunRecord {
   std::string nccl_version;
   std::string version;
   std::string timestamp;
+
+  // issue 11 (optional: records written before it read back as null)
+  std::optional<int> accum_steps;
+  std::optional<std::string> grad_comm;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -42,6 +42,11 @@ struct TrainOptions {
   bool fused = false;           // naive: one all-reduce of the whole flat buffer
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
+
+  // issue 11: communication from the field
+  int accum_steps = 1;              // micro-batches per optimizer step (DDP's no_sync)
+  std::string grad_comm = "fp32";   // DP: the gradients' wire format: fp32 | bf16 | fp16
+  std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
 };
 
 // How a sweep config (configs/*.json) sets an option.
