@@ -157,6 +157,8 @@ std::vector<RecordField> build_fields() {
             "micro-batches of `global_batch` rows per optimizer step (`--accum-steps`; null in older records)"),
       field("grad_comm", &R::grad_comm,
             "DP modes: gradients' wire format `fp32` | `bf16` | `fp16` (`--grad-comm`); null for single and older records"),
+      field("bucket_rule", &R::bucket_rule,
+            "bucketed only: `strict` (a bucket never exceeds its cap) | `ddp` (PyTorch DDP: closes after the tensor that reaches the cap)"),
   };
 }
 

@@ -74,6 +74,7 @@ struct RunRecord {
   // issue 11 (optional: records written before it read back as null)
   std::optional<int> accum_steps;
   std::optional<std::string> grad_comm;
+  std::optional<std::string> bucket_rule;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

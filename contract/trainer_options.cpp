@@ -186,6 +186,10 @@ std::vector<TrainerOption> build_table() {
                   kDataParallel, {"fp32", "bf16", "fp16"}, "gradient format", [](auto& o) -> auto& { return o.grad_comm; }),
            // A config's "options" until the harness's point key learns it (as accum_steps).
            ConfigUse::options),
+      choice("bucket_rule", "--bucket-rule",
+             "strict: a bucket never exceeds its cap | ddp: close a bucket after the tensor that "
+             "reaches the cap (PyTorch DDP)",
+             {Mode::bucketed}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }),
   };
   return t;
 }
