@@ -16,10 +16,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "contract/link_model.h"
+#include "grad_format.h"
 #include "models/device.h"
 
 namespace dpscale {
@@ -51,6 +53,15 @@ class Communicator {
   virtual void finish() = 0;
   virtual void drain() {}
 
+  // issue 11: the gradients' wire format (grad_format.h). With bf16/fp16 every later all-reduce
+  // sends 2 bytes per element, except the element at `exact` (the loss slot), summed in fp32 in
+  // a one-element all-reduce of its own: a loss read back in bf16 would be off by up to 0.4 %.
+  // Call before the first all-reduce. The base class knows fp32 only (std::logic_error).
+  virtual void set_grad_format(GradFormat fmt, const float* exact) {
+    (void)exact;
+    if (fmt != GradFormat::fp32) throw std::logic_error(name() + " communicator: no 2-byte gradients");
+  }
+
   // Seconds the all-reduces launched since the last call spent running (their summed
   // durations, link-emulation hold included). Call after finish().
   virtual double take_busy_seconds() = 0;
@@ -81,6 +92,9 @@ class Communicator {
 // backend gets (NCCL uses the real link and its own algorithms). Checked before any rank
 // creates a communicator, so every rank refuses alike.
 void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo algo);
+
+// InputError when the backend's communicator cannot send gradients in `fmt` (NCCL: not yet).
+void check_grad_format(Backend backend, GradFormat fmt);
 
 // "2.28.9", or "" when NCCL is not compiled in.
 std::string nccl_version();

@@ -18,6 +18,13 @@ void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo al
   }
 }
 
+void check_grad_format(Backend backend, GradFormat fmt) {
+  if (backend == Backend::cuda && fmt != GradFormat::fp32) {
+    throw InputError(std::string("--grad-comm ") + grad_format_name(fmt) +
+                     " is implemented on the MPI (CPU) backend only; NCCL sends fp32 gradients");
+  }
+}
+
 std::unique_ptr<Communicator> make_communicator(Device& device, MPI_Comm world, AllreduceAlgo algo,
                                                 const LinkModel& link, CollectiveWatchdog* watchdog) {
   check_comm_options(device.backend(), link, algo);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "hier_allreduce.h"
+#include "grad_compress.h"
 #include "mpi_check.h"
 
 namespace dpscale {
@@ -92,6 +93,27 @@ std::vector<CallTiming> MpiCommunicator::take_call_log() {
   return out;
 }
 
+size_t MpiCommunicator::reduce(float* data, size_t count) {
+  if (fmt_ == GradFormat::fp32) {
+    if (algo_ == AllreduceAlgo::hier) {
+      hier_allreduce_sum(data, count, MPI_FLOAT, comm_, link_.ranks_per_node);
+    } else {
+      dpscale::allreduce_sum(algo_, data, count, MPI_FLOAT, comm_);
+    }
+    return count * sizeof(float);
+  }
+  // 2-byte formats with hier are refused at start-up (check_comm_options): hier's phases sum
+  // float, double and integers only.
+  // 2-byte elements around the exact one (when this task holds it), which goes alone in fp32.
+  const bool holds_exact = exact_ && exact_ >= data && exact_ < data + count;
+  const size_t before = holds_exact ? static_cast<size_t>(exact_ - data) : count;
+  allreduce_sum_2byte(algo_, fmt_, data, before, comm_);
+  if (!holds_exact) return count * 2;
+  allreduce_sum_2byte(algo_, fmt_, data + before + 1, count - before - 1, comm_);
+  dpscale::allreduce_sum(algo_, data + before, 1, MPI_FLOAT, comm_);
+  return (count - 1) * 2 + sizeof(float);
+}
+
 void MpiCommunicator::run() {
   for (;;) {
     Task task;
@@ -103,16 +125,13 @@ void MpiCommunicator::run() {
       queue_.pop_front();
     }
     const auto start = Clock::now();
+    size_t wire_bytes = task.count * sizeof(float);
     try {
       // Every wait inside is polled and, with a watchdog, bounded (watchdog.h); hier's node-local
       // phases are the library's blocking collectives, outside the watchdog's reach.
       WaitScope scope(WaitContext{watchdog_, Channel::gradients, task.seq,
                                   [&] { return describe_allreduce(task.seq, task.data, task.count); }, {}, false});
-      if (algo_ == AllreduceAlgo::hier) {
-        hier_allreduce_sum(task.data, task.count, MPI_FLOAT, comm_, link_.ranks_per_node);
-      } else {
-        dpscale::allreduce_sum(algo_, task.data, task.count, MPI_FLOAT, comm_);
-      }
+      wire_bytes = reduce(task.data, task.count);
     } catch (const std::exception& e) {
       // Nobody can wait on a failed collective: say what happened and end the whole job, so
       // no rank stays blocked in the next all-reduce (an escaping exception would only
@@ -125,7 +144,7 @@ void MpiCommunicator::run() {
       // transfer counts towards it, so the result takes max(real, modelled).
       // Capped at a year: converting a larger double to the clock's int64 nanoseconds
       // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
-      const double model_s = std::min(modelled_seconds(algo_, link_, task.count * sizeof(float), shape_), 3.2e7);
+      const double model_s = std::min(modelled_seconds(algo_, link_, wire_bytes, shape_), 3.2e7);
       std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(model_s)));
     }

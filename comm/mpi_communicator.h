@@ -38,6 +38,10 @@ class MpiCommunicator final : public Communicator {
   double take_busy_seconds() override;
   void log_calls(bool on) override;
   std::vector<CallTiming> take_call_log() override;
+  void set_grad_format(GradFormat fmt, const float* exact) override {
+    fmt_ = fmt;
+    exact_ = exact;
+  }
 
   const LinkModel& link() const { return link_; }
   AllreduceAlgo algo() const { return algo_; }
@@ -51,6 +55,8 @@ class MpiCommunicator final : public Communicator {
   };
   class MpiWork;
   void run();
+  // The all-reduce of one task in the wire format; returns the bytes it sent per rank's buffer.
+  size_t reduce(float* data, size_t count);
   void wait_for(uint64_t seq);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -59,6 +65,8 @@ class MpiCommunicator final : public Communicator {
   LinkModel link_;
   NodeShape shape_;  // the nodes the link model sees (issue 11: two tiers, hier)
   CollectiveWatchdog* watchdog_;
+  GradFormat fmt_ = GradFormat::fp32;
+  const float* exact_ = nullptr;  // summed in fp32 whatever fmt_ (the loss slot)
 
   std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;

@@ -134,14 +134,14 @@ std::vector<RecordField> build_fields() {
       field("dataset", &R::dataset, "`synthetic` | `fashion-mnist` | `npy`"),
       field("n_samples", &R::n_samples, "training samples"),
       field("epochs", &R::epochs, "requested epochs"),
-      field("steps_per_epoch", &R::steps_per_epoch, "⌊n_samples/B⌋"),
+      field("steps_per_epoch", &R::steps_per_epoch, "optimizer steps per epoch, ⌊n_samples/(B·accum_steps)⌋"),
       field("steps", &R::steps, "optimizer steps taken"),
       field("lr", &R::lr, "SGD learning rate"),
       field("seed", &R::seed, "seed of the weights and the synthetic data"),
       field("threads", &R::threads, "BLAS threads per rank"),
       field("epoch_times_s", &R::epoch_times_s, "per epoch, the slowest rank's wall time"),
       field("avg_epoch_s", &R::avg_epoch_s, "mean of `epoch_times_s` (the workshop's \"Avg Epoch\")"),
-      field("throughput_samples_per_s", &R::throughput_samples_per_s, "steps·B / Σ epoch times"),
+      field("throughput_samples_per_s", &R::throughput_samples_per_s, "samples trained per second: steps·B·accum_steps / Σ epoch times (every micro-batch counts)"),
       field("losses", &R::losses, "per epoch, mean over steps of the true global-batch loss"),
       field("loss_global", &R::loss_global, "the same as `losses` (named as the workshop discusses it)"),
       field("loss_rank0", &R::loss_rank0, "per epoch, mean of rank 0's own shard loss (the workshop's logged loss)"),
@@ -193,6 +193,13 @@ std::vector<RecordField> build_fields() {
             "DP modes: bytes of each all-reduce of a step, in launch order (bucket; tensor for interleaved)"),
       later_field("bucket_busbw_gbps", &R::bucket_busbw_gbps,
             "DP modes (MPI): each all-reduce's median bus bandwidth, 2(K−1)/K·bytes/s/1e9, as `allreduce_unit_bytes`"),
+      // issue 11
+      field("accum_steps", &R::accum_steps,
+            "micro-batches of `global_batch` rows per optimizer step (`--accum-steps`; null in older records)"),
+      field("grad_comm", &R::grad_comm,
+            "DP modes: gradients' wire format `fp32` | `bf16` | `fp16` (`--grad-comm`); null for single and older records"),
+      field("bucket_rule", &R::bucket_rule,
+            "bucketed only: `strict` (a bucket never exceeds its cap) | `ddp` (PyTorch DDP: closes after the tensor that reaches the cap)"),
   };
 }
 

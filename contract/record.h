@@ -87,6 +87,10 @@ struct RunRecord {
   std::optional<double> triad_step_s, compute_only_step_s, comm_only_step_s, exposed_comm_step_s, overlap_pct;
   std::vector<int64_t> allreduce_unit_bytes;
   std::vector<double> bucket_busbw_gbps;
+  // issue 11 (optional: records written before it read back as null)
+  std::optional<int> accum_steps;
+  std::optional<std::string> grad_comm;
+  std::optional<std::string> bucket_rule;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -204,6 +204,24 @@ std::vector<TrainerOption> build_table() {
                 ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
                 [](auto& o) -> auto& { return o.trace_steps; }),
            ConfigUse::never, false),
+      // --- issue 11: gradient accumulation, the gradients' wire format, DDP's bucket rule ---
+      with(whole("accum_steps", "--accum-steps",
+                 "micro-batches of --batch-size per optimizer step: gradients accumulate locally, one "
+                 "all-reduce on the last (DDP's no_sync); the step is one device's at N x batch",
+                 kAll, 1, 1 << 20, [](auto& o) -> auto& { return o.accum_steps; }),
+           // A config's "options" (one value per config) until the harness's point key learns
+           // it: as a sweep axis, runs differing only in it would be merged as repeats.
+           ConfigUse::options),
+      with(choice("grad_comm", "--grad-comm",
+                  "gradients on the wire: fp32 | bf16 | fp16 (2 bytes each, summed in fp32 where the "
+                  "algorithm allows, cast back)",
+                  kDataParallel, {"fp32", "bf16", "fp16"}, "gradient format", [](auto& o) -> auto& { return o.grad_comm; }),
+           // A config's "options" until the harness's point key learns it (as accum_steps).
+           ConfigUse::options),
+      choice("bucket_rule", "--bucket-rule",
+             "strict: a bucket never exceeds its cap | ddp: close a bucket after the tensor that "
+             "reaches the cap (PyTorch DDP)",
+             {Mode::bucketed}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }),
   };
   return t;
 }

@@ -53,6 +53,10 @@ struct TrainOptions {
   int triad = 0;                // compute-only and comm-only steps after the epochs (0 = off)
   std::string trace_path;       // Chrome trace-event JSON, merged by rank 0; "" = none
   std::string trace_steps = "1:2";
+  // issue 11: communication from the field
+  int accum_steps = 1;              // micro-batches per optimizer step (DDP's no_sync)
+  std::string grad_comm = "fp32";   // DP: the gradients' wire format: fp32 | bf16 | fp16
+  std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
 };
 
 // How a sweep config (configs/*.json) sets an option.

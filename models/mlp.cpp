@@ -4,6 +4,7 @@
 // three GEMMs of a layer are, in row-major terms:
 //   forward   Y[B,out]  = X[B,in] · W[out,in]ᵀ        gemm(N, T)
 //   weight    dW[out,in] = dY[B,out]ᵀ · X[B,in]        gemm(T, N), β = 0: overwrite, no zero_grad
+//                                                     (β = 1 when accumulating micro-batches)
 //   input     dX[B,in]  = dY[B,out] · W[out,in]        gemm(N, N), β = 0
 #include "mlp.h"
 
@@ -25,13 +26,19 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
       grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
       dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
       dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
-      loss_mean_(dev, 3) {
+      loss_mean_(dev, 5) {
   if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
   for (int l = 0; l < spec_.n_layers(); ++l) {
     acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
   }
   dev_.fill(grads_.data(), 0.0f, layout_.grad_buffer_count());
-  dev_.fill(loss_mean_.data(), 0.0f, 3);
+  dev_.fill(loss_mean_.data(), 0.0f, 4);
+  dev_.fill(loss_mean_.data() + 4, 1.0f, 1);
+}
+
+void Mlp::add_into(float* dst, const float* src, int n) {
+  // C[1,n] = 1 · A[1,1] · B[1,n] + 1 · C with A = the constant 1.0f: no new device kernel.
+  dev_.gemm(false, false, 1, n, 1, 1.0f, loss_mean_.data() + 4, 1, src, n, 1.0f, dst, n);
 }
 
 void Mlp::init_params(uint64_t seed) {
@@ -77,13 +84,16 @@ const float* Mlp::forward(const float* x, int batch) {
   return in;
 }
 
-void Mlp::loss(const int32_t* labels, int batch, float grad_scale) {
+void Mlp::loss(const int32_t* labels, int batch, float grad_scale, bool accumulate) {
+  float* slot = grads_.data() + layout_.loss_slot();
   dev_.softmax_xent(acts_.back().data(), labels, batch, spec_.out_width(), grad_scale,
-                    dbuf_a_.data(), loss_mean_.data(), grads_.data() + layout_.loss_slot(),
+                    dbuf_a_.data(), loss_mean_.data(), accumulate ? loss_mean_.data() + 3 : slot,
                     grad_scale);
+  if (accumulate) add_into(slot, loss_mean_.data() + 3, 1);
 }
 
-void Mlp::backward(const float* x, int batch, GradListener* listener) {
+void Mlp::backward(const float* x, int batch, GradListener* listener, bool accumulate) {
+  const float beta = accumulate ? 1.0f : 0.0f;
   float* dy = dbuf_a_.data();  // holds dlogits from loss()
   float* dx = dbuf_b_.data();
   for (int l = spec_.n_layers() - 1; l >= 0; --l) {
@@ -92,10 +102,16 @@ void Mlp::backward(const float* x, int batch, GradListener* listener) {
     const FlatTensor& b = layout_.bias(l);
     const float* in = l == 0 ? x : acts_[l - 1].data();
     // dW: (B,out)^T x (B,in) -> (out,in), β = 0 (overwrites: no zero_grad pass needed)
-    dev_.gemm(true, false, n_out, n_in, batch, 1.0f, dy, n_out, in, n_in, 0.0f,
+    dev_.gemm(true, false, n_out, n_in, batch, 1.0f, dy, n_out, in, n_in, beta,
               grads_.data() + w.offset, n_in);
     if (listener) listener->on_grad_ready(w);
-    dev_.column_sum(dy, batch, n_out, grads_.data() + b.offset);
+    if (accumulate) {
+      // dx is free until the input gradient below: the column sum lands there, then adds in.
+      dev_.column_sum(dy, batch, n_out, dx);
+      add_into(grads_.data() + b.offset, dx, n_out);
+    } else {
+      dev_.column_sum(dy, batch, n_out, grads_.data() + b.offset);
+    }
     if (listener) listener->on_grad_ready(b);
     if (l == 0) break;  // the input needs no gradient
     // dX: (B,out) x (out,in) -> (B,in), β = 0; then through the ReLU of layer l-1

@@ -61,10 +61,14 @@ class Mlp {
   // Forward of `batch` rows of x ([batch, in], device memory). Returns the logits [batch, out].
   const float* forward(const float* x, int batch);
   // Softmax cross-entropy of the last forward's logits. dlogits = (p - y)·grad_scale; the loss
-  // slot of grads() receives Σ loss · grad_scale; loss_mean() the plain mean over these rows.
-  void loss(const int32_t* labels, int batch, float grad_scale);
+  // slot of grads() receives Σ loss · grad_scale (added to it with `accumulate`); loss_mean()
+  // the plain mean over these rows.
+  void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false);
   // Backward of the last forward/loss. Calls listener (may be null) after each tensor.
-  void backward(const float* x, int batch, GradListener* listener);
+  // `accumulate` adds the gradients to those already in grads() (PyTorch's .grad accumulation,
+  // for gradient accumulation over micro-batches: dW with GEMM β = 1, db through a scratch
+  // column sum) instead of overwriting them.
+  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false);
   void sgd_step(const SgdConfig& cfg);
 
   // Non-finite detection (finite_check.h), queued on the device, read by read_losses() in the
@@ -93,7 +97,10 @@ class Mlp {
   std::vector<DeviceBuffer<float>> acts_;  // acts_[l] = output of layer l ([batch, widths[l+1]])
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
   DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot,
-                                          // [2] the non-finite flag (1 when a check found one)
+                                          // [2] the non-finite flag (1 when a check found one),
+                                          // [3] a micro-batch's scaled loss, [4] 1.0f
+  // dst[0..n) += src[0..n) on the device, as a 1×n GEMM with β = 1 (exact: 1·x + y).
+  void add_into(float* dst, const float* src, int n);
   const float* last_input_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 #include "buckets.h"
 
 #include <limits>
+#include <stdexcept>
 
 namespace dpscale {
 
@@ -15,7 +16,14 @@ int64_t cap_bytes(double mb) {
 }
 }  // namespace
 
-std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb) {
+BucketRule parse_bucket_rule(const std::string& name) {
+  if (name == "strict") return BucketRule::strict;
+  if (name == "ddp") return BucketRule::ddp;
+  throw std::invalid_argument("unknown bucket rule '" + name + "'");
+}
+
+std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb,
+                                   BucketRule rule) {
   const int64_t cap = cap_bytes(bucket_cap_mb);
   int64_t limit = cap_bytes(first_bucket_mb);
   std::vector<Bucket> buckets;
@@ -27,7 +35,7 @@ std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_
     limit = cap;  // only the first bucket uses the first-bucket limit
   };
   for (const FlatTensor& t : layout.tensors()) {
-    if (open && cur.nbytes() + t.nbytes() > limit) close();
+    if (rule == BucketRule::strict && open && cur.nbytes() + t.nbytes() > limit) close();
     if (!open) {
       cur = Bucket{t.index, t.index, t.offset, 0};
       open = true;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/param_layout.h"
@@ -26,7 +27,16 @@ struct Bucket {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// issue 11, --bucket-rule:
+//   strict  (default) a bucket never exceeds its cap (above): its size is the cap a user sets,
+//           so the bucket-cap sweep measures what it says
+//   ddp     PyTorch DDP's rule: tensors are added until the bucket reaches or crosses the cap,
+//           then it closes: the tensor that crosses the cap stays in it (fewer, larger buckets)
+enum class BucketRule { strict, ddp };
+BucketRule parse_bucket_rule(const std::string& name);  // std::invalid_argument if unknown
+
 // Caps are in MiB and must be > 0 (checked by the option parser).
-std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb);
+std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_mb, double first_bucket_mb,
+                                   BucketRule rule = BucketRule::strict);
 
 }  // namespace dpscale

@@ -61,7 +61,8 @@ std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, C
   switch (opts.mode) {
     case Mode::naive: return make_naive_sync(model, *comm, opts.fused);
     case Mode::interleaved: return make_interleaved_sync(model, *comm);
-    case Mode::bucketed: return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb);
+    case Mode::bucketed:
+      return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
     default: return std::make_unique<NoSync>(model);
   }
 }

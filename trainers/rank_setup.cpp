@@ -43,6 +43,11 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
                      " does not divide the " + std::to_string(world_size) + " ranks into whole nodes");
   }
   s->algo = parse_allreduce_algo(opts.allreduce);
+  s->grad_format = parse_grad_format(opts.grad_comm);
+  // hier's node phases sum float, double and integers only (comm/hier_allreduce.h).
+  if (s->algo == AllreduceAlgo::hier && s->grad_format != GradFormat::fp32) {
+    throw InputError("--grad-comm " + opts.grad_comm + " does not combine with --allreduce hier (use ring, star or native)");
+  }
   // The checkpoint is read (once) before the data: a bad --init fails fast.
   std::vector<float> init_params;
   if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));
@@ -60,6 +65,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
                        " per node), or --backend cpu");
     }
     check_comm_options(Backend::cuda, s->link, s->algo);
+    check_grad_format(Backend::cuda, s->grad_format);
   }
   // The model's buffers, asked for before anything is allocated (issue 12): on the CPU this
   // node's ranks share the physical memory; a GPU is one rank's.
@@ -75,7 +81,14 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is larger than the " +
                      std::to_string(s->data.n) + " training samples");
   }
-  s->steps_per_epoch = s->data.n / opts.batch_size;  // an incomplete last batch is dropped
+  const int64_t rows_per_step = static_cast<int64_t>(opts.batch_size) * opts.accum_steps;
+  if (rows_per_step > s->data.n) {
+    throw InputError("--accum-steps " + std::to_string(opts.accum_steps) + " x --batch-size " +
+                     std::to_string(opts.batch_size) + " = " + std::to_string(rows_per_step) +
+                     " rows per optimizer step, more than the " + std::to_string(s->data.n) + " training samples");
+  }
+  // An incomplete last step (fewer than accum_steps whole batches) is dropped.
+  s->steps_per_epoch = s->data.n / rows_per_step;
   to_device(*s->device, s->data.x, s->x_buf, s->x);
   to_device(*s->device, s->data.y, s->y_buf, s->y);
   if (s->data.n_test > 0) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "contract/link_model.h"
+#include "comm/grad_format.h"
 #include "contract/trainer_options.h"
 #include "models/data/dataset.h"
 #include "models/device.h"
@@ -31,6 +32,7 @@ struct RankSetup {
   LinkModel link;
   DilationSpec dilation;
   AllreduceAlgo algo = AllreduceAlgo::native;
+  GradFormat grad_format = GradFormat::fp32;  // --grad-comm (comm/grad_format.h)
 
   std::unique_ptr<Device> device;
   Dataset data;

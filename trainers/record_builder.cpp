@@ -56,7 +56,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   }
   const double per_epoch = n_epochs ? 1.0 / (static_cast<double>(n_epochs) * static_cast<double>(epochs.size())) : 0.0;
   r.avg_epoch_s = n_epochs ? total_time / static_cast<double>(n_epochs) : 0.0;
-  r.throughput_samples_per_s = total_time > 0 ? static_cast<double>(r.steps) * o.batch_size / total_time : 0.0;
+  // Every micro-batch is trained on: an optimizer step covers accum_steps batches of B rows.
+  r.throughput_samples_per_s =
+      total_time > 0 ? static_cast<double>(r.steps) * o.batch_size * o.accum_steps / total_time : 0.0;
   r.test_accuracy = test_accuracy;
 
   r.comm = ctx.comm;
@@ -84,6 +86,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.version = build_version();
   r.timestamp = ctx.timestamp;
   r.replicas_agree = ctx.replicas_agree;
+  r.accum_steps = o.accum_steps;
+  if (mode.data_parallel) r.grad_comm = o.grad_comm;
+  if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;
   return r;
 }
 

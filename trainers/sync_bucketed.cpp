@@ -10,9 +10,9 @@ namespace {
 
 class BucketedSync final : public GradSync {
  public:
-  BucketedSync(Mlp& model, Communicator& comm, double cap_mb, double first_mb)
+  BucketedSync(Mlp& model, Communicator& comm, double cap_mb, double first_mb, BucketRule rule)
       : GradSync(model, &comm), cap_mb_(cap_mb), first_mb_(first_mb),
-        buckets_(assign_buckets(model.layout(), cap_mb, first_mb)), bucket_of_(model.layout().tensors().size()),
+        buckets_(assign_buckets(model.layout(), cap_mb, first_mb, rule)), bucket_of_(model.layout().tensors().size()),
         pending_(buckets_.size()) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor; ++t) bucket_of_[static_cast<size_t>(t)] = b;
@@ -54,8 +54,8 @@ class BucketedSync final : public GradSync {
 }  // namespace
 
 std::unique_ptr<GradSync> make_bucketed_sync(Mlp& model, Communicator& comm, double bucket_cap_mb,
-                                             double first_bucket_mb) {
-  return std::make_unique<BucketedSync>(model, comm, bucket_cap_mb, first_bucket_mb);
+                                             double first_bucket_mb, BucketRule rule) {
+  return std::make_unique<BucketedSync>(model, comm, bucket_cap_mb, first_bucket_mb, rule);
 }
 
 }  // namespace dpscale

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "buckets.h"
 #include "grad_sync.h"
 
 namespace dpscale {
@@ -11,6 +12,6 @@ namespace dpscale {
 std::unique_ptr<GradSync> make_naive_sync(Mlp& model, Communicator& comm, bool fused);
 std::unique_ptr<GradSync> make_interleaved_sync(Mlp& model, Communicator& comm);
 std::unique_ptr<GradSync> make_bucketed_sync(Mlp& model, Communicator& comm, double bucket_cap_mb,
-                                             double first_bucket_mb);
+                                             double first_bucket_mb, BucketRule rule);
 
 }  // namespace dpscale

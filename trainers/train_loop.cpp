@@ -25,27 +25,45 @@ bool checks_finite(const RankSetup& s, int64_t n) {
 
 }  // namespace
 
-StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite,
+// One optimizer step: --accum-steps N micro-batches (global batches step·N .. step·N + N-1),
+// each sharded over the ranks as above. Every micro-batch's loss gradient is scaled by
+// 1/(N·B), and micro-batches after the first add their gradients (and loss slot) to the ones
+// before, so the N−1 first backwards communicate nothing (DDP's no_sync) and only the last one
+// runs with the GradSync: its all-reduces carry the sum over N·B rows, the mean of one device's
+// batch of N·B. With N = 1 this is the plain step.
+StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool update, bool check_finite,
                       StepProbe* probe) {
-  const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
-  const float* x = s.x + row0 * s.spec.in_width();
-  const int32_t* y = s.y + row0;
-  // issue 9: the probe may hand over the loader's staged copy of the same rows, and times
-  // compute; with no probe (warm-up, the triad) the step is exactly as before.
-  if (probe) {
-    const StepProbe::Batch b = probe->batch(batch_index);
-    x = b.x;
-    y = b.y;
-    probe->compute_begin();
-  }
+  const int n_micro = s.opts.accum_steps;
+  const float scale = 1.0f / static_cast<float>(static_cast<int64_t>(s.opts.batch_size) * n_micro);
   Mlp& m = *s.model;
-  m.forward(x, s.local_batch);
-  m.loss(y, s.local_batch, 1.0f / static_cast<float>(s.opts.batch_size));
-  sync.begin_step();
-  if (probe) probe->backward_begin();
-  m.backward(x, s.local_batch, probe ? static_cast<GradListener*>(probe) : &sync);
-  if (probe) probe->compute_end();
-  sync.finish();
+  double local_sum = 0.0;  // this rank's shard means of the micro-batches before the last
+  for (int j = 0; j < n_micro; ++j) {
+    const int64_t batch_index = step_index * n_micro + j;
+    const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
+    const float* x = s.x + row0 * s.spec.in_width();
+    const int32_t* y = s.y + row0;
+    // issue 9: the probe may hand over the loader's staged copy of the same rows, and times
+    // compute; with no probe (warm-up, the triad) the step is exactly as before.
+    if (probe) {
+      const StepProbe::Batch b = probe->batch(batch_index);
+      x = b.x;
+      y = b.y;
+      if (j == 0) probe->compute_begin();
+    }
+    const bool accumulate = j > 0;
+    m.forward(x, s.local_batch);
+    m.loss(y, s.local_batch, scale, accumulate);
+    if (j + 1 < n_micro) {
+      m.backward(x, s.local_batch, nullptr, accumulate);  // no_sync: nothing leaves the rank
+      local_sum += m.loss_mean();
+      continue;
+    }
+    sync.begin_step();
+    if (probe) probe->backward_begin();
+    m.backward(x, s.local_batch, probe ? static_cast<GradListener*>(probe) : &sync, accumulate);
+    if (probe) probe->compute_end();
+    sync.finish();
+  }
   if (probe) probe->sync_done();
   // After the all-reduce, so every rank checks the same numbers and stops at the same step.
   if (check_finite) m.check_grads_finite();
@@ -54,9 +72,11 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool up
                                    static_cast<float>(s.opts.weight_decay)});
   if (probe) probe->optimizer_end();
   if (check_finite) m.check_params_finite();
-  // The slot was summed across ranks with the gradients: Σ_all rows loss / B = the global mean.
-  // One read per step (on a GPU, the step's one host wait).
-  return m.read_losses();
+  // The slot was summed across ranks with the gradients: Σ_all rows loss / (N·B) = the global
+  // mean. One read per step (on a GPU, the step's one host wait; with N > 1, one per micro-batch).
+  StepLosses l = m.read_losses();
+  l.local = static_cast<float>((local_sum + l.local) / n_micro);
+  return l;
 }
 
 namespace {

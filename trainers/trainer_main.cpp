@@ -45,7 +45,8 @@ void print_banner(const RankSetup& s, const std::string& comm_desc) {
             << "#   device     " << backend_name(s.device->backend()) << ": " << s.device->name() << "\n"
             << "#   data       " << s.data.kind << ", " << s.data.n << " samples, " << s.steps_per_epoch
             << " steps/epoch\n"
-            << "#   batch      " << o.batch_size << " global = " << s.world_size << " x " << s.local_batch << "\n"
+            << "#   batch      " << o.batch_size << " global = " << s.world_size << " x " << s.local_batch
+            << (o.accum_steps > 1 ? ", " + std::to_string(o.accum_steps) + " micro-batches per step" : "") << "\n"
             << "#   training   " << o.epochs << " epochs, lr " << o.lr << ", warm-up " << o.warmup_steps << " steps"
             << (o.max_steps ? ", max " + std::to_string(o.max_steps) + " steps" : "") << "\n";
   if (!comm_desc.empty()) std::cerr << "#   comm       " << comm_desc << "\n";
@@ -109,7 +110,8 @@ LinkModel resolve_link(RankSetup& s, World& world) {
 std::string describe_comm(const RecordContext& ctx, const World& world, const TrainOptions& o) {
   if (!mode_info(o.mode).data_parallel) return "";
   std::ostringstream desc;
-  desc << ctx.comm << " (" << ctx.allreduce << "), " << world.size() << " ranks on " << world.n_nodes() << " node(s)";
+  desc << ctx.comm << " (" << ctx.allreduce << (o.grad_comm != "fp32" ? ", " + o.grad_comm + " gradients" : "")
+       << "), " << world.size() << " ranks on " << world.n_nodes() << " node(s)";
   if (ctx.link.enabled()) {
     desc << ", link " << o.link << " (" << ctx.link.alpha_us << " us, " << ctx.link.gbps << " GB/s) x"
          << std::setprecision(4) << ctx.link.dilation << " dilation";
@@ -126,6 +128,15 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   std::unique_ptr<Communicator> comm = world.make_communicator(*s.device, s.algo, ctx.link);
   auto sync = make_grad_sync(o, *s.model, comm.get());
   ctx.sync = sync->stats();
+  if (comm) {
+    // issue 11: the wire format. Every strategy all-reduces the whole gradient buffer once a
+    // step; in 2-byte formats the loss slot alone stays fp32.
+    comm->set_grad_format(s.grad_format, s.model->grads() + s.model->layout().loss_slot());
+    if (s.grad_format != GradFormat::fp32) {
+      ctx.sync.bytes_per_step = (s.model->layout().grad_buffer_count() - 1) * grad_format_bytes(s.grad_format) +
+                                static_cast<int64_t>(sizeof(float));
+    }
+  }
   if (comm) {
     ctx.comm = comm->name();
     ctx.allreduce = comm->name() == "nccl" ? "nccl" : allreduce_algo_name(s.algo);

@@ -199,5 +199,36 @@ TEST(DpBuckets, FirstBucketCapAppliesOnlyToTheFirst) {
   }
 }
 
+// issue 11, --bucket-rule ddp: PyTorch DDP's rule closes a bucket after the tensor that reaches
+// or crosses the cap. large at the default caps (bytes as above): {W6,b6,W5} 2 117 672 (W5
+// crosses the 1 MiB first cap) | {b5,W4,b4,W3,b3,W2} 58 734 592 (W2 crosses 25 MiB) | {b2,W1}
+// 67 117 056 | {b1,W0,b0} 12 877 824: 4 buckets where strict makes 7.
+TEST(DpBuckets, DdpRuleLargeDefaultCapsAreFourBuckets) {
+  const ParamLayout layout(parse_model("large"));
+  const auto b = assign_buckets(layout, 25.0, 1.0, BucketRule::ddp);
+  EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{2117672, 58734592, 67117056, 12877824})) << describe(layout, b);
+  EXPECT_EQ(assign_buckets(layout, 25.0, 1.0, BucketRule::strict).size(), 7u);
+  EXPECT_EQ(assign_buckets(layout, 25.0, 1.0).size(), 7u) << "the default rule is strict";
+  // Contiguous, in backward order, every tensor once.
+  int next = 0;
+  int64_t offset = 0;
+  for (const Bucket& bk : b) {
+    EXPECT_EQ(bk.first_tensor, next);
+    EXPECT_EQ(bk.offset, offset);
+    next = bk.last_tensor + 1;
+    offset += bk.count;
+  }
+  EXPECT_EQ(next, static_cast<int>(layout.tensors().size()));
+}
+
+TEST(DpBuckets, DdpRuleTinyModel) {
+  // W2 1 280 B reaches the 1 048 B first cap: alone | b2 40 + W1 8 192 + b1 128 + W0 200 704
+  // (W0 crosses 52 428) | b0 256. Strict: 4 buckets (TinyModelSmallCapsGiveFourBuckets).
+  const ParamLayout layout(parse_model("784,64,32,10"));
+  EXPECT_EQ(bytes_of(assign_buckets(layout, 0.05, 0.001, BucketRule::ddp)), (std::vector<int64_t>{1280, 209064, 256}));
+  EXPECT_EQ(parse_bucket_rule("ddp"), BucketRule::ddp);
+  EXPECT_THROW(parse_bucket_rule("pytorch"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace dpscale
