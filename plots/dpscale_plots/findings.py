@@ -125,7 +125,8 @@ def f1_small_slower(ev):
 def f2_grows_with_size(ev):
     f = Finding(2, "Speedup grows with model size",
                 "Larger models scale better: at 4 GPUs DDP goes 0.75× (small), 1.75× (medium), 2.31× (large), "
-                "2.39× (xlarge).", "workshop, Benchmark Results", _cmd(ev, "runs"), charts=["chart2_speedup"])
+                "2.39× (xlarge).", "workshop, Benchmark Results", _cmd(ev, "runs"),
+                charts=["chart1_epoch_time", "chart2_speedup"])
     models = [m for m in ("small", "medium", "large", "xlarge") if m in _models(ev.runs)]
     ok, checked = [], []
     for m in DP_MODES:
@@ -171,14 +172,20 @@ def f3_interleaved_beats_naive(ev):
     if not gains:
         f.reason = "no K=4 runs of large or xlarge, and no prediction"
         return f
-    near = [g for _, _, g in gains if 0.07 <= g <= 0.21]
+    # "14% faster" is the workshop's (2.24 − 1.92)/2.24; in epoch times (naive/interleaved − 1) its
+    # own gain is 17% for large and xlarge alike: within half of it either way counts as the same.
+    src = {m: sources.WORKSHOP[(m, "naive", 4)][0] / sources.WORKSHOP[(m, "interleaved", 4)][0] - 1
+           for m in ("large", "xlarge")}
+    near = [g for _, m, g in gains if 0.5 * src[m] <= g <= 1.5 * src[m]]
     beats = [g for _, _, g in gains if g > 0]
     if len(near) == len(gains):
-        f.verdict, f.reason = "reproduced", "interleaved is 7–21% faster (14% ± half) in every case shown"
+        f.verdict, f.reason = "reproduced", "interleaved is faster by within half of the workshop's own gain, in every case"
     elif len(beats) == len(gains):
         f.verdict = "partly"
-        f.reason = ("interleaved beats naive in every case, by " + ", ".join(f"{g:.0%}" for _, _, g in gains) +
-                    "; the size of the gain depends on γ, which the emulated link sets")
+        f.reason = ("interleaved beats naive in every case, by " +
+                    ", ".join(f"{g:.0%} ({how})" for how, _, g in gains) +
+                    ", against the workshop's 17% in the same terms; within half of it counts as reproduced, and "
+                    "the size of the gain depends on γ, which the emulated link sets")
     else:
         f.verdict, f.reason = "not reproduced", "interleaved does not beat naive in every case"
     if "xlarge" not in [m for _, m, _ in gains]:
@@ -189,7 +196,8 @@ def f3_interleaved_beats_naive(ev):
 def f4_bucketed_matches(ev):
     f = Finding(4, "Bucketed (DDP) matches or beats interleaved",
                 "DDP 2.31× vs interleaved 2.24× (large, 4 GPUs); 1.75× vs 1.35× (medium, 4); within 1% for xlarge.",
-                "workshop, DDP Matches or Beats Hand-Rolled", _cmd(ev, "runs"), charts=["chart4_overlap_vs_naive"])
+                "workshop, DDP Matches or Beats Hand-Rolled", _cmd(ev, "runs"),
+                charts=["chart4_overlap_vs_naive", "chart6_throughput"])
     ok, total = [], 0
     for model in _models(ev.runs):
         for k in (2, 4):
@@ -436,11 +444,11 @@ def f12_bucket_cap_curve(ev):
     for p in pts:
         c = p["bucket_cap_mb"]
         pr = pred.get(round(c, 6))
-        f.rows.append((f"{p['model']} K={p['world_size']} cap {c:g} MB: exposed comm share · throughput", "—",
-                       f"{p['comm_fraction']:.0%} · {_med(p, 'throughput_samples_per_s'):,.0f}/s", "measured"))
+        f.rows.append((f"{p['model']} K={p['world_size']} cap {c:g} MB: exposed comm per epoch (share) · throughput",
+                       "—", f"{_med(p, 'comm_s'):.3f} s ({p['comm_fraction']:.0%}) · "
+                       f"{_med(p, 'throughput_samples_per_s'):,.0f}/s", "measured"))
         if pr and pr.get("exposed_comm_s") is not None:
-            f.rows.append((f"cap {c:g} MB: exposed comm per step", "—", f"{pr['exposed_comm_s'] * 1e3:.2f} ms",
-                           "predicted"))
+            f.rows.append((f"cap {c:g} MB: exposed comm per epoch", "—", f"{pr['exposed_comm_s']:.3f} s", "predicted"))
     if len(pts) < 2:
         f.reason = "no bucket-cap sweep over 0.5–8 MB"
         return f
@@ -452,7 +460,7 @@ def f12_bucket_cap_curve(ev):
         f.verdict, f.reason = "reproduced", f"each doubling multiplies s by {mh:.2f} (median)"
     elif falls:
         f.verdict = "partly"
-        f.reason = (f"s falls from {pts[0]['comm_fraction']:.0%} to {pts[-1]['comm_fraction']:.0%} over 0.5–8 MB, "
+        f.reason = (f"the exposed comm share s falls from {pts[0]['comm_fraction']:.0%} to {pts[-1]['comm_fraction']:.0%} over 0.5–8 MB, "
                     + (f"but each doubling multiplies it by {mh:.2f} (median), not 0.5: " if mh else "")
                     + "a cap saves calls only until the layers' own tensors fill the buckets")
     else:
