@@ -58,11 +58,14 @@ RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::s
 }
 
 TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
-  const SweepPoint s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
+  // Three repeats of one point (repeat 0, 1, 2: the reader drops a line that repeats one it holds).
+  const SweepPoint s = pt("small", "single", 1);
+  const SweepPoint b0 = pt("small", "bucketed", 2, 25.0, "none", 0), b1 = pt("small", "bucketed", 2, 25.0, "none", 1),
+                   b2 = pt("small", "bucketed", 2, 25.0, "none", 2);
   std::string text = sweep_line(s, make_record(s, 1.0));
-  text += sweep_line(b, diagnosed(b, 0.6, 0.1, "communication", 20.0));
-  text += sweep_line(b, diagnosed(b, 0.7, 0.1, "compute", 40.0));
-  text += sweep_line(b, diagnosed(b, 0.8, 0.1, "communication", 60.0));
+  text += sweep_line(b0, diagnosed(b0, 0.6, 0.1, "communication", 20.0));
+  text += sweep_line(b1, diagnosed(b1, 0.7, 0.1, "compute", 40.0));
+  text += sweep_line(b2, diagnosed(b2, 0.8, 0.1, "communication", 60.0));
   const Analysis a = analyse(parse_results(text, "d.jsonl"));
   const std::string md = render_report(a, "d.jsonl", "md");
   EXPECT_NE(md.find("Why each run scaled as it did"), std::string::npos) << md;
