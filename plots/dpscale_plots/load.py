@@ -28,6 +28,7 @@ POINT_FIELDS = {
     "efficiency": "spread?", "comm_fraction": "number?", "gamma": "number?",
     "amdahl_max": "number?", "naive_saving": "spread?", "naive_saving_s": "number?",
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",
+    "diagnosis": "object?",  # issue 9: the triad, the label, per-rank times (charts 9, 10)
 }
 SETUP_FIELDS = {
     "backend": "str", "device_name": "str", "global_batch": "int", "n_samples": "int",
@@ -157,6 +158,7 @@ def _check_field(where, obj, name, shape):
         # per-epoch medians; null where no repeat had a finite value (a diverged run)
         "curve": lambda: isinstance(v, list) and all(x is None or _is_number(x) for x in v),
         "setup": lambda: isinstance(v, dict),
+        "object": lambda: isinstance(v, dict),
     }[shape]()
     if not ok:
         raise BadInput(f"{where}: field '{name}' is not a {shape}")

@@ -538,6 +538,8 @@ class Legibility(TempDirCase):
         super().setUpClass()
         sys.path.insert(0, str(SOURCE / "plots"))
         from dpscale_plots import CHARTS, load, points
+        from dpscale_plots.style import Skip
+        cls.Skip = Skip
         cls.charts = dict(CHARTS)
         cls.results = {}
         for src in (FIXTURE, SOURCE / "docs" / "figures" / "cpu-run.jsonl"):
@@ -555,7 +557,10 @@ class Legibility(TempDirCase):
         from matplotlib.transforms import Bbox
         for src, results in self.results.items():
             for name in self.charts:
-                fig, r = self.draw(name, results)
+                try:
+                    fig, r = self.draw(name, results)
+                except self.Skip:
+                    continue  # charts 9-10 need issue 9's fields, which these files lack
                 for ax in fig.axes:
                     texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
                     ext = {id(t): t.get_window_extent(r) for t in texts}
