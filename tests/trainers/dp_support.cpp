@@ -42,6 +42,9 @@ std::vector<std::string> mpirun_argv(int np, const std::string& exe, const std::
 ProcessResult run(const std::vector<std::string>& argv, double timeout_s) {
   ProcessOptions opts;
   opts.timeout_s = timeout_s;
+  // No guard process between the test and mpirun: the tests find mpirun as their own child and
+  // its ranks as mpirun's (subprocess.h); the test's own teardown ends what it started.
+  opts.die_with_parent = false;
   return run_process(argv, opts);
 }
 
