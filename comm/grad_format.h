@@ -15,11 +15,7 @@
 #include <cstring>
 #include <string>
 
-#if defined(__CUDACC__)
-#define DPSCALE_HD __host__ __device__
-#else
-#define DPSCALE_HD
-#endif
+#include "models/hd.h"
 
 namespace dpscale {
 

@@ -8,11 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DPSCALE_HD __host__ __device__
-#else
-#define DPSCALE_HD
-#endif
+#include "models/hd.h"
 
 namespace dpscale::ew {
 

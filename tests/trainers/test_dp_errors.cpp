@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "dp_support.h"
+#include "proc_util.h"
 
 namespace dpscale::test {
 namespace {
@@ -151,56 +152,6 @@ TEST(DpErrors, OnlyOneRankCannotReadItsInit) {
 
 // --- a rank killed mid-run -------------------------------------------------------------------
 
-struct ProcInfo {
-  pid_t pid;
-  pid_t ppid;
-  std::string comm;
-  char state;
-};
-
-std::optional<ProcInfo> proc_info(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string s;
-  if (!std::getline(f, s)) return std::nullopt;
-  // pid (comm) state ppid ...; comm may hold spaces or parentheses: split at the last ')'.
-  const size_t open = s.find('('), close = s.rfind(')');
-  if (open == std::string::npos || close == std::string::npos) return std::nullopt;
-  ProcInfo p{pid, 0, s.substr(open + 1, close - open - 1), '?'};
-  std::istringstream rest(s.substr(close + 2));
-  rest >> p.state >> p.ppid;
-  return p;
-}
-
-std::vector<ProcInfo> children_of(pid_t parent) {
-  std::vector<ProcInfo> kids;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (auto p = proc_info(static_cast<pid_t>(std::stoi(name))); p && p->ppid == parent) kids.push_back(*p);
-  }
-  return kids;
-}
-
-// OMPI_COMM_WORLD_RANK from the process's environment, or -1.
-int mpi_rank_of(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const std::string key = std::string("OMPI_COMM_WORLD_RANK=");
-  for (size_t pos = 0; pos < all.size();) {
-    const size_t end = all.find('\0', pos);
-    const std::string var = all.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (var.rfind(key, 0) == 0) return std::stoi(var.substr(key.size()));
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return -1;
-}
-
-bool alive(pid_t pid) {
-  const auto p = proc_info(pid);
-  return p && p->state != 'Z';
-}
-
 struct KillCase {
   std::string name;
   std::string exe;
@@ -220,41 +171,11 @@ TEST_P(DpRankDeath, JobEndsWithinBoundedTime) {
                                    "256", "--epochs", "100000", "--quiet"};
   args.insert(args.end(), c.extra.begin(), c.extra.end());
   const auto argv = mpirun_argv(2, c.exe, args);
-  ProcessResult result;
-  // On any early return (a failed assertion) the guard kills the ranks it found and asks
-  // mpirun to stop (SIGTERM: mpirun then ends its ranks; a SIGKILL would orphan them, as Open
-  // MPI puts each rank in a process group of its own), then joins — run_process's own timeout
-  // bounds the wait — so nothing we started outlives the test.
-  struct Runner {
-    std::thread thread;
-    pid_t mpirun = -1;
-    std::vector<pid_t> ranks;
-    ~Runner() {
-      if (!thread.joinable()) return;
-      for (pid_t r : ranks) ::kill(r, SIGKILL);
-      if (mpirun > 0) ::kill(mpirun, SIGTERM);
-      thread.join();
-    }
-  } runner;
-  runner.thread = std::thread([&] { result = run(argv, 120); });
-
-  // Find mpirun (our child) and its two ranks (its children), by pid, never by name alone.
-  std::vector<ProcInfo> ranks;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (ranks.size() < 2 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ranks.clear();
-    for (const ProcInfo& m : children_of(::getpid())) {
-      runner.mpirun = m.pid;
-      for (const ProcInfo& r : children_of(m.pid)) {
-        if (r.comm.rfind("train_d", 0) == 0) ranks.push_back(r);
-      }
-    }
-  }
-  for (const ProcInfo& r : ranks) runner.ranks.push_back(r.pid);
-  ASSERT_EQ(ranks.size(), 2u) << "did not find the 2 ranks of mpirun";
-  pid_t victim = -1, survivor = -1;
-  for (const ProcInfo& r : ranks) (mpi_rank_of(r.pid) == c.victim ? victim : survivor) = r.pid;
+  // mpirun on a thread of its own (proc_util.h); on any early return the job's destructor ends
+  // the ranks and mpirun, so nothing the test started outlives it.
+  MpiJob job(argv, 120);
+  ASSERT_TRUE(job.find_ranks(2, "train_d")) << "did not find the 2 ranks of mpirun";
+  const pid_t victim = job.rank_pid(c.victim), survivor = job.rank_pid(1 - c.victim);
   ASSERT_TRUE(victim > 0 && survivor > 0) << "could not tell rank " << c.victim << " by OMPI_COMM_WORLD_RANK";
   // Let start-up finish: training is under way after well under a second on this model.
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -262,7 +183,7 @@ TEST_P(DpRankDeath, JobEndsWithinBoundedTime) {
 
   const auto killed_at = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  runner.thread.join();
+  const ProcessResult result = job.join();
   const double after_kill = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
 
   EXPECT_FALSE(result.timed_out) << "the job hung after rank " << c.victim << " died:\n" << describe(argv, result);
