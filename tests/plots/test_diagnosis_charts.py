@@ -32,14 +32,8 @@ from dpscale_plots.charts_diagnosis import breakdown  # noqa: E402
 from dpscale_plots.points import Point  # noqa: E402
 
 
-def records():
-    out = []
-    for line in FIXTURE.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
-    return out
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_plots import fixture_lines as records  # noqa: E402  the fixture's complete lines, as dicts
 
 
 def with_diagnosis(recs):
