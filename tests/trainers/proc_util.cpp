@@ -75,6 +75,16 @@ bool alive(pid_t pid) {
   return st && st->state != 'Z';
 }
 
+char still_there_after(pid_t pid, double grace_s) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  for (;;) {
+    const auto st = stat_of(pid);
+    if (!st || st->state == 'Z') return 0;
+    if (std::chrono::steady_clock::now() >= give_up) return st->state;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 double cpu_seconds(pid_t pid) {
   const auto st = stat_of(pid);
   return st ? st->cpu_s : -1.0;

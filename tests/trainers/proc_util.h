@@ -15,6 +15,11 @@ namespace dpscale::test {
 
 // True while `pid` exists and is not a zombie.
 bool alive(pid_t pid);
+// Waits up to `grace_s` for `pid` to be gone (or a zombie). Returns 0 once it is, else the state
+// letter /proc gives it ('T' stopped, 'R', 'S', 'D'), for the message of a test that fails. A
+// killed process takes a moment to unmap its memory and exit: the grace keeps a test from
+// reading that moment as a process that outlived its job.
+char still_there_after(pid_t pid, double grace_s);
 // User + system CPU seconds `pid` has used so far (all its threads); -1 if it is gone.
 double cpu_seconds(pid_t pid);
 
