@@ -3,6 +3,12 @@
 --benchmark_out files that scripts/bench-micro.sh writes into BUILD/bench-micro/).
 
     python3 bench/summarize.py BUILD/bench-micro
+    python3 bench/summarize.py BUILD/bench-micro --keep bench/results/micro
+
+--keep DIR also writes a copy small enough to commit: every JSON file with only the median and
+cv aggregates where a benchmark was repeated (the summary reads nothing else), one benchmark per
+line, and the console log (console.txt) as it was. The summary of the copy is the summary of the
+original.
 
 Targets (issue 5, and issue 2 for the step):
   GEMM       the largest training GEMM shapes reach >= 90% of the square-sgemm ceiling
@@ -94,6 +100,26 @@ def main(out):
             print(f"Ring vs native busbw at K=2, 64 MB: {ratio:.2f}x (target >= 0.75x): {verdict(ratio >= 0.75)}")
 
 
+def keep(out, dest):
+    """The committed copy of a run (see the module's docstring)."""
+    os.makedirs(dest, exist_ok=True)
+    for name in sorted(os.listdir(out)):
+        src = os.path.join(out, name)
+        if name.endswith(".json"):
+            with open(src) as f:
+                data = json.load(f)
+            rows = data.get("benchmarks", [])
+            if any(b.get("run_type") == "aggregate" for b in rows):
+                rows = [b for b in rows if b.get("run_type") == "aggregate" and b.get("aggregate_name") in ("median", "cv")]
+            with open(os.path.join(dest, name), "w") as f:
+                f.write('{"context": ' + json.dumps(data.get("context", {})) + ',\n "benchmarks": [\n')
+                f.write(",\n".join(json.dumps(b) for b in rows))
+                f.write("\n]}\n")
+        elif name == "console.txt":
+            with open(src) as f, open(os.path.join(dest, name), "w") as g:
+                g.write(f.read())
+
+
 def emulated(out):
     times = {}
     for k in (2, 3, 4):
@@ -110,7 +136,14 @@ def emulated(out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: summarize.py BUILD/bench-micro")
-    main(sys.argv[1])
-    emulated(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--keep"):
+        print("usage: summarize.py BUILD/bench-micro [--keep DIR]", file=sys.stderr)
+        sys.exit(2)
+    if not os.path.isdir(args[0]):
+        print(f"summarize.py: {args[0]}: no such directory", file=sys.stderr)
+        sys.exit(2)
+    main(args[0])
+    emulated(args[0])
+    if len(args) == 3:
+        keep(args[0], args[2])

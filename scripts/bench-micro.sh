@@ -9,7 +9,8 @@
 # Runs bench_gemm, bench_kernels, bench_step, then bench_allreduce under mpirun at K = 2, 3, 4
 # (real shared-memory times), and ring vs star again on an emulated 10 GbE link.
 # JSON for every run lands in BUILD_DIR/bench-micro/ (the library's --benchmark_out), and
-# bench/summarize.py prints the summary from it.
+# bench/summarize.py prints the summary from it; `bench/summarize.py BUILD_DIR/bench-micro --keep
+# bench/results/micro` makes the small copy that bench/README.md's tables are read from.
 set -euo pipefail
 BUILD=${1:-build}
 BIN="$BUILD/bin"
@@ -18,6 +19,9 @@ REPS=${REPS:-3}
 QUICK=${QUICK:-0}
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$OUT"
+# Everything printed also goes to $OUT/console.txt (the nccl-tests-style tables are only there);
+# `bench/summarize.py $OUT --keep DIR` copies it with the JSON.
+exec > >(tee "$OUT/console.txt") 2>&1
 
 for exe in bench_gemm bench_kernels bench_step bench_allreduce; do
   [[ -x "$BIN/$exe" ]] || { echo "bench-micro: $BIN/$exe not built (run: cmake --build $BUILD)" >&2; exit 2; }
