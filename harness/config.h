@@ -66,8 +66,9 @@ struct SweepPoint {
   std::string describe() const;
 };
 
-// The largest world size a config may name. The suite's largest global batch (configs/) is 1024
-// rows and every rank needs an equal, non-empty shard of it, so a K above 1024 can never run; a
+// The largest world size a config may name: 1024, the workshop's global batch, the largest K at
+// which each rank of a workshop run still gets an equal, non-empty shard (ci.json's batch of 4096
+// could split further, but 1024 ranks is already past any machine this suite runs on); a
 // K within it must also divide the batch (checked) and fit the machine (checked by the sweep:
 // check_world_sizes in sweep_checks.h).
 inline constexpr int kMaxWorldSize = 1024;

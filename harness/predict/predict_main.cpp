@@ -116,7 +116,8 @@ int run_textbook(const PredictArgs& a) {
   throw OptionError("--textbook", "unknown listing '" + a.textbook + "' (use 15.9.1 or 15.2.1)");
 }
 
-// The link of a results file's data-parallel runs (first one with a link), dilation = their median.
+// The link of a results file's data-parallel runs (first one with a link), dilation = their upper
+// median (the larger middle value for an even count: one of the measured F's, never a blend).
 std::optional<LinkModel> link_of_results(const std::string& path) {
   const ResultsFile f = read_results(path);
   std::optional<LinkModel> l;
