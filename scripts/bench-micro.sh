@@ -3,7 +3,7 @@
 # (bench/README.md explains every number), then the headline numbers.
 #
 #   scripts/bench-micro.sh [BUILD_DIR]          default build dir: build
-#   QUICK=1 scripts/bench-micro.sh build        fewer shapes and sizes, one repetition (~2 min)
+#   QUICK=1 scripts/bench-micro.sh build        fewer shapes and sizes, one repetition (1m35s on the 2-core VM)
 #   REPS=5  scripts/bench-micro.sh build        repetitions per benchmark (default 3; medians shown)
 #
 # Runs bench_gemm, bench_kernels, bench_step, then bench_allreduce under mpirun at K = 2, 3, 4

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# heap-ablation.sh — which half of the heap policy (comm/heap_policy.cpp) cures the native
+# all-reduce's large-message collapse: glibc's environment variables on the unchanged binary, with
+# dpscale's own policy switched off (DPSCALE_HEAP_POLICY=off), against the policy itself. Rounds
+# interleave the variants so a slow spell of a shared machine falls on all of them alike.
+#
+#   scripts/heap-ablation.sh BUILD_DIR OUT.jsonl [ROUNDS=5]             bench_allreduce, native
+#   scripts/heap-ablation.sh --trainer BUILD_DIR OUT.jsonl [ROUNDS=3]   train_dp_naive's comm_s
+#
+# Variants: defaults (glibc's), mmap_max_0 (MALLOC_MMAP_MAX_=0 alone), trim_2g
+# (MALLOC_TRIM_THRESHOLD_=2 GiB alone), both, policy_on (dpscale's mallopt, no variables).
+# OUT.jsonl: one line per (round, variant, size) with native busbw at K = 2; medians printed.
+# --trainer: train_dp_naive --model large at K = 2 (4096 samples, one epoch, one warm-up step),
+# whose comm thread allocates from a glibc thread arena: variants defaults, both, both_arena1
+# (MALLOC_ARENA_MAX=1 too), policy_on, and our ring with the policy off and on; one line per
+# (round, variant) holding the run's record; medians of comm_s printed.
+set -euo pipefail
+TRAINER=0
+if [[ "${1:-}" == --trainer ]]; then TRAINER=1; shift; fi
+[[ $# -ge 2 ]] || { echo "usage: $0 [--trainer] BUILD_DIR OUT.jsonl [ROUNDS]" >&2; exit 2; }
+BUILD=$1 OUT=$2 ROUNDS=${3:-$((TRAINER ? 3 : 5))}
+BIN="$BUILD/bin/bench_allreduce"
+[[ "$TRAINER" == 1 ]] && BIN="$BUILD/bin/train_dp_naive"
+[[ -x "$BIN" ]] || { echo "heap-ablation: $BIN not built" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "heap-ablation: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
+mpi=(mpirun --bind-to none -np 2)
+mpirun --version 2>&1 | grep -q "Open MPI" && mpi+=(--allow-run-as-root --oversubscribe)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: > "$tmp/out.jsonl"
+off=(-x DPSCALE_HEAP_POLICY=off)
+both=(-x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=2147483648)
+
+if [[ "$TRAINER" == 1 ]]; then
+  for ((r = 0; r < ROUNDS; r++)); do
+    for v in defaults both both_arena1 policy_on ring_defaults ring_policy_on; do
+      algo=native
+      case $v in
+        defaults)       env=("${off[@]}") ;;
+        both)           env=("${off[@]}" "${both[@]}") ;;
+        both_arena1)    env=("${off[@]}" "${both[@]}" -x MALLOC_ARENA_MAX=1) ;;
+        policy_on)      env=() ;;
+        ring_defaults)  env=("${off[@]}"); algo=ring ;;
+        ring_policy_on) env=(); algo=ring ;;
+      esac
+      "${mpi[@]}" "${env[@]}" "$BIN" --backend cpu --model large --samples 4096 --epochs 1 --warmup-steps 1 \
+        --allreduce "$algo" --quiet > "$tmp/run.txt" 2> "$tmp/err.txt" ||
+        { echo "heap-ablation: round $r, $v failed:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+      python3 - "$r" "$v" "$tmp/run.txt" >> "$tmp/out.jsonl" <<'EOF'
+import json, sys
+r, v, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+line = next(l for l in open(path) if l.startswith("RESULTS_JSON: "))
+print(json.dumps({"round": r, "variant": v, "load1": float(open("/proc/loadavg").read().split()[0]),
+                  "record": json.loads(line[len("RESULTS_JSON: "):])}))
+EOF
+    done
+  done
+  mv "$tmp/out.jsonl" "$OUT"
+  python3 - "$OUT" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("# train_dp_naive --model large, K = 2: comm_s per epoch, median (min-max) over rounds")
+for v in dict.fromkeys(r["variant"] for r in rows):
+    xs = [r["record"]["comm_s"] for r in rows if r["variant"] == v]
+    print(f"  {v:<15} {statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})")
+EOF
+  exit 0
+fi
+
+for ((r = 0; r < ROUNDS; r++)); do
+  for v in defaults mmap_max_0 trim_2g both policy_on; do
+    case $v in
+      defaults)   env=("${off[@]}") ;;
+      mmap_max_0) env=("${off[@]}" -x MALLOC_MMAP_MAX_=0) ;;
+      trim_2g)    env=("${off[@]}" -x MALLOC_TRIM_THRESHOLD_=2147483648) ;;
+      both)       env=("${off[@]}" "${both[@]}") ;;
+      policy_on)  env=() ;;
+    esac
+    "${mpi[@]}" "${env[@]}" "$BIN" -b 4M -e 64M -f 4 --algos native --benchmark_format=json > "$tmp/run.json" 2>/dev/null
+    python3 - "$r" "$v" "$tmp/run.json" >> "$tmp/out.jsonl" <<'EOF'
+import json, sys
+r, v, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+for b in json.load(open(path))["benchmarks"]:
+    print(json.dumps({"round": r, "variant": v, "bytes": int(b["bytes"]), "busbw_GBps": round(b["busbw_GBps"], 4),
+                      "load1": float(open("/proc/loadavg").read().split()[0])}))
+EOF
+  done
+done
+mv "$tmp/out.jsonl" "$OUT"
+
+python3 - "$OUT" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = sorted({r["bytes"] for r in rows})
+print("# native busbw at K = 2, GB/s: median (min-max) over rounds")
+print("# variant     " + "  ".join(f"{s >> 20:>3} MiB          " for s in sizes))
+for v in ("defaults", "mmap_max_0", "trim_2g", "both", "policy_on"):
+    cells = []
+    for s in sizes:
+        xs = [r["busbw_GBps"] for r in rows if r["variant"] == v and r["bytes"] == s]
+        cells.append(f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})")
+    print(f"  {v:<11} " + "  ".join(f"{c:<19}" for c in cells))
+EOF
