@@ -141,7 +141,9 @@ void allreduce_sum_2byte(AllreduceAlgo algo, GradFormat fmt, float* data, size_t
     case AllreduceAlgo::ring: return ring_2byte(fmt, data, count, comm);
     case AllreduceAlgo::star: return star_2byte(fmt, data, count, comm);
     case AllreduceAlgo::native: return native_2byte(fmt, data, count, comm);
+    case AllreduceAlgo::hier: break;  // refused when the options are parsed (2-byte is not with hier)
   }
+  throw std::logic_error("allreduce_sum_2byte: no 2-byte path for this all-reduce algorithm");
 }
 
 }  // namespace dpscale

@@ -88,3 +88,7 @@ for k in ("status", "point", "run", "system"):
     rec.pop(k, None)
 put("results_line", "results_json", "# banner\nRESULTS_JSON: " + json.dumps(rec) + "\n")
 put("results_line", "torn", lines[0] + lines[1][: len(lines[1]) // 2])
+# Found by fuzz_results_line in CI (2026-11-24): a number beyond a double's range is valid JSON
+# syntax that nlohmann's parser refuses with out_of_range, not parse_error.
+put("results_line", "regress_number_overflow", lines[0][:-2] + b', "avg_epoch_s": 2.3E15059967041}\n')
+put("sweep_config", "regress_number_overflow", '{"models": ["small"], "modes": ["single"], "timeout_s": 1e999}\n')

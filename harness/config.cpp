@@ -105,6 +105,8 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     std::string msg = e.what();
     if (auto at = msg.find("] "); at != std::string::npos) msg = msg.substr(at + 2);
     throw ConfigError(source + ": not valid JSON: " + msg);
+  } catch (const json::exception&) {  // a number beyond a double's range (out_of_range 406)
+    throw ConfigError(source + ": not valid JSON: a number out of range");
   }
   if (!j.is_object()) throw ConfigError(source + ": a config must be a JSON object");
   for (const auto& [key, _] : j.items()) {

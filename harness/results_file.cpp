@@ -46,6 +46,10 @@ ResultsFile parse_results(const std::string& text, const std::string& path) {
         continue;
       }
       throw InputError(where + ": not a results line (not JSON)");
+    } catch (const nlohmann::json::exception&) {
+      // Well-formed JSON the parser still refuses: a number beyond a double's range
+      // (out_of_range 406, found by fuzz_results_line).
+      throw InputError(where + ": not a results line (a number out of range)");
     }
     SweepEntry e;
     try {

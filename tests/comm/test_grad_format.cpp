@@ -16,10 +16,16 @@ TEST(GradFormat, EveryPatternRoundTrips) {
   for (uint32_t h = 0; h < 65536; ++h) {
     const auto x = static_cast<uint16_t>(h);
     const float b = bf16_to_float(x), f = fp16_to_float(x);
-    if (!std::isnan(b)) EXPECT_EQ(float_to_bf16(b), x) << std::hex << h;
-    if (!std::isnan(f)) EXPECT_EQ(float_to_fp16(f), x) << std::hex << h;
-    if (std::isnan(b)) EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(b))));
-    if (std::isnan(f)) EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(f))));
+    if (std::isnan(b)) {
+      EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(b)))) << std::hex << h;
+    } else {
+      EXPECT_EQ(float_to_bf16(b), x) << std::hex << h;
+    }
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(f)))) << std::hex << h;
+    } else {
+      EXPECT_EQ(float_to_fp16(f), x) << std::hex << h;
+    }
   }
 }
 

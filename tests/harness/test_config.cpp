@@ -177,6 +177,7 @@ TEST(HarnessConfig, TheCommandExits2WithOneLineNamingTheKey) {
   test::ScratchDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{ not json", "not valid JSON"},
+      {R"({"models": ["small"], "modes": ["single"], "timeout_s": 1e999})", "a number out of range"},
       {R"({"models": ["giant"], "modes": ["single"]})", "'models[0]'"},
       {R"({"models": ["small"], "modes": ["fast"]})", "'modes[0]'"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [0]})", "'world_sizes[0]'"},

@@ -137,6 +137,8 @@ TEST(HarnessResults, ForeignLinesAreRefusedWithTheirLineNumber) {
       {"{\"status\": \"ok\", \"point\": {\"model\": \"small\", \"mode\": \"single\", \"world_size\": 1, \"link\": \"none\"}}\n",
        "f.jsonl:1: not a results line: record has no field 'schema'"},
       {good + "{\"broken\": tru}\n", "f.jsonl:2: not a results line (not JSON)"},
+      // Valid JSON syntax, but a number no double holds (found by fuzz_results_line).
+      {good + "{\"status\": \"ok\", \"avg_epoch_s\": 2.3e15059967041}\n", "f.jsonl:2: not a results line (a number out of range)"},
   };
   for (const auto& [text, msg] : cases) {
     SCOPED_TRACE(text);

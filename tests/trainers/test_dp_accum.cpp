@@ -88,8 +88,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // One rank: accumulation alone.
                       Case{"train_dp_interleaved", 1, 4}),
     [](const ::testing::TestParamInfo<Case>& i) {
-      return i.param.exe.substr(i.param.exe.rfind('_') + 1) + "_K" + std::to_string(i.param.k) + "_N" +
-             std::to_string(i.param.n) + (i.param.extra.empty() && i.param.shared.empty() ? "" : "_" + std::to_string(i.index));
+      // Built by appending: GCC 12's -Wrestrict misfires on `"_" + std::to_string(...)` here.
+      std::string name = i.param.exe.substr(i.param.exe.rfind('_') + 1);
+      name.append("_K").append(std::to_string(i.param.k)).append("_N").append(std::to_string(i.param.n));
+      if (!i.param.extra.empty() || !i.param.shared.empty()) name.append("_").append(std::to_string(i.index));
+      return name;
     });
 
 // The comparison can fail: accumulation against runs that differ from it by a little.
