@@ -5,6 +5,9 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
+
+#include "models/io/json_int.h"
 
 namespace dpscale {
 
@@ -49,9 +52,31 @@ struct TypeName<std::optional<T>> {
   static std::string get() { return TypeName<T>::get() + " | null"; }
 };
 
+// Integer fields take JSON integers in T's range only (models/io/json_int.h); other types are
+// left to get_to's own type check.
+template <class T>
+bool integers_fit(const json& x, const T*) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return json_integer_fits<T>(x);
+  } else {
+    return true;
+  }
+}
+template <class T>
+bool integers_fit(const json& x, const std::vector<T>*) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return !x.is_array() || json_integers_fit<T>(x);  // not an array: get_to refuses it
+  } else {
+    return true;
+  }
+}
+
 template <class T>
 void read_value(const json& j, const std::string& name, T& out) {
   if (!j.contains(name)) throw std::runtime_error("record has no field '" + name + "'");
+  if (!integers_fit(j.at(name), static_cast<const T*>(nullptr))) {
+    throw std::runtime_error("record field '" + name + "' has the wrong type (want " + TypeName<T>::get() + " in range)");
+  }
   try {
     j.at(name).get_to(out);
   } catch (const json::exception&) {

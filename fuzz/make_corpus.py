@@ -92,3 +92,10 @@ put("results_line", "torn", lines[0] + lines[1][: len(lines[1]) // 2])
 # syntax that nlohmann's parser refuses with out_of_range, not parse_error.
 put("results_line", "regress_number_overflow", lines[0][:-2] + b', "avg_epoch_s": 2.3E15059967041}\n')
 put("sweep_config", "regress_number_overflow", '{"models": ["small"], "modes": ["single"], "timeout_s": 1e999}\n')
+# Found by fuzz_results_line in CI (2026-11-24): a float where an integer belongs (widths).
+put("results_line", "regress_float_width", lines[0].replace(b'"widths":[784,', b'"widths":[784,8.9e61,'))
+# A shape whose element count wraps to 0 in 64 bits, over an empty byte range (refused since).
+_h = json.dumps({"layers.0.weight": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}}).encode()
+put("safetensors", "regress_count_wraps", struct.pack("<Q", len(_h)) + _h)
+# Found by a 60 s fuzz_npy run (2026-11-24): two rows of no columns reached memcpy(null, null, 0).
+put("npy", "regress_no_columns", npy("<f4", [2, 0], b""))

@@ -2,7 +2,9 @@
 #include "sweep_line.h"
 
 #include <stdexcept>
+#include <type_traits>
 
+#include "models/io/json_int.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {
@@ -25,6 +27,11 @@ nlohmann::ordered_json point_json(const SweepPoint& p) {
 template <class T>
 T field(const json& obj, const char* parent, const char* key) {
   if (!obj.contains(key)) throw std::runtime_error(std::string("'") + parent + "' has no field '" + key + "'");
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!json_integer_fits<T>(obj.at(key))) {
+      throw std::runtime_error(std::string("'") + parent + "." + key + "' has the wrong type (want an integer in range)");
+    }
+  }
   try {
     return obj.at(key).get<T>();
   } catch (const json::exception&) {

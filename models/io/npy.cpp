@@ -137,6 +137,10 @@ void load_npy_dataset(const std::string& features_path, const std::string& label
     throw InputError("npy '" + features_path + "': features must be 2-D [N, in_width], found " +
                      std::to_string(f.shape.size()) + "-D");
   }
+  if (f.shape[0] < 1 || f.shape[1] < 1) {
+    throw InputError("npy '" + features_path + "': features must have at least one row and one column, found [" +
+                     std::to_string(f.shape[0]) + ", " + std::to_string(f.shape[1]) + "]");
+  }
   NpyArray l = read_npy(labels_path);
   if (l.descr != "<i4" && l.descr != "<i8") {
     throw InputError("npy '" + labels_path + "': labels must be int32 or int64, found '" + l.descr + "'");
@@ -152,7 +156,9 @@ void load_npy_dataset(const std::string& features_path, const std::string& label
   n = f.shape[0];
   dim = static_cast<int>(f.shape[1]);
   x.resize(static_cast<size_t>(n) * dim);
-  std::memcpy(x.data(), f.data.data(), x.size() * sizeof(float));
+  // memcpy from an empty vector's null data() is undefined even for 0 bytes (UBSan, fuzz_npy: a
+  // 0-row file).
+  if (!x.empty()) std::memcpy(x.data(), f.data.data(), x.size() * sizeof(float));
   // A NaN feature trains silently otherwise: ReLU maps it to 0 and the loss stays finite while
   // layer 0's weights turn NaN.
   if (const int64_t i = first_nonfinite(x.data(), static_cast<int64_t>(x.size())); i >= 0) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/atomic_file.h"
+#include "models/io/json_int.h"
 #include "models/errors.h"
 #include "models/finite_check.h"
 
@@ -54,6 +55,9 @@ StFile read_safetensors(const std::string& path) {
     try {
       StTensor t;
       t.dtype = entry.at("dtype").get<std::string>();
+      if (!json_integers_fit<int64_t>(entry.at("shape")) || !json_integers_fit<uint64_t>(entry.at("data_offsets"))) {
+        throw InputError(where + ": tensor '" + name + "' has a shape or data_offsets that are not integers in range");
+      }
       t.shape = entry.at("shape").get<std::vector<int64_t>>();
       auto off = entry.at("data_offsets").get<std::vector<uint64_t>>();
       const size_t isz = dtype_size(t.dtype);
@@ -63,9 +67,13 @@ StFile read_safetensors(const std::string& path) {
       uint64_t count = 1;
       for (int64_t d : t.shape) {
         if (d < 0) throw InputError(where + ": tensor '" + name + "' has a negative dimension");
-        count *= static_cast<uint64_t>(d);
+        // Checked: a product that wrapped could match a short byte length.
+        if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count)) {
+          throw InputError(where + ": tensor '" + name + "' has a shape whose element count overflows 64 bits");
+        }
       }
-      if (count * isz != off[1] - off[0]) {
+      uint64_t nbytes = 0;
+      if (__builtin_mul_overflow(count, static_cast<uint64_t>(isz), &nbytes) || nbytes != off[1] - off[0]) {
         throw InputError(where + ": tensor '" + name + "' shape does not match its byte length");
       }
       t.bytes.assign(buffer + off[0], buffer + off[1]);

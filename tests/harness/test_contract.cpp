@@ -70,6 +70,19 @@ TEST(Contract, RecordRoundTripsThroughTheFieldTable) {
   nlohmann::json mistyped = to_json(r);
   mistyped["world_size"] = "two";
   EXPECT_THROW(record_from_json(mistyped), std::runtime_error);
+  // Integers only, and in range: a float or an out-of-range integer in an int field would be cast
+  // by the JSON library (undefined behaviour for 8.9e61 as an int, found by fuzz_results_line).
+  for (const nlohmann::json& bad : {nlohmann::json(2.5), nlohmann::json(8.9e61), nlohmann::json(int64_t{1} << 40)}) {
+    nlohmann::json j = to_json(r);
+    j["world_size"] = bad;
+    EXPECT_THROW(record_from_json(j), std::runtime_error) << bad;
+    j = to_json(r);
+    j["widths"] = {784, bad, 10};
+    EXPECT_THROW(record_from_json(j), std::runtime_error) << bad;
+  }
+  nlohmann::json negative_seed = to_json(r);
+  negative_seed["seed"] = -1;
+  EXPECT_THROW(record_from_json(negative_seed), std::runtime_error);
   // A diverged run's NaN loss is written as null and reads back as NaN.
   RunRecord diverged = r;
   diverged.loss_global = {2.5, std::nan("")};

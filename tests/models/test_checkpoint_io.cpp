@@ -234,6 +234,20 @@ TEST_F(ModelsSafetensors, BadFilesAreInputErrors) {
   expect_input_error(load("len.safetensors"), "does not match its byte length");
   with_header("entry.safetensors", R"({"layers.0.weight":{"dtype":"F32"}})", 0);
   expect_input_error(load("entry.safetensors"), "malformed header entry");
+  // Dimensions and offsets are JSON integers in range, not floats the library would cast.
+  with_header("floatdim.safetensors",
+              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3.0e40],"data_offsets":[0,24]},)"
+              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32);
+  expect_input_error(load("floatdim.safetensors"), "not integers in range");
+  with_header("floatoff.safetensors",
+              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,2.4e1]},)"
+              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32);
+  expect_input_error(load("floatoff.safetensors"), "not integers in range");
+  // 2^62 x 4 elements: the count wraps to 0 in 64 bits and would match an empty byte range.
+  with_header("wrap.safetensors",
+              R"({"layers.0.weight":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]},)"
+              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8);
+  expect_input_error(load("wrap.safetensors"), "overflows 64 bits");
 }
 
 TEST_F(ModelsSafetensors, ModelShapeMismatchNamesTheTensor) {
@@ -344,6 +358,13 @@ TEST_F(ModelsNpy, ReadsNumpyWrittenHeaders) {
   write_npy(path("l64.npy"), "<i8", {3}, l64, 24);
   load_npy_dataset(path("x.npy"), path("l64.npy"), fx, n, dim, fy);
   EXPECT_EQ(fy, (std::vector<int32_t>{1, 2, 3}));
+  // Features with no columns (found by fuzz_npy, which hit memcpy from a null pointer) or no rows.
+  spit(path("x30.npy"), npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 0), }", ""));
+  expect_input_error([&] { load_npy_dataset(path("x30.npy"), path("v1.npy"), fx, n, dim, fy); },
+                     "at least one row and one column, found [3, 0]");
+  spit(path("x02.npy"), npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2), }", ""));
+  expect_input_error([&] { load_npy_dataset(path("x02.npy"), path("v1.npy"), fx, n, dim, fy); },
+                     "at least one row and one column, found [0, 2]");
 
   // Bad files.
   auto read = [&](const std::string& name) { return [&, name] { read_npy(path(name)); }; };
