@@ -137,6 +137,8 @@ void load_npy_dataset(const std::string& features_path, const std::string& label
     throw InputError("npy '" + features_path + "': features must be 2-D [N, in_width], found " +
                      std::to_string(f.shape.size()) + "-D");
   }
+  // No rows or no columns: nothing to train on, and an empty vector's data() is null, which
+  // memcpy may not be given even for 0 bytes (fuzz_npy found [2, 0] under UBSan).
   if (f.shape[0] < 1 || f.shape[1] < 1) {
     throw InputError("npy '" + features_path + "': features must have at least one row and one column, found [" +
                      std::to_string(f.shape[0]) + ", " + std::to_string(f.shape[1]) + "]");
@@ -156,9 +158,7 @@ void load_npy_dataset(const std::string& features_path, const std::string& label
   n = f.shape[0];
   dim = static_cast<int>(f.shape[1]);
   x.resize(static_cast<size_t>(n) * dim);
-  // memcpy from an empty vector's null data() is undefined even for 0 bytes (UBSan, fuzz_npy: a
-  // 0-row file).
-  if (!x.empty()) std::memcpy(x.data(), f.data.data(), x.size() * sizeof(float));
+  std::memcpy(x.data(), f.data.data(), x.size() * sizeof(float));  // not empty: checked above
   // A NaN feature trains silently otherwise: ReLU maps it to 0 and the loss stays finite while
   // layer 0's weights turn NaN.
   if (const int64_t i = first_nonfinite(x.data(), static_cast<int64_t>(x.size())); i >= 0) {
