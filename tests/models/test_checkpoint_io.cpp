@@ -205,49 +205,50 @@ TEST_F(ModelsSafetensors, BadFilesAreInputErrors) {
   fs::create_directory(path("adir"));
   expect_input_error(load("adir"), "adir");  // a directory is not a checkpoint
 
-  auto with_header = [&](const std::string& name, const std::string& header, size_t nbytes) {
-    spit(path(name), le64(header.size()) + header + std::string(nbytes, '\0'));
+  // Hand-written headers over `nbytes` zero bytes, each refused with the words given.
+  struct BadHeader {
+    const char* name;
+    std::string header;
+    size_t nbytes;
+    const char* words;
   };
-  with_header("f64.safetensors",
-              R"({"layers.0.weight":{"dtype":"F64","shape":[2,3],"data_offsets":[0,48]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[48,56]}})", 56);
-  expect_input_error(load("f64.safetensors"), "expected F32");
-  with_header("shape.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32);
-  expect_input_error(load("shape.safetensors"), "has shape [3, 2] but the model needs [2, 3]");
-  with_header("missing_bias.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", 24);
-  expect_input_error(load("missing_bias.safetensors"), "'layers.0.bias' is missing");
-  with_header("extra.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]},)"
-              R"("layers.1.weight":{"dtype":"F32","shape":[1],"data_offsets":[32,36]}})", 36);
-  expect_input_error(load("extra.safetensors"), "does not belong");
-  with_header("overlap.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[20,28]}})", 28);
-  expect_input_error(load("overlap.safetensors"), "overlap");
-  with_header("len.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[20,28]}})", 28);
-  expect_input_error(load("len.safetensors"), "does not match its byte length");
-  with_header("entry.safetensors", R"({"layers.0.weight":{"dtype":"F32"}})", 0);
-  expect_input_error(load("entry.safetensors"), "malformed header entry");
-  // Dimensions and offsets are JSON integers in range, not floats the library would cast.
-  with_header("floatdim.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3.0e40],"data_offsets":[0,24]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32);
-  expect_input_error(load("floatdim.safetensors"), "not integers in range");
-  with_header("floatoff.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,2.4e1]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32);
-  expect_input_error(load("floatoff.safetensors"), "not integers in range");
-  // 2^62 x 4 elements: the count wraps to 0 in 64 bits and would match an empty byte range.
-  with_header("wrap.safetensors",
-              R"({"layers.0.weight":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]},)"
-              R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8);
-  expect_input_error(load("wrap.safetensors"), "overflows 64 bits");
+  const std::vector<BadHeader> bad_headers = {
+      {"f64",
+       R"({"layers.0.weight":{"dtype":"F64","shape":[2,3],"data_offsets":[0,48]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[48,56]}})", 56, "expected F32"},
+      {"shape",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32, "has shape [3, 2] but the model needs [2, 3]"},
+      {"missing_bias", R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", 24, "'layers.0.bias' is missing"},
+      {"extra",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]},)"
+       R"("layers.1.weight":{"dtype":"F32","shape":[1],"data_offsets":[32,36]}})", 36, "does not belong"},
+      {"overlap",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[20,28]}})", 28, "overlap"},
+      {"len",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[20,28]}})", 28, "does not match its byte length"},
+      {"entry", R"({"layers.0.weight":{"dtype":"F32"}})", 0, "malformed header entry"},
+      // Dimensions and offsets are JSON integers in range, not floats the library would cast.
+      {"floatdim",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[2,3.0e40],"data_offsets":[0,24]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32, "not integers in range"},
+      {"floatoff",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,2.4e1]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})", 32, "not integers in range"},
+      // 2^62 x 4 elements: the count wraps to 0 in 64 bits and would match an empty byte range.
+      {"wrap",
+       R"({"layers.0.weight":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]},)"
+       R"("layers.0.bias":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8, "overflows 64 bits"},
+  };
+  for (const BadHeader& h : bad_headers) {
+    SCOPED_TRACE(h.name);
+    const std::string file = std::string(h.name) + ".safetensors";
+    spit(path(file), le64(h.header.size()) + h.header + std::string(h.nbytes, '\0'));
+    expect_input_error(load(file), h.words);
+  }
 }
 
 TEST_F(ModelsSafetensors, ModelShapeMismatchNamesTheTensor) {
