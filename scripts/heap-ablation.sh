@@ -29,73 +29,69 @@ mpirun --version 2>&1 | grep -q "Open MPI" && mpi+=(--allow-run-as-root --oversu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/out.jsonl"
+
+# The one table of variants: glibc's environment for each (the ring_ ones: the same, with our
+# ring instead of the library's all-reduce).
 off=(-x DPSCALE_HEAP_POLICY=off)
 both=(-x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=2147483648)
-
+set_env() {
+  case ${1#ring_} in
+    defaults)    env=("${off[@]}") ;;
+    mmap_max_0)  env=("${off[@]}" -x MALLOC_MMAP_MAX_=0) ;;
+    trim_2g)     env=("${off[@]}" -x MALLOC_TRIM_THRESHOLD_=2147483648) ;;
+    both)        env=("${off[@]}" "${both[@]}") ;;
+    both_arena1) env=("${off[@]}" "${both[@]}" -x MALLOC_ARENA_MAX=1) ;;
+    policy_on)   env=() ;;
+  esac
+}
 if [[ "$TRAINER" == 1 ]]; then
-  for ((r = 0; r < ROUNDS; r++)); do
-    for v in defaults both both_arena1 policy_on ring_defaults ring_policy_on; do
-      algo=native
-      case $v in
-        defaults)       env=("${off[@]}") ;;
-        both)           env=("${off[@]}" "${both[@]}") ;;
-        both_arena1)    env=("${off[@]}" "${both[@]}" -x MALLOC_ARENA_MAX=1) ;;
-        policy_on)      env=() ;;
-        ring_defaults)  env=("${off[@]}"); algo=ring ;;
-        ring_policy_on) env=(); algo=ring ;;
-      esac
-      "${mpi[@]}" "${env[@]}" "$BIN" --backend cpu --model large --samples 4096 --epochs 1 --warmup-steps 1 \
-        --allreduce "$algo" --quiet > "$tmp/run.txt" 2> "$tmp/err.txt" ||
-        { echo "heap-ablation: round $r, $v failed:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-      python3 - "$r" "$v" "$tmp/run.txt" >> "$tmp/out.jsonl" <<'EOF'
-import json, sys
-r, v, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-line = next(l for l in open(path) if l.startswith("RESULTS_JSON: "))
-print(json.dumps({"round": r, "variant": v, "load1": float(open("/proc/loadavg").read().split()[0]),
-                  "record": json.loads(line[len("RESULTS_JSON: "):])}))
-EOF
-    done
-  done
-  mv "$tmp/out.jsonl" "$OUT"
-  python3 - "$OUT" <<'EOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-print("# train_dp_naive --model large, K = 2: comm_s per epoch, median (min-max) over rounds")
-for v in dict.fromkeys(r["variant"] for r in rows):
-    xs = [r["record"]["comm_s"] for r in rows if r["variant"] == v]
-    print(f"  {v:<15} {statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})")
-EOF
-  exit 0
+  variants=(defaults both both_arena1 policy_on ring_defaults ring_policy_on)
+else
+  variants=(defaults mmap_max_0 trim_2g both policy_on)
 fi
 
 for ((r = 0; r < ROUNDS; r++)); do
-  for v in defaults mmap_max_0 trim_2g both policy_on; do
-    case $v in
-      defaults)   env=("${off[@]}") ;;
-      mmap_max_0) env=("${off[@]}" -x MALLOC_MMAP_MAX_=0) ;;
-      trim_2g)    env=("${off[@]}" -x MALLOC_TRIM_THRESHOLD_=2147483648) ;;
-      both)       env=("${off[@]}" "${both[@]}") ;;
-      policy_on)  env=() ;;
-    esac
-    "${mpi[@]}" "${env[@]}" "$BIN" -b 4M -e 64M -f 4 --algos native --benchmark_format=json > "$tmp/run.json" 2>/dev/null
-    python3 - "$r" "$v" "$tmp/run.json" >> "$tmp/out.jsonl" <<'EOF'
+  for v in "${variants[@]}"; do
+    set_env "$v"
+    if [[ "$TRAINER" == 1 ]]; then
+      algo=native
+      [[ "$v" == ring_* ]] && algo=ring
+      "${mpi[@]}" "${env[@]}" "$BIN" --backend cpu --model large --samples 4096 --epochs 1 --warmup-steps 1 \
+        --allreduce "$algo" --quiet > "$tmp/run.txt" 2> "$tmp/err.txt" ||
+        { echo "heap-ablation: round $r, $v failed:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+    else
+      "${mpi[@]}" "${env[@]}" "$BIN" -b 4M -e 64M -f 4 --algos native --benchmark_format=json > "$tmp/run.txt" 2>/dev/null
+    fi
+    # One line per trainer run (its record), or per size of a bench_allreduce run.
+    python3 - "$TRAINER" "$r" "$v" "$tmp/run.txt" >> "$tmp/out.jsonl" <<'EOF'
 import json, sys
-r, v, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-for b in json.load(open(path))["benchmarks"]:
-    print(json.dumps({"round": r, "variant": v, "bytes": int(b["bytes"]), "busbw_GBps": round(b["busbw_GBps"], 4),
-                      "load1": float(open("/proc/loadavg").read().split()[0])}))
+trainer, r, v, path = sys.argv[1] == "1", int(sys.argv[2]), sys.argv[3], sys.argv[4]
+load1 = float(open("/proc/loadavg").read().split()[0])
+if trainer:
+    line = next(l for l in open(path) if l.startswith("RESULTS_JSON: "))
+    print(json.dumps({"round": r, "variant": v, "load1": load1, "record": json.loads(line[len("RESULTS_JSON: "):])}))
+else:
+    for b in json.load(open(path))["benchmarks"]:
+        print(json.dumps({"round": r, "variant": v, "bytes": int(b["bytes"]), "busbw_GBps": round(b["busbw_GBps"], 4),
+                          "load1": load1}))
 EOF
   done
 done
 mv "$tmp/out.jsonl" "$OUT"
 
-python3 - "$OUT" <<'EOF'
+python3 - "$TRAINER" "$OUT" <<'EOF'
 import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+if sys.argv[1] == "1":
+    print("# train_dp_naive --model large, K = 2: comm_s per epoch, median (min-max) over rounds")
+    for v in dict.fromkeys(r["variant"] for r in rows):
+        xs = [r["record"]["comm_s"] for r in rows if r["variant"] == v]
+        print(f"  {v:<15} {statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})")
+    sys.exit(0)
 sizes = sorted({r["bytes"] for r in rows})
 print("# native busbw at K = 2, GB/s: median (min-max) over rounds")
 print("# variant     " + "  ".join(f"{s >> 20:>3} MiB          " for s in sizes))
-for v in ("defaults", "mmap_max_0", "trim_2g", "both", "policy_on"):
+for v in dict.fromkeys(r["variant"] for r in rows):
     cells = []
     for s in sizes:
         xs = [r["busbw_GBps"] for r in rows if r["variant"] == v and r["bytes"] == s]
