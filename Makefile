@@ -20,8 +20,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The JUnit file says which tests skipped (scripts/ctest_skips.py reads it in CI).
 test: build
-	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --output-junit $(abspath $(BUILD))/ctest-junit.xml
 
 bench: build
 	@./scripts/bench.sh $(BUILD)

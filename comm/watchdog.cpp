@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "mpi_check.h"
@@ -147,16 +148,26 @@ std::string CollectiveWatchdog::absent(Channel channel, uint64_t seq) {
 }
 
 void CollectiveWatchdog::expire(const WaitContext& ctx, double waited_s) {
+  // Two threads of one rank can time out together (the comm thread in an all-reduce, the main
+  // thread in a World collective, both waiting on the same missing peer): the first reports and
+  // aborts the job; any other waits here for the abort, so the job gets one line, not two
+  // interleaved ones, and one MPI_Abort.
+  if (expiring_.exchange(true)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   const std::string missing = absent(ctx.channel, ctx.seq);
   char secs[32];
   std::snprintf(secs, sizeof secs, "%g", timeout_s_);
-  // One line, the program's name first as every trainer line is (glibc's short name).
-  std::cerr << program_invocation_short_name << " (rank " << rank_ << "): collective timeout: "
-            << (ctx.what ? ctx.what() : std::string("a collective")) << " did not finish within " << secs
-            << " s (--collective-timeout); "
-            << (missing.empty() ? std::string("every rank is waiting there: the collective itself is stuck")
-                                : "not arrived: rank " + missing + " (stopped, dead, or still computing)")
-            << "; aborting the job" << std::endl;
+  // One line, the program's name first as every trainer line is (glibc's short name), written
+  // in one piece.
+  std::ostringstream line;
+  line << program_invocation_short_name << " (rank " << rank_ << "): collective timeout: "
+       << (ctx.what ? ctx.what() : std::string("a collective")) << " did not finish within " << secs
+       << " s (--collective-timeout); "
+       << (missing.empty() ? std::string("every rank is waiting there: the collective itself is stuck")
+                           : "not arrived: rank " + missing + " (stopped, dead, or still computing)")
+       << "; aborting the job\n";
+  std::cerr << line.str() << std::flush;
   if (ctx.before_abort) ctx.before_abort();
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // MPI_Abort does not return

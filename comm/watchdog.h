@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -103,7 +104,8 @@ class CollectiveWatchdog {
   int rank_ = 0, size_ = 1;
   double timeout_s_;
 
-  std::mutex mu_;  // the comm thread and the main thread may both wait (never at once today)
+  std::mutex mu_;  // the comm thread and the main thread may both wait, even at once
+  std::atomic<bool> expiring_{false};  // one thread reports the timeout and aborts; others wait
   Beat in_{};
   MPI_Request in_req_ = MPI_REQUEST_NULL;
   std::vector<Beat> out_;                         // one per peer: the buffer of its last heartbeat

@@ -4,7 +4,8 @@
 #   scripts/sanitize.sh asan   ASan + UBSan (build-asan/): the model library's tests (npy,
 #                              safetensors, IDX readers, forward/backward, training)
 #   scripts/sanitize.sh tsan   TSan (build-tsan/): MpiCommunicator's comm thread, tests/comm's
-#                              communicator tests at 2 and 4 ranks
+#                              communicator tests at 2 and 4 ranks, and the collective watchdog
+#                              firing while two threads wait under it (comm.watchdog.fires)
 #   SANITIZE_FULL=1 ...        also the MPI comm and harness tests (asan), and the interleaved and
 #                              bucketed trainers under mpirun -np 2 (tsan): not yet run to the end
 #                              here (the shared build machine did not finish building them), so
@@ -39,8 +40,9 @@ if [ "$kind" = asan ]; then
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 else
-  targets=(test_communicator_mpi)
+  targets=(test_communicator_mpi watchdog_fires)
   [ "$full" = 1 ] && targets+=(train_dp_interleaved train_ddp_bucketed)
+  tsan_tests='^comm\.(communicator\.np[24]|watchdog\.fires)$'
   export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
 fi
 start=$(date +%s)
@@ -54,13 +56,20 @@ start=$(date +%s)
 if [ "$kind" = asan ]; then
   if [ "$full" = 1 ]; then
     # Everything those executables hold; the Python tests (plots, interop, kit) and GPU tests not.
-    ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" -E '_NOT_BUILT|^plot_|^kit_|^interop|CudaVsCpu|Nccl' -LE gpu
+    ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -j "$(nproc)" -E '_NOT_BUILT|^plot_|^kit_|^interop|CudaVsCpu|Nccl' -LE gpu
   else
     "$BUILD/bin/test_models" --gtest_filter='-*CudaVsCpu*' >"$BUILD/test_models.log" 2>&1 ||
       { tail -60 "$BUILD/test_models.log" >&2; exit 1; }
   fi
 else
-  ctest --test-dir "$BUILD" --output-on-failure -R '^comm\.communicator\.np[24]$'
+  # --no-tests=error: a pattern that matches nothing (a renamed test) fails the step instead of
+  # passing it with zero tests run; the count check catches a pattern that lost one of the three.
+  ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -R "$tsan_tests" | tee "$BUILD/ctest.log"
+  ran=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\)$/\1/p' "$BUILD/ctest.log")
+  if [ "${ran:-0}" -ne 3 ]; then
+    echo "sanitize tsan: expected 3 tests to match '$tsan_tests', ctest ran ${ran:-none}" >&2
+    exit 1
+  fi
   if [ "$full" = 1 ]; then
     # The trainers whose backward pass hands tensors to the comm thread: a short run of each.
     mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
