@@ -2,14 +2,17 @@
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
 //   dpscale report results/x.jsonl [--format md|csv|json]
-//   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl [--tolerance 0.10] [--absolute]
+//   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl   the regression gate (gate.h)
+//   dpscale compare NEW --baseline DIR [--rerun CONFIG] [--format md|json] [--min-effect 3]
+//   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
 //   dpscale schema [--format md|json]   the record's fields (md: the README's table); json adds
 //                                       the mode and trainer option tables
 //
 // Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
-// 2 bad input (options, config, results file), with one line on stderr naming what is wrong.
+// 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
+// 3 (compare) nothing regressed but some point is undecided.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <sstream>
@@ -19,6 +22,7 @@
 #include "harness/analysis.h"
 #include "harness/compare.h"
 #include "harness/config.h"
+#include "harness/gate.h"
 #include "harness/plot.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report.h"
@@ -60,6 +64,18 @@ CLI::Validator whole_in(int64_t lo, int64_t hi) {
         return "";
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+CLI::Validator real_in(double lo, bool lo_inclusive, double hi, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        try {
+          parse_real(text, {lo, lo_inclusive}, {hi});
+        } catch (const ValueError& e) {
+          return std::string(e.what()) + "; allowed " + what;
+        }
+        return "";
+      },
+      what);
 }
 CLI::Validator seconds_up_to(double hi) {
   return CLI::Validator(
@@ -103,6 +119,12 @@ int main(int argc, char** argv) {
   sweep->add_option("--hostfile", so.launch.hostfile, "mpirun --hostfile for multi-node sweeps");
   sweep->add_option("--bind-to", so.launch.bind_to, "Open MPI --bind-to (none | core | socket ...)")->capture_default_str();
   sweep->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)");
+  sweep->add_option("--probe-seconds", so.probe_s, "the GEMM probe between runs (0: none; the machine's state is still recorded)")
+      ->check(real_in(0.0, true, 10.0, "in [0, 10]"))
+      ->capture_default_str();
+  sweep->add_option("--disturbed-reruns", so.disturbed_reruns, "run a run the machine disturbed again, at most N times")
+      ->check(whole_in(0, 10))
+      ->capture_default_str();
 
   std::string report_file, format = "md";
   auto* report = app.add_subcommand("report", "the workshop's results table with E, comm %, γ and the Amdahl ceiling");
@@ -112,12 +134,32 @@ int main(int argc, char** argv) {
   report->add_option("--bench-allreduce", bench_allreduce_json,
                      "bench_allreduce's JSON: put its bus bandwidth beside each all-reduce's in training (md)");
 
-  std::string now_file, base_file;
+  std::string now_file, base_file, base_dir;
   CompareOptions co;
-  auto* cmp = app.add_subcommand("compare", "fail (exit 1) when a scaling curve regressed against a baseline");
+  GateOptions go;
+  RerunOptions rr;
+  double min_effect_pct = 3.0;
+  auto* cmp = app.add_subcommand("compare",
+                                 "the regression gate: exit 1 when a scaling curve regressed against a baseline, "
+                                 "3 when some point is undecided");
   cmp->add_option("new", now_file, "new results file")->required();
-  cmp->add_option("baseline", base_file, "baseline results file")->required();
-  cmp->add_option("--tolerance", co.tolerance, "allowed fall of speedup/efficiency (relative) and rise of comm fraction (absolute)")
+  cmp->add_option("baseline", base_file, "baseline results file (or --baseline DIR)");
+  cmp->add_option("--baseline", base_dir, "a directory of accepted results files from this machine, pooled");
+  cmp->add_option("--alpha", go.alpha, "significance level, family-wise over each curve (Holm)")
+      ->check(real_in(0.0, false, 0.5, "in (0, 0.5]"))
+      ->capture_default_str();
+  cmp->add_option("--min-effect", min_effect_pct, "the smallest change of speedup, in percent, that counts")
+      ->check(real_in(0.0, false, 100.0, "in (0, 100]"))
+      ->capture_default_str();
+  cmp->add_option("--format", go.format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
+  cmp->add_option("--rerun", rr.config, "add rounds of undecided points to NEW with this config, then judge again");
+  cmp->add_option("--max-repeats", rr.max_repeats, "--rerun stops at this many rounds (default: twice NEW's)")
+      ->check(whole_in(1, kMaxRepeats));
+  cmp->add_option("--python", go.python, "Python 3 with scipy")->capture_default_str();
+  cmp->add_option("--gate-script", go.script, "the statistics (default <source>/harness/gate/gate.py)");
+  auto* tol = cmp->add_option("--tolerance", co.tolerance,
+                              "the crude mode: allowed fall of median speedup/efficiency (relative) and rise of "
+                              "comm fraction (absolute)")
       // The contract's checked parse: CLI11's Range lets NaN through (every comparison is false).
       ->check([](const std::string& v) {
         try {
@@ -126,9 +168,8 @@ int main(int argc, char** argv) {
         } catch (const ValueError& e) {
           return std::string(e.what());
         }
-      })
-      ->capture_default_str();
-  cmp->add_flag("--absolute", co.absolute, "also compare throughput (only meaningful on the same machine)");
+      });
+  cmp->add_flag("--absolute", co.absolute, "the crude mode, throughput too (only meaningful on the same machine)");
 
   PlotOptions po;
   auto* plot = app.add_subcommand("plot", "draw the charts (PNG + SVG) with plots/plot_results.py");
@@ -173,10 +214,25 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*cmp) {
-      const Analysis now = load(now_file), base = load(base_file);
-      const Comparison c = compare(now, base, co);
-      std::cout << render_comparison(c, co, now_file, base_file) << std::flush;
-      return c.failed() ? 1 : 0;
+      if (tol->count() || co.absolute) {
+        if (base_file.empty()) throw InputError("the crude mode (--tolerance, --absolute) compares NEW with one BASELINE file");
+        const Analysis now = load(now_file), base = load(base_file);
+        const Comparison c = compare(now, base, co);
+        std::cout << render_comparison(c, co, now_file, base_file) << std::flush;
+        return c.failed() ? 1 : 0;
+      }
+      if (!base_file.empty() && !base_dir.empty()) throw InputError("give BASELINE.jsonl or --baseline DIR, not both");
+      go.min_effect = min_effect_pct / 100.0;
+      GateFiles files = load_gate_files(now_file, base_file, base_dir);
+      for (const ResultsFile* f : {&files.now}) {
+        for (const std::string& w : f->warnings) std::cerr << "dpscale: warning: " << w << "\n";
+      }
+      for (const ResultsFile& f : files.bases) {
+        for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
+      }
+      const GateResult r = run_gate_with_reruns(files, go, rr);
+      std::cout << r.text << std::flush;
+      return r.exit_code;
     }
     if (*plot) return run_plot(po);
     if (predict->chosen()) return predict->run();

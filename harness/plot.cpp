@@ -12,6 +12,7 @@
 #include "harness/report.h"
 #include "harness/results_file.h"
 #include "harness/subprocess.h"
+#include "harness/temp_file.h"
 #include "models/errors.h"
 
 #ifndef DPSCALE_SOURCE_DIR
@@ -21,32 +22,6 @@
 namespace dpscale {
 
 namespace {
-
-// A file under the system temp dir holding `text`, removed when the object dies.
-class TempFile {
- public:
-  TempFile(const std::string& text, const std::string& suffix) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / ("dpscale-report-XXXXXX" + suffix)).string();
-    const int fd = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
-    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + tmpl);
-    ::close(fd);
-    path_ = tmpl;
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + path_);
-  }
-  ~TempFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void check_readable(const std::string& path) {
   std::error_code ec;

@@ -23,7 +23,7 @@ std::string point_key(const SweepEntry& e) {
 }  // namespace
 
 ResultsFile parse_results(const std::string& text, const std::string& path) {
-  std::map<std::string, int> ok_lines;  // point key -> line of its first successful run
+  std::map<std::string, size_t> ok_lines;  // point key -> index in f.entries of the run it holds
   ResultsFile f;
   f.path = path;
   std::istringstream in(text);
@@ -59,9 +59,16 @@ ResultsFile parse_results(const std::string& text, const std::string& path) {
       throw InputError(where + ": not a results line: " + ex.what());
     }
     if (e.ok && !e.run.run_id.empty()) {
-      const auto [first, fresh] = ok_lines.emplace(point_key(e), line_no);
+      const auto [held, fresh] = ok_lines.emplace(point_key(e), f.entries.size());
       if (!fresh) {
-        f.warnings.push_back(where + ": " + e.run.run_id + " is already in line " + std::to_string(first->second) +
+        SweepEntry& first = f.entries[held->second];
+        // A rerun of a run the machine disturbed (run.attempt counts them) takes its place: the
+        // round keeps one measurement, the one fit to judge.
+        if (e.run.attempt > first.run.attempt) {
+          first = std::move(e);
+          continue;
+        }
+        f.warnings.push_back(where + ": " + e.run.run_id + " is already in line " + std::to_string(first.line_no) +
                              "; duplicate skipped");
         continue;
       }

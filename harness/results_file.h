@@ -3,7 +3,8 @@
 // A killed sweep can leave its last line cut short: such a line (JSON that ends before it is
 // complete) is skipped with a warning. A successful run that a line before already holds (same
 // run_id and point: two sweeps that appended to one file before the --out lock existed) is
-// skipped with a warning, so no point is counted twice. Any other line that is not a sweep line or a trainer
+// skipped with a warning, so no point is counted twice — unless it is a rerun (a larger
+// `run.attempt`: the sweep reran a run the machine disturbed), which replaces the line it reran. Any other line that is not a sweep line or a trainer
 // record is foreign: InputError naming the file and line (exit 2).
 #pragma once
 

@@ -14,6 +14,7 @@
 
 #include "harness/config.h"
 #include "harness/line_appender.h"
+#include "harness/machine_state.h"
 #include "harness/out_lock.h"
 #include "contract/modes.h"
 #include "harness/progress.h"
@@ -106,7 +107,7 @@ int run_sweep(SweepOptions o) {
   int dropped = 0;
   for (const SweepPoint& p : expand(c, repeats)) {
     if (o.max_world_size > 0 && p.world_size > o.max_world_size) ++dropped;
-    else runs.push_back(p);
+    else if (!o.only || o.only(p)) runs.push_back(p);
   }
   if (dropped) {
     std::cerr << "dpscale sweep: leaving out " << dropped << " runs with more than " << o.max_world_size
@@ -186,52 +187,75 @@ int run_sweep(SweepOptions o) {
 
   SignalGuard guard;
   const auto t0 = Clock::now();
-  int n_ok = 0, n_failed = 0;
+  const int cpus = online_cpus();
+  auto probe = [&] { return o.probe_s > 0 ? probe_gflops(o.probe_s, cpus) : 0.0; };
+  // The probe between two runs is the after of one and the before of the next; the best seen
+  // in this sweep stands in for the machine's idle figure.
+  double last_probe = probe(), idle_probe = last_probe;
+  int n_ok = 0, n_failed = 0, n_reruns = 0;
   for (size_t i = 0; i < pending.size(); ++i) {
     const SweepPoint& p = pending[i];
     const std::string id = p.run_id(c.name);
-    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : ""), elapsed)
-              << std::endl;
+    for (int attempt = 0;; ++attempt) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : "") +
+                                            (attempt ? " (rerun " + std::to_string(attempt) + ")" : ""),
+                                     elapsed)
+                << std::endl;
 
-    RunInfo info;
-    info.config = c.name;
-    info.run_id = id;
-    info.argv = argv_of(p);
-    info.host = system["host"];
-    info.git_version = build_version();
-    info.start_time = utc_now();
-    info.config_hash = hash;
-    ProcessOptions po;
-    po.timeout_s = timeout_s;
-    po.on_spawn = [](int pid) { g_child_group = pid; };
-    const ProcessResult r = run_process(info.argv, po);
-    g_child_group = 0;
-    info.duration_s = r.seconds;
-    if (g_interrupts > 0) {
-      std::cerr << "dpscale sweep: interrupted; nothing recorded for " << id << " (--resume continues from it)\n";
-      return 130;
-    }
+      RunInfo info;
+      info.config = c.name;
+      info.run_id = id;
+      info.argv = argv_of(p);
+      info.host = system["host"];
+      info.git_version = build_version();
+      info.start_time = utc_now();
+      info.config_hash = hash;
+      info.attempt = attempt;
+      ProcessOptions po;
+      po.timeout_s = timeout_s;
+      po.on_spawn = [](int pid) { g_child_group = pid; };
+      StateRecorder recorder(last_probe);
+      const ProcessResult r = run_process(info.argv, po);
+      g_child_group = 0;
+      info.duration_s = r.seconds;
+      if (g_interrupts > 0) {
+        std::cerr << "dpscale sweep: interrupted; nothing recorded for " << id << " (--resume continues from it)\n";
+        return 130;
+      }
+      const double before = last_probe;
+      last_probe = probe();
+      MachineState state = recorder.finish(last_probe);
+      idle_probe = std::max({idle_probe, before, last_probe});
+      state.disturbed = disturbance(state, idle_probe);
 
-    const RunOutcome outcome = judge_run(r, p, timeout_s);
-    nlohmann::ordered_json sys = system;
-    if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
-    // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
-    // this line short, never an earlier one.
-    out.append(make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump());
-    progress.finished(i, r.seconds);
-    if (outcome.record) {
-      ++n_ok;
-      std::cerr << "      ok in " << fmt_fixed(r.seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)
-                << "s, " << fmt_thousands(outcome.record->throughput_samples_per_s) << " samples/s\n";
-    } else {
-      ++n_failed;
-      std::cerr << "      FAILED in " << fmt_fixed(r.seconds, 1) << "s: " << outcome.reason << "\n";
+      const RunOutcome outcome = judge_run(r, p, timeout_s);
+      nlohmann::ordered_json sys = system;
+      if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
+      sys["state"] = to_json(state);
+      // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
+      // this line short, never an earlier one.
+      out.append(make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump());
+      if (attempt == 0) progress.finished(i, r.seconds);
+      if (outcome.record) {
+        std::cerr << "      ok in " << fmt_fixed(r.seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)
+                  << "s, " << fmt_thousands(outcome.record->throughput_samples_per_s) << " samples/s"
+                  << (state.disturbed ? "; disturbed: " + *state.disturbed : "") << "\n";
+      } else {
+        std::cerr << "      FAILED in " << fmt_fixed(r.seconds, 1) << "s: " << outcome.reason << "\n";
+      }
+      if (outcome.record && state.disturbed && attempt < o.disturbed_reruns) {
+        ++n_reruns;
+        continue;
+      }
+      ++(outcome.record ? n_ok : n_failed);
+      break;
     }
   }
   const double total = std::chrono::duration<double>(Clock::now() - t0).count();
   std::cerr << "# " << c.name << ": " << n_ok << " ok, " << n_failed << " failed"
-            << (n_skipped ? ", " + std::to_string(n_skipped) + " already done" : "") << " in " << fmt_duration(total)
+            << (n_skipped ? ", " + std::to_string(n_skipped) + " already done" : "")
+            << (n_reruns ? ", " + std::to_string(n_reruns) + " rerun as disturbed" : "") << " in " << fmt_duration(total)
             << " -> " << o.out_path << std::endl;
   return n_failed ? 1 : 0;
 }

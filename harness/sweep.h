@@ -1,5 +1,9 @@
 // sweep.h — `dpscale sweep CONFIG.json`: run every point of a config and append one line per
 // finished run to a JSONL file, flushed at once, so an interrupted sweep loses nothing done.
+// Runs go in rounds — repeat r of single, then of every data-parallel point — so a point's
+// single and data-parallel runs sit side by side in time (`dpscale compare` pairs them). Each
+// line records the machine's state around its run (machine_state.h); a run the machine
+// disturbed is run again at once, up to disturbed_reruns times, the rerun replacing it.
 //
 // A run that exits non-zero, is killed, prints no RESULTS_JSON line, or outlives its timeout
 // (its whole process group is killed) is recorded with status "failed" and a reason, and the
@@ -10,10 +14,12 @@
 // (config_hash in config.h), and a SIGKILLed sweep takes its run with it (subprocess.h's guard).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/config.h"
 #include "harness/launcher.h"
 
 namespace dpscale {
@@ -29,6 +35,12 @@ struct SweepOptions {
   int max_world_size = 0;               // > 0: leave out points with more ranks
   std::string bin_dir;                  // trainers; "" = $DPSCALE_BIN_DIR, else next to dpscale
   LaunchOptions launch;                 // open_mpi / as_root are detected by run_sweep
+  // The machine's state around each run (machine_state.h): the GEMM probe's length between runs
+  // (0: no probe), and how often a run the machine disturbed is run again at once.
+  double probe_s = 0.5;
+  int disturbed_reruns = 1;
+  // When set, only the runs it accepts (dpscale compare --rerun: the rounds of undecided points).
+  std::function<bool(const SweepPoint&)> only;
 };
 
 // Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError

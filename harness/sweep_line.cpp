@@ -60,9 +60,16 @@ nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, 
   r["start_time"] = run.start_time;
   r["duration_s"] = run.duration_s;
   if (!run.config_hash.empty()) r["config_hash"] = run.config_hash;
+  if (run.attempt > 0) r["attempt"] = run.attempt;
   line["run"] = r;
   line["system"] = system;
   return line;
+}
+
+std::string MachineFingerprint::describe() const {
+  if (!known) return "an unknown machine (no system object)";
+  return (cpu_model.empty() ? std::string("unknown CPU") : cpu_model) + " x" + std::to_string(cpu_count) + " CPUs, " +
+         (gpu_model.empty() ? std::string("no GPU") : gpu_model);
 }
 
 SweepPoint point_from_record(const RunRecord& r) {
@@ -106,6 +113,16 @@ SweepEntry parse_sweep_line(const json& j) {
     if (r.contains("duration_s")) e.run.duration_s = field<double>(r, "run", "duration_s");
     if (r.contains("start_time")) e.run.start_time = field<std::string>(r, "run", "start_time");
     if (r.contains("config_hash")) e.run.config_hash = field<std::string>(r, "run", "config_hash");
+    if (r.contains("attempt")) e.run.attempt = field<int>(r, "run", "attempt");
+    if (e.run.attempt < 0) throw std::runtime_error("'run.attempt' is negative");
+  }
+  if (j.contains("system") && j.at("system").is_object()) {
+    const json& s = j.at("system");
+    e.machine.known = true;
+    if (s.contains("cpu_model")) e.machine.cpu_model = field<std::string>(s, "system", "cpu_model");
+    if (s.contains("cpu_count")) e.machine.cpu_count = field<int>(s, "system", "cpu_count");
+    if (s.contains("gpu_model") && !s.at("gpu_model").is_null()) e.machine.gpu_model = field<std::string>(s, "system", "gpu_model");
+    if (s.contains("state")) e.state = machine_state_from_json(s.at("state"));
   }
   if (e.ok) {
     e.record = record_from_json(j);

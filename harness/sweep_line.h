@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/config.h"
+#include "harness/machine_state.h"
 #include "contract/record.h"
 
 namespace dpscale {
@@ -24,7 +25,20 @@ struct RunInfo {
   std::string git_version;
   std::string start_time;  // UTC, ISO 8601
   double duration_s = 0.0;
+  int attempt = 0;          // 0 the first run of this run id; 1.. reruns of a disturbed one
   std::string config_hash;  // config_hash() of the sweep's config; "" in lines of older sweeps
+};
+
+// Which machine a line was measured on, as far as comparing two files cares: the CPU model, the
+// count of CPUs and the GPU model (empty: none). The host name is not part of it (CI machines of
+// one kind have new names every time).
+struct MachineFingerprint {
+  std::string cpu_model;
+  int cpu_count = 0;
+  std::string gpu_model;
+  bool known = false;  // false: the line carries no system object (a bare trainer record)
+  bool operator==(const MachineFingerprint&) const = default;
+  std::string describe() const;  // "AMD EPYC 7B13 x2 CPUs, no GPU"
 };
 
 // One parsed line.
@@ -35,6 +49,8 @@ struct SweepEntry {
   SweepPoint point;
   RunInfo run;
   std::optional<RunRecord> record; // ok lines
+  MachineFingerprint machine;      // from `system`
+  std::optional<MachineState> state;  // `system.state`: lines of sweeps that recorded it
 };
 
 // The line for a finished run (`record` set) or a failed one (`reason` set); `system` is the

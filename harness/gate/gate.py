@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""gate.py — the statistics of `dpscale compare`: per point, is the new scaling curve the same as
+the baseline's, worse (`regression`), better (`improvement`), or can this machine not tell
+(`undecided`)? `dpscale compare` reads the results files, pairs each data-parallel run with the
+single run of its round, leaves out runs the machine disturbed, and hands this script one JSON
+document, a file named by its argument ("-": stdin; the format: docs/regression-gate.md); this script prints the verdicts and exits
+0 (nothing regressed), 1 (a regression), 3 (nothing regressed, something undecided).
+
+Per point, over its paired speedups s = throughput(DP run) / throughput(single run of the same
+round), new against baseline, in log space (a ratio's natural scale):
+  p        min(1, 2·min(p_MW, p_KS)): Mann-Whitney U (a shift) and Kolmogorov-Smirnov (a change of
+           shape or spread), both two-sided, scipy's exact distributions at these sizes; the 2 is
+           Bonferroni over the two tests. Then Holm over the points of one curve (model × mode),
+           so a 12-point curve does not raise 12 coin-flip alarms.
+  effect   Hodges-Lehmann: the median of all pairwise differences log s_new − log s_base, as a
+           percent change of speedup; its 95% interval by bootstrap (scipy, percentile, seeded).
+  verdict  regression   p_holm < alpha and effect <= −min_effect
+           improvement  p_holm < alpha and effect >= +min_effect
+           same         otherwise, when the interval's lower end is above −min_effect (a loss of
+                        min_effect or more is ruled out)
+           undecided    otherwise; also when fewer than MIN_SAMPLES undisturbed samples remain
+                        on a side (the reason says which runs the machine disturbed, and how)
+"""
+import json
+import math
+import sys
+
+import numpy as np
+from scipy import stats
+
+MIN_SAMPLES = 3
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 20261125  # fixed: the same files always get the same interval
+
+EXIT_SAME, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
+
+
+def hodges_lehmann(x, y):
+    """Median of all pairwise differences x_i - y_j."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    return float(np.median(np.subtract.outer(x, y)))
+
+
+def effect_interval(x, y, confidence=0.95):
+    """Bootstrap percentile interval of the Hodges-Lehmann shift (independent resampling of each
+    side). Returns (low, high) in log units."""
+    def stat(a, b, axis=-1):
+        d = np.asarray(a)[..., :, None] - np.asarray(b)[..., None, :]
+        return np.median(d.reshape(d.shape[:-2] + (-1,)), axis=-1)
+    res = stats.bootstrap((np.asarray(x, float), np.asarray(y, float)), stat, vectorized=True,
+                          paired=False, n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=confidence,
+                          method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    lo, hi = res.confidence_interval
+    return float(lo), float(hi)
+
+
+def two_sample_p(x, y):
+    """min(1, 2·min(Mann-Whitney p, Kolmogorov-Smirnov p)), both two-sided."""
+    if np.ptp(np.concatenate([x, y])) == 0:
+        return 1.0  # every sample equal: no test can see a difference
+    p_mw = stats.mannwhitneyu(x, y, alternative="two-sided", method="auto").pvalue
+    p_ks = stats.ks_2samp(x, y, alternative="two-sided", method="auto").pvalue
+    return float(min(1.0, 2.0 * min(p_mw, p_ks)))
+
+
+def holm(pvalues):
+    """Holm's step-down adjustment; None entries (points not tested) stay None."""
+    idx = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(idx)
+    out = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def pct(logv):
+    return 100.0 * (math.exp(logv) - 1.0)
+
+
+def spread_pct(samples):
+    """(max - min) / (2 median), percent: the ± half-range the report shows."""
+    if len(samples) < 2:
+        return 0.0
+    med = float(np.median(samples))
+    return 100.0 * (max(samples) - min(samples)) / (2 * med) if med else 0.0
+
+
+def judge_point(pt, alpha, min_effect):
+    """Fills pt['result']: the test's numbers; the verdict needs Holm's p and comes later."""
+    now, base = pt.get("now") or {}, pt.get("base") or {}
+    xs, ys = now.get("samples", []), base.get("samples", [])
+    r = {"n_now": len(xs), "n_base": len(ys), "spread_now_pct": spread_pct(xs), "spread_base_pct": spread_pct(ys),
+         "speedup_now": float(np.median(xs)) if xs else None, "speedup_base": float(np.median(ys)) if ys else None,
+         "p": None, "effect_pct": None, "ci_pct": None, "why": []}
+    pt["result"] = r
+    if len(xs) < MIN_SAMPLES or len(ys) < MIN_SAMPLES:
+        side = []
+        for name, side_data, n in (("new", now, len(xs)), ("baseline", base, len(ys))):
+            if n < MIN_SAMPLES:
+                d = side_data.get("disturbed", [])
+                busy = f"; machine busy: {'; '.join(d[:2])}" if d else ""
+                u = side_data.get("unpaired", [])
+                lone = f"; {u[0]}" if u else ""
+                side.append(f"{n} undisturbed sample(s) in {name}, {MIN_SAMPLES} needed{busy}{lone}")
+        r["verdict"] = "undecided"
+        r["why"] = side
+        return
+    x, y = np.log(xs), np.log(ys)
+    r["p"] = two_sample_p(x, y)
+    hl = hodges_lehmann(x, y)
+    lo, hi = effect_interval(x, y)
+    r["effect_pct"] = pct(hl)
+    r["ci_pct"] = [pct(lo), pct(hi)]
+    for name, side_data in (("new", now), ("baseline", base)):
+        d = side_data.get("disturbed", [])
+        if d:
+            r["why"].append(f"{len(d)} disturbed run(s) of {name} left out ({d[0]})")
+
+
+def decide(r, p_holm, alpha, min_effect):
+    m = 100.0 * min_effect
+    r["p_holm"] = p_holm
+    e, (lo, hi) = r["effect_pct"], r["ci_pct"]
+    if p_holm < alpha and e <= -m:
+        return "regression"
+    if p_holm < alpha and e >= m:
+        return "improvement"
+    if lo > -m:
+        return "same"
+    if p_holm >= alpha:
+        r["why"].insert(0, f"a loss of {m:g}% or more is not ruled out (interval reaches {lo:+.1f}%)")
+    else:
+        r["why"].insert(0, f"significant, but the effect {e:+.1f}% is under the {m:g}% that counts "
+                           f"and the interval reaches {lo:+.1f}%")
+    return "undecided"
+
+
+def run_gate(doc):
+    alpha = float(doc.get("alpha", 0.05))
+    min_effect = float(doc.get("min_effect", 0.03))
+    points = doc.get("points", [])
+    compared = [p for p in points if p.get("status") == "compared"]
+    for p in compared:
+        judge_point(p, alpha, min_effect)
+    curves = {}
+    for p in compared:
+        curves.setdefault(p["curve"], []).append(p)
+    for members in curves.values():
+        tested = [m for m in members if m["result"]["p"] is not None]
+        adjusted = holm([m["result"]["p"] for m in tested])
+        for m, ph in zip(tested, adjusted):
+            m["result"]["verdict"] = decide(m["result"], ph, alpha, min_effect)
+    for p in points:
+        st = p.get("status")
+        if st == "failed":
+            p["result"] = {"verdict": "regression", "why": [p.get("why", "the run failed in the new file")]}
+        elif st in ("missing", "extra"):
+            p["result"] = {"verdict": st, "why": [p.get("why", "")]}
+    return alpha, min_effect, curves
+
+
+def curve_lines(curves):
+    """One line per curve: its verdict and its worst point."""
+    out = []
+    for name, members in curves.items():
+        verdicts = [m["result"]["verdict"] for m in members]
+        if "regression" in verdicts:
+            v = "regression"
+        elif "undecided" in verdicts:
+            v = "undecided"
+        elif "improvement" in verdicts and all(x in ("same", "improvement") for x in verdicts):
+            v = "improvement" if all(x == "improvement" for x in verdicts) else "same"
+        else:
+            v = "same"
+        with_effect = [m for m in members if m["result"].get("effect_pct") is not None]
+        worst = min(with_effect, key=lambda m: m["result"]["effect_pct"]) if with_effect else None
+        entry = {"curve": name, "verdict": v, "points": len(members)}
+        if worst:
+            r = worst["result"]
+            entry.update({"worst": worst["describe"], "effect_pct": r["effect_pct"], "ci_pct": r["ci_pct"],
+                          "p_holm": r.get("p_holm")})
+        out.append(entry)
+    return out
+
+
+def fmt_pct(v):
+    return "—" if v is None else f"{v:+.1f}%"
+
+
+def fmt_p(v):
+    if v is None:
+        return "—"
+    return f"{v:.2g}" if v >= 0.001 else "<0.001"
+
+
+def render_md(doc, alpha, min_effect, curves, counts, exit_code):
+    lines = [f"# dpscale compare: {doc.get('now', '?')} against {', '.join(doc.get('base', [])) or '?'}",
+             f"# paired speedups (each DP run over its round's single run); alpha {alpha:g} (Holm per curve), "
+             f"minimum effect {100 * min_effect:g}%", ""]
+    for n in doc.get("notes", []):
+        lines.append(f"# {n}")
+    if doc.get("notes"):
+        lines.append("")
+    head = ["Point", "Speedup base → new", "Effect [95% CI]", "p (Holm)", "Spread base/new", "n base/new", "Verdict"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join("---" for _ in head) + "|")
+    for p in doc.get("points", []):
+        r = p.get("result", {})
+        sb, sn = r.get("speedup_base"), r.get("speedup_now")
+        sp = f"{sb:.2f}× → {sn:.2f}×" if sb and sn else "—"
+        ci = r.get("ci_pct")
+        eff = f"{fmt_pct(r.get('effect_pct'))} [{fmt_pct(ci[0])}, {fmt_pct(ci[1])}]" if ci else "—"
+        spread = (f"±{r['spread_base_pct']:.1f}% / ±{r['spread_now_pct']:.1f}%" if "spread_base_pct" in r else "—")
+        n = f"{r['n_base']}/{r['n_now']}" if "n_base" in r else "—"
+        verdict = r.get("verdict", "?")
+        why = [w for w in r.get("why", []) if w]
+        if why:
+            verdict += ": " + "; ".join(why)
+        lines.append(f"| {p['describe']} | {sp} | {eff} | {fmt_p(r.get('p_holm'))} | {spread} | {n} | {verdict} |")
+    lines.append("")
+    for c in curve_lines(curves):
+        if "worst" in c:
+            ci = c["ci_pct"]
+            lines.append(f"# curve {c['curve']}: {c['verdict']} over {c['points']} point(s); worst {c['worst']}: "
+                         f"{fmt_pct(c['effect_pct'])} [{fmt_pct(ci[0])}, {fmt_pct(ci[1])}], p {fmt_p(c['p_holm'])}")
+        else:
+            lines.append(f"# curve {c['curve']}: {c['verdict']} over {c['points']} point(s)")
+    summary = ", ".join(f"{counts[k]} {k}" for k in ("same", "improvement", "regression", "undecided", "missing", "extra"))
+    result = {EXIT_SAME: "PASS", EXIT_REGRESSION: "FAIL", EXIT_UNDECIDED: "UNDECIDED"}[exit_code]
+    lines.append(f"# {summary}: {result}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "-"
+    try:
+        if path == "-":
+            doc = json.load(sys.stdin)
+        else:
+            with open(path) as f:
+                doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"gate.py: cannot read the gate's input {path}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    alpha, min_effect, curves = run_gate(doc)
+    counts = {k: 0 for k in ("same", "improvement", "regression", "undecided", "missing", "extra")}
+    for p in doc.get("points", []):
+        counts[p["result"]["verdict"]] += 1
+    if counts["regression"]:
+        code = EXIT_REGRESSION
+    elif counts["undecided"]:
+        code = EXIT_UNDECIDED
+    else:
+        code = EXIT_SAME
+    out = {"alpha": alpha, "min_effect": min_effect, "now": doc.get("now"), "base": doc.get("base"),
+           "notes": doc.get("notes", []),
+           "points": [{"key": p["key"], "describe": p["describe"], "curve": p.get("curve"), **p["result"]}
+                      for p in doc.get("points", [])],
+           "curves": curve_lines(curves), "counts": counts, "exit": code}
+    if doc.get("verdicts_out"):
+        with open(doc["verdicts_out"], "w") as f:
+            json.dump(out, f)
+    if doc.get("format") == "json":
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_md(doc, alpha, min_effect, curves, counts, code))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

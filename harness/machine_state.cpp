@@ -1,0 +1,199 @@
+// machine_state.cpp — /proc readings around a run, the GEMM probe, and the disturbance rule.
+#include "machine_state.h"
+
+#include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace dpscale {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+double load_average_1min() {
+  std::ifstream in("/proc/loadavg");
+  double v = 0;
+  return (in >> v) ? v : 0.0;
+}
+
+double mean_cpu_mhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  double sum = 0;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    try {
+      sum += std::stod(line.substr(colon + 1));
+      ++n;
+    } catch (const std::exception&) {
+    }
+  }
+  return n ? sum / n : 0.0;
+}
+
+StateRecorder::Cpu StateRecorder::read_cpu() {
+  // The first line of /proc/stat: "cpu user nice system idle iowait irq softirq steal guest guest_nice"
+  // in clock ticks summed over CPUs. guest time is already inside user, so it is not added again.
+  std::ifstream in("/proc/stat");
+  std::string name;
+  Cpu c;
+  unsigned long long v[8] = {};
+  if (!(in >> name) || name != "cpu") return c;
+  for (auto& x : v) {
+    if (!(in >> x)) break;
+  }
+  const unsigned long long user = v[0], nice = v[1], sys = v[2], idle = v[3], iowait = v[4], irq = v[5],
+                           softirq = v[6], steal = v[7];
+  c.busy = user + nice + sys + irq + softirq;
+  c.total = c.busy + idle + iowait + steal;
+  c.steal = steal;
+  c.iowait = iowait;
+  return c;
+}
+
+double StateRecorder::children_cpu_s() {
+  // Reaped children (the run: mpirun and its ranks, which mpirun reaps) and this process itself.
+  double s = 0;
+  for (int who : {RUSAGE_CHILDREN, RUSAGE_SELF}) {
+    rusage u{};
+    if (::getrusage(who, &u) != 0) continue;
+    s += static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  return s;
+}
+
+StateRecorder::StateRecorder(double probe_before_gflops)
+    : load_before_(load_average_1min()),
+      probe_before_(probe_before_gflops),
+      cpu_before_(read_cpu()),
+      children_before_(children_cpu_s()),
+      wall_before_(now_s()) {}
+
+MachineState StateRecorder::finish(double probe_after_gflops) {
+  const Cpu after = read_cpu();
+  const double wall = std::max(1e-3, now_s() - wall_before_);
+  const double ours = children_cpu_s() - children_before_;
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  MachineState s;
+  s.load1_before = load_before_;
+  s.load1_after = load_average_1min();
+  const double total = static_cast<double>(after.total - cpu_before_.total);
+  if (total > 0) {
+    s.steal_pct = 100.0 * static_cast<double>(after.steal - cpu_before_.steal) / total;
+    s.iowait_pct = 100.0 * static_cast<double>(after.iowait - cpu_before_.iowait) / total;
+  }
+  const double busy_s = static_cast<double>(after.busy - cpu_before_.busy) / tick;
+  // Ticks are 10 ms: a short run's figure is rounded, never below zero.
+  s.others_cpus = std::max(0.0, (busy_s - ours) / wall);
+  s.cpu_mhz = mean_cpu_mhz();
+  s.probe_before_gflops = probe_before_;
+  s.probe_after_gflops = probe_after_gflops;
+  return s;
+}
+
+double probe_gflops(double seconds, int threads) {
+  constexpr int n = 192;  // three 144 KiB matrices: in a core's L2 on most CPUs, so memory is not what is timed
+  threads = std::max(1, threads);
+  openblas_set_num_threads(1);  // each probe thread is one CPU's worth of work
+  std::vector<double> rate(static_cast<size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.0f);
+      long calls = 0;
+      const auto start = Clock::now();
+      double elapsed = 0;
+      do {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+        ++calls;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      } while (elapsed < seconds);
+      rate[static_cast<size_t>(t)] = 2.0 * n * n * n * static_cast<double>(calls) / elapsed / 1e9;
+    });
+  }
+  for (auto& th : pool) th.join();
+  return *std::min_element(rate.begin(), rate.end());
+}
+
+std::optional<std::string> disturbance(const MachineState& s, double idle_gflops, const DisturbanceLimits& lim) {
+  std::vector<std::string> why;
+  if (idle_gflops > 0) {
+    const double worst = std::min(s.probe_before_gflops > 0 ? s.probe_before_gflops : idle_gflops,
+                                  s.probe_after_gflops > 0 ? s.probe_after_gflops : idle_gflops);
+    const double drop = 1.0 - worst / idle_gflops;
+    if (drop > lim.probe_drop) why.push_back("probe -" + fixed(100 * drop, 0) + "%");
+  }
+  if (s.others_cpus > lim.others_cpus) why.push_back("others " + fixed(s.others_cpus, 2) + " CPU");
+  if (s.steal_pct > lim.steal_pct) why.push_back("steal " + fixed(s.steal_pct, 0) + "%");
+  if (why.empty()) return std::nullopt;
+  why.push_back("load " + fixed(std::max(s.load1_before, s.load1_after), 1));
+  std::string out;
+  for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
+  return out;
+}
+
+nlohmann::ordered_json to_json(const MachineState& s) {
+  nlohmann::ordered_json j;
+  j["load1_before"] = s.load1_before;
+  j["load1_after"] = s.load1_after;
+  j["steal_pct"] = s.steal_pct;
+  j["iowait_pct"] = s.iowait_pct;
+  j["others_cpus"] = s.others_cpus;
+  j["cpu_mhz"] = s.cpu_mhz;
+  j["probe_before_gflops"] = s.probe_before_gflops;
+  j["probe_after_gflops"] = s.probe_after_gflops;
+  j["disturbed"] = s.disturbed ? nlohmann::ordered_json(*s.disturbed) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+MachineState machine_state_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::runtime_error("'system.state' is not an object");
+  MachineState s;
+  auto num = [&](const char* name, double& out) {
+    if (!j.contains(name)) throw std::runtime_error(std::string("'system.state' has no '") + name + "'");
+    const auto& v = j.at(name);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      throw std::runtime_error(std::string("'system.state.") + name + "' is not a number >= 0");
+    }
+    out = v.get<double>();
+  };
+  num("load1_before", s.load1_before);
+  num("load1_after", s.load1_after);
+  num("steal_pct", s.steal_pct);
+  num("iowait_pct", s.iowait_pct);
+  num("others_cpus", s.others_cpus);
+  num("cpu_mhz", s.cpu_mhz);
+  num("probe_before_gflops", s.probe_before_gflops);
+  num("probe_after_gflops", s.probe_after_gflops);
+  if (j.contains("disturbed") && !j.at("disturbed").is_null()) {
+    if (!j.at("disturbed").is_string()) throw std::runtime_error("'system.state.disturbed' is not a string or null");
+    s.disturbed = j.at("disturbed").get<std::string>();
+  }
+  return s;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,78 @@
+// machine_state.h — the state of the machine around one run, and whether it was fit to judge.
+//
+// A shared machine slows some runs and not others; a regression gate that cannot tell a slow
+// build from a busy neighbour either misses losses or cries wolf. So every run of a sweep carries
+// (in its line's `system.state`):
+//   load1_before/after  /proc/loadavg's 1-minute figure
+//   steal_pct           time the hypervisor gave to other guests, of all CPUs' time during the run
+//   iowait_pct          time CPUs sat idle waiting for I/O, the same way
+//   others_cpus         CPUs' worth of time used during the run by processes other than the run
+//                       and the sweep: /proc/stat's busy time minus the run's own (getrusage of
+//                       the reaped children), over the run's wall time. A busy loop beside the
+//                       sweep reads ~1.0, an idle machine ~0.0x.
+//   cpu_mhz             /proc/cpuinfo's mean "cpu MHz" at the end (a host's frequency change)
+//   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once):
+//                       the slowest CPU's GFLOP/s. Against the machine's idle figure (the best
+//                       probe of the files compared, same machine), it shows CPUs taken by others
+//                       and memory or frequency stolen by the host.
+// disturbance() turns a state into a reason the run is not fit to judge (or none): the sweep
+// reruns such a run, and `dpscale compare` leaves it out of its samples.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace dpscale {
+
+struct MachineState {
+  double load1_before = 0, load1_after = 0;
+  double steal_pct = 0, iowait_pct = 0;
+  double others_cpus = 0;
+  double cpu_mhz = 0;
+  double probe_before_gflops = 0, probe_after_gflops = 0;
+  std::optional<std::string> disturbed;  // the sweep's verdict when it ran (null: fit)
+};
+
+// The limits past which a run counts as disturbed. Measured: docs/regression-gate.md.
+struct DisturbanceLimits {
+  double probe_drop = 0.15;   // slowest CPU's probe below (1 - this) x the idle figure
+  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
+  double steal_pct = 5.0;
+};
+
+// Why `s` was not fit to judge against a machine whose idle probe is `idle_gflops` (0: unknown,
+// the probe not judged): "probe -31%, others 0.97 CPU, load 2.9"; nullopt when it was fit.
+std::optional<std::string> disturbance(const MachineState& s, double idle_gflops,
+                                       const DisturbanceLimits& lim = DisturbanceLimits{});
+
+// The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s.
+double probe_gflops(double seconds, int threads);
+
+// Measures around one run: construct before it starts, call finish() after it was reaped.
+class StateRecorder {
+ public:
+  explicit StateRecorder(double probe_before_gflops);
+  MachineState finish(double probe_after_gflops);
+
+ private:
+  struct Cpu {
+    unsigned long long busy = 0, total = 0, steal = 0, iowait = 0;
+  };
+  static Cpu read_cpu();
+  static double children_cpu_s();
+  double load_before_;
+  double probe_before_;
+  Cpu cpu_before_;
+  double children_before_;
+  double wall_before_;
+};
+
+double load_average_1min();  // 0 when /proc/loadavg cannot be read
+double mean_cpu_mhz();       // 0 when /proc/cpuinfo has no "cpu MHz"
+
+nlohmann::ordered_json to_json(const MachineState& s);
+// Throws std::runtime_error naming the field when `j` is not a state object.
+MachineState machine_state_from_json(const nlohmann::json& j);
+
+}  // namespace dpscale

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""test_gate_stats.py — harness/gate/gate.py's statistics on inputs small enough to work by hand:
+the Hodges-Lehmann shift, Holm's adjustment, the two-sample p (Mann-Whitney and KS, Bonferroni
+over the two), the verdict rule at its edges, Holm applied per curve and not across curves, and
+the reasons an undecided point gives."""
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "gate"))
+import gate  # noqa: E402
+
+
+class Stats(unittest.TestCase):
+    def test_hodges_lehmann_is_the_median_pairwise_difference(self):
+        # differences of [1,2,3] and [0,0]: 1,1,2,2,3,3 -> median 2; of [1,2,10] and [0]: 1,2,10 -> 2
+        self.assertEqual(gate.hodges_lehmann([1, 2, 3], [0, 0]), 2.0)
+        self.assertEqual(gate.hodges_lehmann([1, 2, 10], [0]), 2.0)  # the mean would say 4.33
+
+    def test_holm(self):
+        # sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04 -> monotone: 0.03, 0.06, 0.06
+        self.assertEqual(gate.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+        self.assertEqual(gate.holm([0.5, None, 0.01]), [0.5, None, 0.02])
+        self.assertEqual(gate.holm([0.9, 0.8]), [1.0, 1.0])  # 0.8 x 2 capped at 1, then monotone
+
+    def test_two_sample_p_complete_separation_of_five_and_five(self):
+        # Exact: 2 of the C(10,5) = 252 orderings are as extreme, two-sided, for both tests;
+        # times 2 for taking the smaller of two tests.
+        p = gate.two_sample_p([1.0, 2, 3, 4, 5], [6.0, 7, 8, 9, 10])
+        self.assertAlmostEqual(p, 2 * 2 / 252, places=6)
+        self.assertEqual(gate.two_sample_p([1.0, 1, 1], [1.0, 1, 1]), 1.0)
+
+    def test_pct_is_a_change_of_the_ratio(self):
+        self.assertAlmostEqual(gate.pct(math.log(0.95)), -5.0)
+
+    def decide(self, effect, lo, hi, p):
+        r = {"effect_pct": effect, "ci_pct": [lo, hi], "why": []}
+        return gate.decide(r, p, 0.05, 0.03), r
+
+    def test_verdict_rule(self):
+        self.assertEqual(self.decide(-5.0, -7.0, -3.5, 0.01)[0], "regression")
+        self.assertEqual(self.decide(-3.0, -4.0, -2.0, 0.01)[0], "regression")  # exactly the minimum counts
+        self.assertEqual(self.decide(+5.0, 3.0, 7.0, 0.01)[0], "improvement")
+        self.assertEqual(self.decide(-1.0, -2.9, 0.8, 0.30)[0], "same")
+        self.assertEqual(self.decide(-1.5, -2.5, -0.5, 0.01)[0], "same")  # real but under 3%, 3% ruled out
+        v, r = self.decide(-2.0, -4.0, 0.5, 0.20)
+        self.assertEqual(v, "undecided")
+        self.assertIn("a loss of 3% or more is not ruled out (interval reaches -4.0%)", r["why"][0])
+        v, r = self.decide(-2.5, -3.5, -1.5, 0.01)
+        self.assertEqual(v, "undecided")
+        self.assertIn("significant, but the effect -2.5% is under the 3%", r["why"][0])
+        self.assertEqual(self.decide(-5.0, -7.0, -3.5, 0.06)[0], "undecided")  # large but not significant
+
+    def point(self, curve, now, base, disturbed=()):
+        return {"key": {"model": "m", "mode": curve, "world_size": 2}, "describe": curve, "curve": curve,
+                "status": "compared", "now": {"samples": now, "disturbed": list(disturbed)}, "base": {"samples": base}}
+
+    def test_holm_is_per_curve(self):
+        base = [1.00, 1.01, 0.99, 1.005, 0.995, 1.002]
+        worse = [0.90, 0.91, 0.89, 0.905, 0.895, 0.902]
+        # One curve of two points, both 10% worse: adjusted p = raw p times 2, then times 1.
+        doc = {"points": [self.point("a", worse, base), self.point("a", worse, base), self.point("b", worse, base)]}
+        gate.run_gate(doc)
+        raw = gate.two_sample_p(gate.np.log(worse), gate.np.log(base))
+        ps = [p["result"]["p_holm"] for p in doc["points"]]
+        self.assertAlmostEqual(ps[0], 2 * raw)
+        self.assertAlmostEqual(ps[1], 2 * raw)
+        self.assertAlmostEqual(ps[2], raw)  # alone in curve b: no adjustment
+        self.assertEqual([p["result"]["verdict"] for p in doc["points"]], ["regression"] * 3)
+
+    def test_too_few_samples_say_why(self):
+        doc = {"points": [self.point("a", [0.5, 0.5], [1.0, 1.0, 1.0], ["round 3: probe -31%, others 0.95 CPU, load 2.9"])]}
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertEqual(r["verdict"], "undecided")
+        self.assertEqual(r["why"], ["2 undisturbed sample(s) in new, 3 needed; machine busy: round 3: probe -31%, "
+                                    "others 0.95 CPU, load 2.9"])
+
+    def test_failed_points_are_regressions_and_missing_ones_are_not(self):
+        doc = {"points": [{"key": {}, "describe": "x", "status": "failed", "why": "every run failed in the new file"},
+                          {"key": {}, "describe": "y", "status": "missing", "why": "not in the new file"}]}
+        gate.run_gate(doc)
+        self.assertEqual(doc["points"][0]["result"]["verdict"], "regression")
+        self.assertEqual(doc["points"][1]["result"]["verdict"], "missing")
+
+
+if __name__ == "__main__":
+    unittest.main()
