@@ -51,6 +51,10 @@ put("width_list", "tiny", "4,3,2")
 put("link_spec", "preset", "pcie4\n1")
 put("link_spec", "custom_auto", "50:300\nauto:19.5")
 put("link_spec", "none", "none\n3")
+# Two tiers (parse_two_tier_link): presets, custom links in another key order with ranks-per-node.
+put("link_spec", "two_tier_presets", "intra=nvlink,inter=ib100\n1")
+put("link_spec", "two_tier_custom_rpn", "inter=50:0.125,ranks-per-node=2,intra=2:8\n2.5")
+put("link_spec", "two_tier_mixed", "intra=pcie4,inter=10:1.25,ranks-per-node=4\nauto:19.5")
 
 put("npy", "f4_2x3", npy("<f4", [2, 3], struct.pack("<6f", *range(6))))
 put("npy", "i8_2", npy("<i8", [2], struct.pack("<2q", 0, 1)))

@@ -7,11 +7,18 @@
 // Integers must match exactly; floats within the summation-order bound of
 // tests/comm/test_allreduce_mpi.cpp (2·γ(K-1)·Σ|x_r|: hier adds the K terms in another order,
 // still K-1 additions deep). Uneven nodes must be refused on every rank alike.
+//
+// Each CTest registration also says where it asked the launcher to put the ranks
+// (DPSCALE_EXPECT_PLACEMENT), and the job checks it sits there: the sums come out right on one
+// node too, so without that check a launcher that put every rank on one node would pass the
+// two-node runs (and the 2+1 run's refusal test would skip).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -146,6 +153,62 @@ TEST(Hier, NodeShape) {
     // L that does not divide K: refused on every rank before any message (no one waits).
     EXPECT_THROW(node_shape(MPI_COMM_WORLD, k + 1), std::runtime_error);
   }
+}
+
+// Renders "node of each rank" as "0,0,1,1": nodes numbered in the order their first rank
+// appears, from one key per rank (a host name, or the node's lowest world rank).
+template <typename Key>
+std::string placement_of(const std::vector<Key>& node_key) {
+  std::map<Key, int> number;
+  std::string out;
+  for (const Key& key : node_key) {
+    const int n = number.emplace(key, static_cast<int>(number.size())).first->second;
+    out += (out.empty() ? "" : ",") + std::to_string(n);
+  }
+  return out;
+}
+
+// The placement the launcher was asked for, in that form: "0,0,1,1" for 2+2 in blocks, "0,1,0,1"
+// round robin, "0,0,1" for 2+1, "0,0,0" for one node of 3 (tests/twonode/CMakeLists.txt). It is
+// checked against two views: the host names (each emulated node has its own) and MPI's nodes
+// (MPI_Comm_split_type SHARED), which node_shape() and hier go by.
+TEST(Hier, RanksSitWhereTheLauncherWasAsked) {
+  const int k = size_of(MPI_COMM_WORLD);
+  // Rank 0's environment is the launcher's (rank 0 runs on the node mpirun runs on); every
+  // rank takes its word, so every rank checks the same thing.
+  std::string expected;
+  {
+    const char* env = std::getenv("DPSCALE_EXPECT_PLACEMENT");
+    expected = rank_of(MPI_COMM_WORLD) == 0 && env ? env : "";
+    int len = static_cast<int>(expected.size());
+    MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    expected.resize(static_cast<size_t>(len));
+    MPI_CHECK(MPI_Bcast(expected.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD));
+  }
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int name_len = 0;
+  MPI_CHECK(MPI_Get_processor_name(name, &name_len));
+  std::vector<char> all_names(static_cast<size_t>(k) * MPI_MAX_PROCESSOR_NAME);
+  MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all_names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                          MPI_COMM_WORLD));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < k; ++r) hosts.emplace_back(all_names.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+
+  MPI_Comm local;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  int me = rank_of(MPI_COMM_WORLD), leader = 0;
+  MPI_CHECK(MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, local));
+  MPI_CHECK(MPI_Comm_free(&local));
+  std::vector<int> leaders(static_cast<size_t>(k));
+  MPI_CHECK(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD));
+
+  ASSERT_FALSE(expected.empty()) << "DPSCALE_EXPECT_PLACEMENT is not set: say where the launcher puts the ranks, "
+                                    "e.g. DPSCALE_EXPECT_PLACEMENT=0,0,1,1 for 2+2 in blocks";
+  std::string host_list;
+  for (const auto& h : hosts) host_list += (host_list.empty() ? "" : " ") + h;
+  EXPECT_EQ(placement_of(hosts), expected) << "by host name; the ranks' hosts: " << host_list;
+  EXPECT_EQ(placement_of(leaders), expected) << "by MPI's nodes (MPI_COMM_TYPE_SHARED)";
 }
 
 TEST(Hier, UnevenNodesRefused) {

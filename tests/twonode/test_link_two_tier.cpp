@@ -93,6 +93,52 @@ TEST(TwoTierLink, ModelledTimesByHand) {
   EXPECT_NEAR(modelled_seconds(AllreduceAlgo::hier, m, 64000000, s), 10 * hier, 1e-11);
 }
 
+// Shapes where nodes N and ranks per node L differ, so a formula that confuses the two gives
+// another number (on 2 × 2 it cannot). Worked by hand from link_model.h, not computed from it:
+// intra α_i = 2 µs, β_i = 8 GB/s; inter α_e = 50 µs, β_e = 0.125 GB/s; B = 12 MB, K = N·L = 6.
+// One hop of x bytes costs α + x/β:
+//   B     = 12e6  intra 2e-6 + 12e6/8e9 = 1.502e-3      inter 50e-6 + 12e6/0.125e9 = 0.09605
+//   B/2   = 6e6   intra 2e-6 +  6e6/8e9 = 0.752e-3      inter 50e-6 +  6e6/0.125e9 = 0.04805
+//   B/3   = 4e6   intra 2e-6 +  4e6/8e9 = 0.502e-3      inter 50e-6 +  4e6/0.125e9 = 0.03205
+//   B/6   = 2e6   intra 2e-6 +  2e6/8e9 = 0.252e-3      inter 50e-6 +  2e6/0.125e9 = 0.01605
+// ring/native (both shapes, K = 6): 2(K-1) = 10 steps of max(0.252e-3, 0.01605) = 0.1605 s
+// star  2 × 3: 2(L-1) = 4 intra of B + 2(K-L) = 6 inter of B
+//              = 4·1.502e-3 + 6·0.09605 = 0.006008 + 0.5763   = 0.582308 s
+// star  3 × 2: 2(L-1) = 2 intra of B + 2(K-L) = 8 inter of B
+//              = 2·1.502e-3 + 8·0.09605 = 0.003004 + 0.7684   = 0.771404 s
+// hier  2 × 3: 2(L-1) = 4 intra of B/L = B/3 + 2(N-1) = 2 inter of B/N = B/2
+//              = 4·0.502e-3 + 2·0.04805 = 0.002008 + 0.0961   = 0.098108 s
+// hier  3 × 2: 2(L-1) = 2 intra of B/L = B/2 + 2(N-1) = 4 inter of B/N = B/3
+//              = 2·0.752e-3 + 4·0.03205 = 0.001504 + 0.1282   = 0.129704 s
+// (N and L swapped in star would give 2 × 3 the 3 × 2 answer and back; in hier 0.129704 for 2 × 3.)
+TEST(TwoTierLink, ModelledTimesByHandOnUnequalShapes) {
+  const LinkModel m = parse_link("intra=2:8,inter=50:0.125");
+  const size_t b = 12000000;
+  struct Case {
+    NodeShape shape;
+    double ring, star, hier;
+  };
+  for (const Case& c : {Case{NodeShape{2, 3}, 0.1605, 0.582308, 0.098108},
+                        Case{NodeShape{3, 2}, 0.1605, 0.771404, 0.129704}}) {
+    const std::string at = std::to_string(c.shape.nodes) + " nodes x " + std::to_string(c.shape.per_node) + " ranks";
+    EXPECT_NEAR(modelled_seconds(AllreduceAlgo::ring, m, b, c.shape), c.ring, 1e-12) << at;
+    EXPECT_NEAR(modelled_seconds(AllreduceAlgo::native, m, b, c.shape), c.ring, 1e-12) << at;
+    EXPECT_NEAR(modelled_seconds(AllreduceAlgo::star, m, b, c.shape), c.star, 1e-12) << at;
+    EXPECT_NEAR(modelled_seconds(AllreduceAlgo::hier, m, b, c.shape), c.hier, 1e-12) << at;
+  }
+  // The old form (K ranks) takes the shape from ranks-per-node: K = 6 as 2 × 3, then as 3 × 2.
+  const LinkModel l3 = parse_link("intra=2:8,inter=50:0.125,ranks-per-node=3");
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::star, l3, b, 6), 0.582308, 1e-12);
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::hier, l3, b, 6), 0.098108, 1e-12);
+  const LinkModel l2 = parse_link("intra=2:8,inter=50:0.125,ranks-per-node=2");
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::star, l2, b, 6), 0.771404, 1e-12);
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::hier, l2, b, 6), 0.129704, 1e-12);
+  // A ring step lasts as long as its slower hop whichever tier that is: with the tiers swapped
+  // the intra hop (0.01605 s) is the slow one and the ring still takes 10 · 0.01605 = 0.1605 s.
+  const LinkModel slow_intra = parse_link("intra=50:0.125,inter=2:8");
+  EXPECT_NEAR(modelled_seconds(AllreduceAlgo::ring, slow_intra, b, NodeShape{2, 3}), 0.1605, 1e-12);
+}
+
 TEST(TwoTierLink, OneNodeAndOneTierReduceToTheRing) {
   const LinkModel one = parse_link("ib100");
   const double b = 1e6, a = 5e-6, beta = 12.5e9;
