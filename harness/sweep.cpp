@@ -215,6 +215,8 @@ int run_sweep(SweepOptions o) {
       ProcessOptions po;
       po.timeout_s = timeout_s;
       po.on_spawn = [](int pid) { g_child_group = pid; };
+      // A rerun probes afresh: the probe after the disturbed run saw the disturbance's tail.
+      if (attempt > 0) last_probe = probe();
       StateRecorder recorder(last_probe);
       const ProcessResult r = run_process(info.argv, po);
       g_child_group = 0;
@@ -224,6 +226,9 @@ int run_sweep(SweepOptions o) {
         return 130;
       }
       const double before = last_probe;
+      // The window of the state's CPU figures runs to the end of the probe after the run (the
+      // probe's own threads are this process's, so they are not counted as others'): a run of a
+      // few ticks alone would read one stray tick of another process as a busy CPU.
       last_probe = probe();
       MachineState state = recorder.finish(last_probe);
       idle_probe = std::max({idle_probe, before, last_probe});
