@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,7 @@ struct Param {
   AllreduceAlgo algo;
   GradFormat fmt;
 };
+void PrintTo(const Param& p, std::ostream* os) { *os << allreduce_algo_name(p.algo) << " " << grad_format_name(p.fmt); }
 
 class GradCompress : public ::testing::TestWithParam<Param> {};
 
