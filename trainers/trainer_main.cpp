@@ -1,11 +1,13 @@
 // trainer_main.cpp — the flow described in trainer_main.h.
 #include "trainer_main.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "comm/world.h"
@@ -119,6 +121,19 @@ std::string describe_comm(const RecordContext& ctx, const World& world, const Tr
   return desc.str();
 }
 
+// Test hook, inert unless DPSCALE_TEST_CORRUPT_WEIGHTS_RANK names this rank: that rank moves its
+// first weight by one ulp after training, just before the replica check, so that a test can run
+// the disagreement path (one line, replicas_agree false, no checkpoint, exit 1) through the real
+// trainers. Replicas agree by construction, so nothing else can make them differ on demand.
+void corrupt_weights_for_test(RankSetup& s, int rank) {
+  const char* v = std::getenv("DPSCALE_TEST_CORRUPT_WEIGHTS_RANK");
+  if (!v || std::to_string(rank) != v) return;
+  std::vector<float> w = s.model->params_to_host();
+  if (w.empty()) return;
+  w[0] = std::nextafter(w[0], std::numeric_limits<float>::infinity());
+  s.model->params_from_host(w);
+}
+
 // Step 3, after the ranks agreed: communicate, train, report. Returns the exit status.
 int train_and_report(RankSetup& s, World& world, const std::string& timestamp, const char* exe) {
   const TrainOptions& o = s.opts;
@@ -167,6 +182,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   // The end-of-run replica check (replica_check.h): every rank learns the verdict.
   std::string disagreement;
   if (comm) {
+    corrupt_weights_for_test(s, world.rank());
     const std::vector<uint64_t> sums = world.all_gather(checksum_floats(s.model->params_to_host()));
     const ReplicaVerdict v = compare_replicas(sums);
     ctx.replicas_agree = v.agree;

@@ -4,9 +4,11 @@
 // From one --init checkpoint, train_single_gpu at batch N·B and every data-parallel mode at
 // batch B with --accum-steps N (K ranks) take the same 3 optimizer steps over the same N·B rows
 // each; weights must agree within weights_compare.h's tolerance and the per-epoch global loss
-// within 1e-5 relative, as the exactness suite asks of plain DP. Negative controls: the same
-// DP run without accumulation (3 steps of B rows) and one with the micro-batches' gradients
-// not accumulated (--accum-steps N at batch B against single at batch B: the rows differ) fail.
+// within 1e-5 relative, as the exactness suite asks of plain DP. Negative controls
+// (DpAccumControls.NearMissesFail): the same DP run without accumulation (3 steps of B rows)
+// fails against single at 2B, and the accumulated run (K = 2, N = 2 at batch B) that matches
+// single at 2B fails against single at batch B by more than 10× the tolerance — the comparison
+// can tell the accumulated batch from the micro-batch.
 // The record says accum_steps, counts optimizer steps and every micro-batch in the throughput.
 //
 // Run: ctest -R DpAccum --output-on-failure
@@ -122,8 +124,17 @@ TEST(DpAccumControls, NearMissesFail) {
             120);
   const Comparison single_acc = compare_weights(w0, ws, read_weights(dir.file("single-acc.safetensors")), 3);
   EXPECT_TRUE(single_acc.pass) << single_acc.report;
-  std::printf("controls: worst diff/tol  accum %.3g | no accum %.3g | single accum %.3g\n", ok.worst_ratio,
-              plain.worst_ratio, single_acc.worst_ratio);
+  // The reference must matter: the same accumulated run against one device at batch B (3 steps
+  // of B rows, no accumulation) differs by far more than the tolerance — it took steps of other
+  // rows, half as many per step. So the match with single at 2B above is the accumulation's.
+  record_of(std::vector<std::string>{bin("train_single_gpu")} + args(init, dir.file("single-b.safetensors"), 4 * kB, kB),
+            120);
+  const Comparison at_b = compare_weights(w0, read_weights(dir.file("single-b.safetensors")),
+                                          read_weights(dir.file("ok.safetensors")), 3);
+  EXPECT_FALSE(at_b.pass) << "accumulation at batch B matched one device at batch B:\n" << at_b.report;
+  EXPECT_GT(at_b.worst_ratio, 10.0);
+  std::printf("controls: worst diff/tol  accum %.3g | no accum %.3g | single accum %.3g | accum vs single at B %.3g\n",
+              ok.worst_ratio, plain.worst_ratio, single_acc.worst_ratio, at_b.worst_ratio);
 }
 
 // no_sync: the micro-batches before the last communicate nothing. With an emulated link of

@@ -3,7 +3,9 @@
 //   DpNonFinite      an update that overflows stops every rank at the same step: exit 2, one line
 //                    (rank 0's) naming the step and the tensor, no record, no checkpoint.
 //   DpReplicas       the end-of-run replica check: replicas_agree true in the record of every DP
-//                    mode, null for train_single_gpu; the comparison itself fails on a difference.
+//                    mode, null for train_single_gpu; the comparison itself fails on a difference;
+//                    one rank's weights moved by one ulp (DPSCALE_TEST_CORRUPT_WEIGHTS_RANK) fail
+//                    the run: exit 1, one line, replicas_agree false, no checkpoint.
 //   DpWatchdog       `kill -STOP` of one rank: with --collective-timeout 15 the job ends non-zero
 //                    within 30 s, with one line naming the timeout, the collective and the
 //                    stopped rank; the waiting rank does not spin a core meanwhile (measured from
@@ -95,6 +97,50 @@ TEST(DpReplicas, AgreementIsRecordedForEveryDataParallelMode) {
                                  "--batch-size", "256", "--epochs", "1", "--quiet"},
                                 60);
   EXPECT_TRUE(single["replicas_agree"].is_null()) << "one replica has nothing to agree with";
+}
+
+// The disagreement path end to end: DPSCALE_TEST_CORRUPT_WEIGHTS_RANK=r (trainer_main.cpp, a
+// test hook inert when unset) moves rank r's first weight by one ulp after training, just before
+// the check — the smallest difference there is. What replica_check.h and the record promise:
+// the record is still written (replicas_agree false: the run's timings are real, its model is
+// not one), rank 0 prints one line naming the ranks and checksums, no --save checkpoint, and
+// every rank exits 1. The control — the same run without the variable — saves and agrees, so
+// the missing file is the check's doing.
+TEST(DpReplicas, ADifferingRankFailsTheRunWithOneLineAndNoCheckpoint) {
+  struct Case {
+    std::string exe;
+    int k, corrupt;
+    std::string line;  // what the one line must contain
+  };
+  for (const Case& c : {Case{"train_dp_interleaved", 2, 1, "replicas differ after training: 1 of 2 ranks (first: rank 1, checksum "},
+                        // Rank 0 differing: every other rank is counted against it.
+                        Case{"train_ddp_bucketed", 3, 0, "replicas differ after training: 2 of 3 ranks (first: rank 1, checksum "}}) {
+    SCOPED_TRACE(c.exe + " K=" + std::to_string(c.k) + ", rank " + std::to_string(c.corrupt) + " corrupted");
+    ScratchDir dir("replicas");
+    const std::vector<std::string> args = {"--backend", "cpu",  "--model", kTinyModel, "--samples", "768", "--batch-size",
+                                           "384",       "--max-steps", "2",  "--quiet", "--save", dir.file("w.safetensors")};
+    const auto ok = record_of(mpirun_argv(c.k, c.exe, args), 120);
+    EXPECT_EQ(ok["replicas_agree"], true);
+    ASSERT_TRUE(std::filesystem::exists(dir.file("w.safetensors"))) << "the control run saves";
+    std::filesystem::remove(dir.file("w.safetensors"));
+
+    std::vector<std::string> argv = mpirun_argv(c.k, c.exe, args);
+    // mpirun's -x hands the variable to every rank; only rank `corrupt` acts on it.
+    argv.insert(argv.begin() + 1, {"-x", "DPSCALE_TEST_CORRUPT_WEIGHTS_RANK=" + std::to_string(c.corrupt)});
+    const ProcessResult res = run(argv, 120);
+    ASSERT_FALSE(res.timed_out) << describe(argv, res);
+    EXPECT_EQ(res.exit_code, 1) << describe(argv, res);
+    ASSERT_EQ(count_results_lines(res.out), 1) << describe(argv, res);
+    const auto j = results_json(res.out);
+    ASSERT_TRUE(j.contains("replicas_agree"));
+    EXPECT_EQ(j["replicas_agree"], false);
+    EXPECT_EQ(j["steps"], 2);
+    const auto lines = our_lines(res.err, c.exe);
+    ASSERT_EQ(lines.size(), 1u) << "one line, rank 0's:\n" << describe(argv, res);
+    EXPECT_EQ(lines[0].rfind(c.exe + ": " + c.line, 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("; rank 0 has "), std::string::npos) << lines[0];
+    EXPECT_FALSE(std::filesystem::exists(dir.file("w.safetensors"))) << "a checkpoint of disagreeing replicas";
+  }
 }
 
 TEST(DpReplicas, TheComparisonFailsOnAnyDifference) {
