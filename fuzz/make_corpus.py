@@ -92,6 +92,13 @@ for k in ("status", "point", "run", "system"):
     rec.pop(k, None)
 put("results_line", "results_json", "# banner\nRESULTS_JSON: " + json.dumps(rec) + "\n")
 put("results_line", "torn", lines[0] + lines[1][: len(lines[1]) // 2])
+# The machine's state around a run and a rerun's attempt (harness/machine_state.h).
+rerun = json.loads(lines[1])
+rerun["run"]["attempt"] = 1
+rerun["system"]["state"] = {"load1_before": 2.9, "load1_after": 3.1, "steal_pct": 0.0, "iowait_pct": 0.1,
+                            "others_cpus": 0.97, "cpu_mhz": 2450.0, "probe_before_gflops": 31.5,
+                            "probe_after_gflops": 30.9, "disturbed": "others 0.97 CPU, load 3.1"}
+put("results_line", "state_rerun", (json.dumps(rerun, separators=(",", ":")) + "\n").encode())
 # Found by fuzz_results_line in CI (2026-11-24): a number beyond a double's range is valid JSON
 # syntax that nlohmann's parser refuses with out_of_range, not parse_error.
 put("results_line", "regress_number_overflow", lines[0][:-2] + b', "avg_epoch_s": 2.3E15059967041}\n')

@@ -1,7 +1,6 @@
-// machine_state.cpp — /proc readings around a run, the GEMM probe, and the disturbance rule.
+// machine_state.cpp — /proc readings around a run, the disturbance rule, and the state as JSON.
 #include "machine_state.h"
 
-#include <cblas.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -12,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 namespace dpscale {
@@ -113,30 +111,6 @@ MachineState StateRecorder::finish(double probe_after_gflops) {
   s.probe_before_gflops = probe_before_;
   s.probe_after_gflops = probe_after_gflops;
   return s;
-}
-
-double probe_gflops(double seconds, int threads) {
-  constexpr int n = 192;  // three 144 KiB matrices: in a core's L2 on most CPUs, so memory is not what is timed
-  threads = std::max(1, threads);
-  openblas_set_num_threads(1);  // each probe thread is one CPU's worth of work
-  std::vector<double> rate(static_cast<size_t>(threads), 0.0);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.0f);
-      long calls = 0;
-      const auto start = Clock::now();
-      double elapsed = 0;
-      do {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-        ++calls;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      } while (elapsed < seconds);
-      rate[static_cast<size_t>(t)] = 2.0 * n * n * n * static_cast<double>(calls) / elapsed / 1e9;
-    });
-  }
-  for (auto& th : pool) th.join();
-  return *std::min_element(rate.begin(), rate.end());
 }
 
 std::optional<std::string> disturbance(const MachineState& s, double idle_gflops, const DisturbanceLimits& lim) {

@@ -46,7 +46,8 @@ struct DisturbanceLimits {
 std::optional<std::string> disturbance(const MachineState& s, double idle_gflops,
                                        const DisturbanceLimits& lim = DisturbanceLimits{});
 
-// The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s.
+// The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s
+// (gemm_probe.cpp).
 double probe_gflops(double seconds, int threads);
 
 // Measures around one run: construct before it starts, call finish() after it was reaped.

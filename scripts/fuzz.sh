@@ -7,7 +7,7 @@
 # New inputs libFuzzer finds go to build-fuzz/fuzz/work/<target>/ (never into the committed
 # corpus); a crash, leak, sanitizer report, hang (>30 s: not less, a loaded machine can stall
 # ASan's allocator for seconds) or allocation over 1 GiB saves its input in
-# build-fuzz/fuzz/crashes/<target>/ and makes the script exit 1. Reproduce with
+# build-fuzz/fuzz/crashes/<target>/ and makes the script exit 1 after the other targets ran. Reproduce with
 #   build-fuzz/fuzz/fuzz_<target> build-fuzz/fuzz/crashes/<target>/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +28,15 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD" -DDPSCALE_FUZZ=ON -DDPSCALE_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
-cmake --build "$BUILD" --target fuzz_all -j "$(nproc)" >/dev/null
+build_targets=()
+for t in $TARGETS; do build_targets+=("fuzz_$t"); done
+cmake --build "$BUILD" --target "${build_targets[@]}" -j "$(nproc)" >/dev/null
 
-failed=0
+# Every target runs, whatever an earlier one did: a crash (a committed seed's included) is
+# reported with its input, its sanitizer lines and the log's tail, and the script exits 1 at
+# the end naming every target that failed. Nothing that reads a log may end the script (pipefail
+# would, on a grep that finds nothing), hence the "|| true" on each.
+failed=()
 for t in $TARGETS; do
   work="$BUILD/fuzz/work/$t" crashes="$BUILD/fuzz/crashes/$t" log="$BUILD/fuzz/$t.log"
   mkdir -p "$work" "$crashes"
@@ -40,14 +46,27 @@ for t in $TARGETS; do
     -malloc_limit_mb=1024 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
   if [ "$rc" -eq 0 ]; then
     echo "fuzz $t: ok, $((  $(date +%s) - start )) s, ${runs:-?} inputs, coverage ${cov:-?} edges"
-  else
-    failed=1
-    echo "fuzz $t: FAILED (exit $rc) after ${runs:-?} inputs; input saved in $crashes/; log $log:"
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*terminate called|.*what\(\))' "$log" | head -5 | sed 's/^/    /'
+    continue
   fi
+  failed+=("$t")
+  # libFuzzer names the input it saved ("Test unit written to PATH"); a crash while it read the
+  # corpus happens before any new input, so the input is one of the seeds it was reading.
+  input=$( (grep -o 'Test unit written to [^ ]*' "$log" || true) | tail -1 | sed 's/^Test unit written to //')
+  if ! grep -q "INITED" "$log"; then
+    where="while reading the corpus (a committed seed in fuzz/corpus/$t/ or a saved input in $work/)"
+  else
+    where="after ${runs:-?} inputs"
+  fi
+  echo "fuzz $t: FAILED (exit $rc) $where; input ${input:-not saved}; log $log:"
+  excerpt=$( (grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*terminate called|.*what\(\)|.*deadly signal|.*ALARM|.*out-of-memory)' "$log" || true) | head -8)
+  [ -n "$excerpt" ] || excerpt=$(tail -15 "$log")
+  printf '%s\n' "$excerpt" | sed 's/^/    /'
 done
-exit $failed
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (of: $TARGETS)"
+  exit 1
+fi
