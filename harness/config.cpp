@@ -22,7 +22,7 @@ using json = nlohmann::ordered_json;  // keeps the config's order of options
 
 const std::vector<std::string> kTopKeys = {"name",    "description", "models",    "modes",   "world_sizes",
                                            "bucket_caps_mb", "link", "link_dilation", "backend", "timeout_s",
-                                           "repeats", "options"};
+                                           "repeats", "nice", "options"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -236,6 +236,15 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     }
   }
 
+  if (j.contains("nice")) {
+    if (!j["nice"].is_number_integer()) p.fail("nice", "must be an integer");
+    try {
+      c.nice = static_cast<int>(parse_whole(j["nice"].dump(), -20, 19));
+    } catch (const ValueError& e) {
+      p.fail("nice", std::string(e.what()) + "; allowed -20 to 19");
+    }
+  }
+
   if (j.contains("options")) {
     const json& o = j["options"];
     if (!o.is_object()) p.fail("options", "must be an object");
@@ -289,6 +298,7 @@ SweepConfig load_config(const std::string& path) {
 
 std::string config_hash(const SweepConfig& c) {
   nlohmann::json j = {{"link", c.link}, {"link_dilation", c.link_dilation}, {"backend", c.backend}};
+  if (c.nice != 0) j["nice"] = c.nice;  // only when set: configs without it keep their hash
   nlohmann::json opts = nlohmann::json::array();
   for (const TrainerArg& a : c.options) opts.push_back({a.option->key, a.value});
   j["options"] = opts;

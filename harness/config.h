@@ -48,6 +48,7 @@ struct SweepConfig {
   std::string backend = "auto";            // --backend
   double timeout_s = 1800.0;               // per run
   int repeats = 1;
+  int nice = 0;                            // the sweep's scheduling priority (sweep.h)
   std::vector<TrainerArg> options;         // base options, in the config's order
 };
 

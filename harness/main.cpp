@@ -122,6 +122,18 @@ int main(int argc, char** argv) {
   sweep->add_option("--probe-seconds", so.probe_s, "the GEMM probe between runs (0: none; the machine's state is still recorded)")
       ->check(real_in(0.0, true, 10.0, "in [0, 10]"))
       ->capture_default_str();
+  sweep->add_option("--nice", so.nice, "run the sweep at this nice value (-20..19; negative needs root)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_whole(text, -20, 19);
+            } catch (const ValueError& e) {
+              return std::string(e.what()) + "; allowed -20 to 19";
+            }
+            return "";
+          },
+          "INT in [-20, 19]"))
+      ->capture_default_str();
   sweep->add_option("--disturbed-reruns", so.disturbed_reruns, "run a run the machine disturbed again, at most N times")
       ->check(whole_in(0, 10))
       ->capture_default_str();

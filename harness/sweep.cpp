@@ -1,10 +1,13 @@
 // sweep.cpp — the sweep loop: expand, launch, judge, append, report progress.
 #include "sweep.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -99,6 +102,7 @@ std::string resolve_bin_dir(const std::string& given) {
 int run_sweep(SweepOptions o) {
   SweepConfig c = load_config(o.config_path);
   if (!o.backend.empty()) c.backend = o.backend;
+  if (o.nice) c.nice = *o.nice;
   const int repeats = o.repeats > 0 ? o.repeats : c.repeats;
   const double timeout_s = o.timeout_s.value_or(c.timeout_s);
   if (!(timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
@@ -185,6 +189,14 @@ int run_sweep(SweepOptions o) {
   if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
   std::cerr << std::endl;
 
+  if (c.nice != 0 && ::getpriority(PRIO_PROCESS, 0) != c.nice) {
+    // The whole sweep: the probe's threads and every run inherit it.
+    errno = 0;
+    if (::setpriority(PRIO_PROCESS, 0, c.nice) != 0) {
+      throw InputError("nice " + std::to_string(c.nice) + ": cannot set the sweep's priority (" + std::strerror(errno) +
+                       (c.nice < 0 ? "; a negative nice value needs root" : "") + ")");
+    }
+  }
   SignalGuard guard;
   const auto t0 = Clock::now();
   const int cpus = online_cpus();
@@ -193,6 +205,10 @@ int run_sweep(SweepOptions o) {
   // in this sweep stands in for the machine's idle figure.
   double last_probe = probe(), idle_probe = last_probe;
   int n_ok = 0, n_failed = 0, n_reruns = 0;
+  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
+  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
+  // machine costs one extra run, not one per run.
+  bool persistent = false;
   for (size_t i = 0; i < pending.size(); ++i) {
     const SweepPoint& p = pending[i];
     const std::string id = p.run_id(c.name);
@@ -249,7 +265,9 @@ int run_sweep(SweepOptions o) {
       } else {
         std::cerr << "      FAILED in " << fmt_fixed(r.seconds, 1) << "s: " << outcome.reason << "\n";
       }
-      if (outcome.record && state.disturbed && attempt < o.disturbed_reruns) {
+      if (outcome.record && !state.disturbed) persistent = false;
+      if (outcome.record && state.disturbed && attempt > 0) persistent = true;
+      if (outcome.record && state.disturbed && attempt < o.disturbed_reruns && !persistent) {
         ++n_reruns;
         continue;
       }

@@ -3,7 +3,8 @@
 // Runs go in rounds — repeat r of single, then of every data-parallel point — so a point's
 // single and data-parallel runs sit side by side in time (`dpscale compare` pairs them). Each
 // line records the machine's state around its run (machine_state.h); a run the machine
-// disturbed is run again at once, up to disturbed_reruns times, the rerun replacing it.
+// disturbed is run again at once, up to disturbed_reruns times, the rerun replacing it (and
+// while reruns keep being disturbed, later runs are not rerun until one runs undisturbed).
 //
 // A run that exits non-zero, is killed, prints no RESULTS_JSON line, or outlives its timeout
 // (its whole process group is killed) is recorded with status "failed" and a reason, and the
@@ -39,6 +40,10 @@ struct SweepOptions {
   // (0: no probe), and how often a run the machine disturbed is run again at once.
   double probe_s = 0.5;
   int disturbed_reruns = 1;
+  // The scheduling priority (nice value, -20..19) the sweep, its probe and every run take,
+  // overriding the config's "nice": a negative one (root only) gives the runs the CPU before a
+  // neighbour at the default 0.
+  std::optional<int> nice;
   // When set, only the runs it accepts (dpscale compare --rerun: the rounds of undecided points).
   std::function<bool(const SweepPoint&)> only;
 };

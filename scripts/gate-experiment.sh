@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# gate-experiment.sh — measures the regression gate itself (docs/regression-gate.md, "How well it
+# judges"): false alarms of an unchanged build beside busy neighbours, and the power to catch a
+# known loss of scaling on an idle machine. Every comparison is a fresh sweep of CONFIG against
+# the baseline BASE, judged by `dpscale compare` as CI judges it; one JSON line per comparison
+# goes to OUT/comparisons.jsonl, the sweeps' files to OUT/runs/.
+#
+#   scripts/gate-experiment.sh BUILD OUT PHASE [N] [-- extra sweep options]
+#     PHASE  baseline          the baseline: CONFIG with --repeats $BASE_ROUNDS (default 20) -> OUT/baseline.jsonl
+#            idle              N comparisons, nothing else running
+#            busy1 | busy2     N comparisons beside one or two busy loops (shell loops, nice 0)
+#            slow3 | slow5 | slow10
+#                              N comparisons with every data-parallel run slowed: rank 0 sleeps
+#                              in each step's backward for that percent of naive's step time in
+#                              the baseline (--inject-delay), single untouched
+#   Environment: CONFIG (default configs/ci.json), NICE (the sweep's --nice, default the
+#   config's CI setting below), COMPARE_ARGS (extra dpscale compare options).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${1:?BUILD dir}
+OUT=${2:?OUT dir}
+PHASE=${3:?PHASE}
+N=${4:-10}
+shift $(( $# < 4 ? $# : 4 ))
+[ "${1:-}" = "--" ] && shift
+EXTRA=("$@")
+CONFIG=${CONFIG:-configs/ci.json}
+NICE=${NICE:-0}
+BASE_ROUNDS=${BASE_ROUNDS:-20}
+DPSCALE="$BUILD/bin/dpscale"
+BASE="$OUT/baseline.jsonl"
+mkdir -p "$OUT/runs"
+
+if [ "$PHASE" = baseline ]; then
+  exec "$DPSCALE" sweep "$CONFIG" --out "$BASE" --repeats "$BASE_ROUNDS" --nice "$NICE" "${EXTRA[@]}"
+fi
+[ -f "$BASE" ] || { echo "gate-experiment: $BASE missing: run the baseline phase first" >&2; exit 2; }
+
+spinners=()
+stop_spinners() { for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done; spinners=(); }
+trap stop_spinners EXIT
+start_spinners() {
+  for _ in $(seq "$1"); do
+    sh -c 'while :; do :; done' &
+    spinners+=($!)
+  done
+}
+
+config="$CONFIG"
+case "$PHASE" in
+  idle) ;;
+  busy1) start_spinners 1 ;;
+  busy2) start_spinners 2 ;;
+  slow*)
+    pct=${PHASE#slow}
+    # naive's step in the baseline (median over its rounds), and the delay that adds pct% to it.
+    ms=$(/usr/bin/python3 - "$BASE" "$pct" <<'EOF'
+import json, statistics, sys
+steps = [j["avg_epoch_s"] / j["steps_per_epoch"] for j in map(json.loads, open(sys.argv[1]))
+         if j.get("status") == "ok" and j["point"]["mode"] == "naive"]
+print(max(1, round(1000 * statistics.median(steps) * float(sys.argv[2]) / 100)))
+EOF
+)
+    config="$OUT/runs/$PHASE.json"
+    /usr/bin/python3 - "$CONFIG" "$config" "$ms" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["options"]["inject_delay"] = "0:" + sys.argv[3]
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+EOF
+    echo "gate-experiment: $PHASE: rank 0 sleeps $ms ms per step" >&2
+    ;;
+  *) echo "gate-experiment: unknown phase '$PHASE'" >&2; exit 2 ;;
+esac
+
+for i in $(seq "$N"); do
+  new="$OUT/runs/$PHASE-$(date -u +%Y%m%dT%H%M%S)-$i.jsonl"
+  t0=$(date +%s.%N)
+  "$DPSCALE" sweep "$config" --out "$new" --nice "$NICE" "${EXTRA[@]}" >/dev/null 2>"$new.log" || true
+  t1=$(date +%s.%N)
+  set +e
+  # shellcheck disable=SC2086
+  "$DPSCALE" compare "$new" "$BASE" --format json ${COMPARE_ARGS:-} >"$new.verdict.json" 2>>"$new.log"
+  rc=$?
+  set -e
+  t2=$(date +%s.%N)
+  /usr/bin/python3 - "$new.verdict.json" "$PHASE" "$i" "$rc" "$t0" "$t1" "$t2" "$new" >>"$OUT/comparisons.jsonl" <<'EOF'
+import json, sys
+path, phase, i, rc, t0, t1, t2, new = sys.argv[1:]
+try:
+    v = json.load(open(path))
+    points = [{"point": p["describe"], "verdict": p["verdict"], "effect_pct": p.get("effect_pct"),
+               "ci_pct": p.get("ci_pct"), "p_holm": p.get("p_holm"), "n_now": p.get("n_now"),
+               "why": p.get("why", [])} for p in v["points"]]
+except (OSError, ValueError, KeyError):
+    points = []
+print(json.dumps({"phase": phase, "i": int(i), "exit": int(rc), "sweep_s": round(float(t1) - float(t0), 1),
+                  "compare_s": round(float(t2) - float(t1), 1), "file": new.split("/")[-1], "points": points}))
+EOF
+  tail -1 "$OUT/comparisons.jsonl" | /usr/bin/python3 -c 'import json,sys; j=json.loads(sys.stdin.read()); print(j["phase"], j["i"], "exit", j["exit"], [(p["point"].split()[1], p["verdict"], None if p["effect_pct"] is None else round(p["effect_pct"], 1)) for p in j["points"]])' >&2
+done
