@@ -4,8 +4,8 @@
 // gives the measurements behind it). The table is printed, so a CI log shows which point moved.
 //
 // A shared machine has bursts that can slow one run by 2x. So a failing comparison is confirmed
-// before it counts: the sweep runs once more, and the medians over both samples (6 repeats) must
-// hold the curve. A real regression shows in both samples and still fails.
+// before it counts: the sweep runs once more, and the medians over both samples (6 repeats, the
+// second's renumbered after the first's) must hold the curve. A real regression shows in both samples and still fails.
 //
 // And, without a sweep, that the gate catches what it is there for: the committed baseline with
 // one mode's records rewritten to naive's numbers (that mode lost all its overlap) must fail it,
@@ -46,6 +46,30 @@ std::string gate_row(const std::string& out, const std::string& mode) {
   return "";
 }
 
+// A second sample of the same config as further repeats of the first: every line's repeat (and
+// the "-rN" its run id ends with) moved up by `offset`. As they come from the sweep, the second
+// sample's lines carry the first's run ids, and a results reader keeps only the first line of a
+// run id, so the two samples would not pool: compare would see the first sample alone again.
+std::string as_more_repeats(const std::string& text, int offset) {
+  std::string out;
+  for (const std::string& line : test::lines_of(text)) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    const int repeat = j["point"]["repeat"].get<int>();
+    j["point"]["repeat"] = repeat + offset;
+    std::string id = j["run"]["run_id"].get<std::string>();
+    const std::string tail = "-r" + std::to_string(repeat);
+    if (id.size() >= tail.size() && id.compare(id.size() - tail.size(), tail.size(), tail) == 0) {
+      id.replace(id.size() - tail.size(), tail.size(), "-r" + std::to_string(repeat + offset));
+    }
+    j["run"]["run_id"] = id;
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+// ci.json's repeats: the offset that makes a second sample's repeats follow the first's.
+constexpr int kCiRepeats = 3;
+
 TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   test::ScratchDir dir;
   const std::string first = dir.file("ci-1.jsonl");
@@ -60,9 +84,10 @@ TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   const std::string second = dir.file("ci-2.jsonl"), both = dir.file("ci-both.jsonl");
   s = sweep_into(second);
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  test::write_file(both, test::read_file(first) + test::read_file(second));
+  test::write_file(both, test::read_file(first) + as_more_repeats(test::read_file(second), kCiRepeats));
   c = ci_gate(both);
   std::cout << c.out;
+  EXPECT_EQ(c.err.find("duplicate skipped"), std::string::npos) << "the samples did not pool\n" << c.err;
   EXPECT_EQ(c.exit_code, 0) << "the regression held over two samples\n" << c.out << c.err;
 }
 
@@ -134,6 +159,23 @@ void print_margin(const std::string& name, const std::string& mode, const std::s
               "%.2f%% -> %.2f%%, +%.2f points against the +%.0f limit (margin %.2f points)\n",
               name.c_str(), *b->speedup, *n->speedup, 100 * fall, 100 * tol, 100 * (fall - tol), 100 * *b->comm_fraction,
               100 * *n->comm_fraction, 100 * rise, 100 * tol, 100 * (rise - tol));
+}
+
+// The confirmation step's pooling: the baseline and a copy of it as further repeats read as 6
+// repeats of each point, with no line dropped as a duplicate, and pass the gate.
+TEST(HarnessCiRegression, TwoSamplesPoolIntoSixRepeats) {
+  const std::string text = test::read_file(kBaseline);
+  const std::string pooled = text + as_more_repeats(text, kCiRepeats);
+  const ResultsFile f = parse_results(pooled, "pooled.jsonl");
+  EXPECT_TRUE(f.warnings.empty()) << f.warnings.front();
+  const Analysis a = analyse(f);
+  ASSERT_EQ(a.points.size(), 4u);
+  for (const PointStats& p : a.points) EXPECT_EQ(p.runs, 2 * kCiRepeats) << p.key.describe();
+  test::ScratchDir dir;
+  test::write_file(dir.file("pooled.jsonl"), pooled);
+  const ProcessResult r = ci_gate(dir.file("pooled.jsonl"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("duplicate skipped"), std::string::npos) << r.err;
 }
 
 TEST(HarnessCiRegression, TheGateCatchesAModeThatLosesItsOverlap) {
