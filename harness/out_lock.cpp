@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -33,12 +34,27 @@ std::string holder_pid(int fd) {
   return "unknown";
 }
 
+// Test hook, inert unless DPSCALE_TEST_OUT_LOCK_GAP names a file: on the first attempt only,
+// between opening the lock file and locking it, create that file and wait (at most 60 s) until
+// it is removed. tests/harness/test_sweep.cpp holds a sweep there while the previous holder
+// removes and releases the lock file and another sweep takes a new one: the interleaving the
+// inode check below exists for, which otherwise needs a lucky schedule to happen.
+void test_gap_after_open() {
+  const char* gate = std::getenv("DPSCALE_TEST_OUT_LOCK_GAP");
+  if (gate == nullptr || *gate == '\0') return;
+  const int g = ::open(gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (g >= 0) ::close(g);
+  struct stat st {};
+  for (int i = 0; i < 6000 && ::stat(gate, &st) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 }  // namespace
 
 OutLock::OutLock(const std::string& out_path) : path_(out_path + ".lock") {
-  for (;;) {
+  for (bool first = true;; first = false) {
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) throw InputError("--out " + out_path + ": cannot create the lock file " + path_ + ": " + std::strerror(errno));
+    if (first) test_gap_after_open();
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       const std::string pid = err == EWOULDBLOCK ? holder_pid(fd) : "";

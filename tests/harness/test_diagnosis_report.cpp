@@ -1,8 +1,12 @@
 // test_diagnosis_report.cpp — issue 9 in the harness: "triad" is a config key that reaches every
 // data-parallel run (and not single, which has no all-reduce to switch off); the report shows
 // the triad's columns and the bottleneck label, with medians over repeats and the label most
-// repeats carry; records written before issue 9 (no such fields) still report.
+// repeats carry (on repeats where the first's, the last's, the mean and the median all differ);
+// records written before issue 9 (no such fields) still report.
 #include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
 
 #include "harness/analysis.h"
 #include "harness/diagnosis_report.h"
@@ -45,11 +49,11 @@ TEST(HarnessDiagnosis, TriadConfigKeyReachesEveryDataParallelRun) {
 RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::string& label, double overlap) {
   RunRecord r = make_record(p, epoch, comm);
   r.bottleneck = label;
-  r.diagnosis = label + "-bound: a line";
+  r.diagnosis = label + "-bound: repeat " + std::to_string(p.repeat);
   r.triad_steps = 4;
   r.triad_step_s = 0.30;
   r.compute_only_step_s = 0.20;
-  r.comm_only_step_s = 0.10 / (1.0 - overlap / 100.0);
+  r.comm_only_step_s = 0.25;
   r.exposed_comm_step_s = 0.10;
   r.overlap_pct = overlap;
   r.per_rank_compute_s = {0.5, 0.6};
@@ -57,29 +61,81 @@ RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::s
   return r;
 }
 
+const nlohmann::json& point_of(const nlohmann::json& report, const std::string& mode) {
+  for (const auto& p : report["points"]) {
+    if (p["mode"] == mode) return p;
+  }
+  throw std::runtime_error("no point of mode " + mode + " in the report");
+}
+
+std::string row_of(const std::string& md, const std::string& needle) {
+  for (const std::string& l : test::lines_of(md)) {
+    if (l.find("Why") == std::string::npos && l.find(needle) != std::string::npos) return l;
+  }
+  return "";
+}
+
+// The repeats' labels and overlaps are chosen so that each plausible wrong summary gives another
+// answer than the documented one (the label most repeats carry, the first repeat's on a tie; the
+// median overlap):
+//   bucketed     compute, communication, communication; overlap 10, 40, 100 %
+//                → communication (the first repeat's label is the minority), overlap 40 %
+//                  (the mean is (10 + 40 + 100) / 3 = 50 %; first 10 %, last 100 %)
+//   interleaved  communication, communication, loader; overlap 30, 90, 0 %
+//                → communication (the last repeat's label is the minority), overlap 30 %
+//                  (mean 40 %)
+//   naive        loader, compute (a tie) → loader, the first repeat's (compute sorts first by name)
 TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
-  // Three repeats of one point (repeat 0, 1, 2: the reader drops a line that repeats one it holds).
   const SweepPoint s = pt("small", "single", 1);
-  const SweepPoint b0 = pt("small", "bucketed", 2, 25.0, "none", 0), b1 = pt("small", "bucketed", 2, 25.0, "none", 1),
-                   b2 = pt("small", "bucketed", 2, 25.0, "none", 2);
+  auto rep = [](const std::string& mode, int repeat) {
+    return pt("small", mode, 2, mode == "bucketed" ? std::optional<double>(25.0) : std::nullopt, "none", repeat);
+  };
+  struct Repeat {
+    std::string mode, label;
+    double overlap;
+  };
+  const std::vector<Repeat> repeats = {
+      {"bucketed", "compute", 10.0},          {"bucketed", "communication", 40.0},
+      {"bucketed", "communication", 100.0},   {"interleaved", "communication", 30.0},
+      {"interleaved", "communication", 90.0}, {"interleaved", "loader", 0.0},
+      {"naive", "loader", 0.0},               {"naive", "compute", 0.0}};
   std::string text = sweep_line(s, make_record(s, 1.0));
-  text += sweep_line(b0, diagnosed(b0, 0.6, 0.1, "communication", 20.0));
-  text += sweep_line(b1, diagnosed(b1, 0.7, 0.1, "compute", 40.0));
-  text += sweep_line(b2, diagnosed(b2, 0.8, 0.1, "communication", 60.0));
+  std::map<std::string, int> next_repeat;
+  for (const Repeat& r : repeats) {
+    const SweepPoint p = rep(r.mode, next_repeat[r.mode]++);
+    text += sweep_line(p, diagnosed(p, 0.6 + 0.1 * p.repeat, 0.1, r.label, r.overlap));
+  }
   const Analysis a = analyse(parse_results(text, "d.jsonl"));
+  const auto j = nlohmann::json::parse(render_report(a, "d.jsonl", "json"));
+
+  const auto& b = point_of(j, "bucketed")["diagnosis"];
+  EXPECT_EQ(b["bottleneck"], "communication");
+  EXPECT_EQ(b["diagnosis"], "communication-bound: repeat 1");  // a line of a repeat that carries the label
+  EXPECT_DOUBLE_EQ(b["overlap_pct"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(b["compute_only_step_s"].get<double>(), 0.20);
+  EXPECT_EQ(b["per_rank_compute_s"].size(), 2u);
+
+  const auto& i = point_of(j, "interleaved")["diagnosis"];
+  EXPECT_EQ(i["bottleneck"], "communication");
+  EXPECT_EQ(i["diagnosis"], "communication-bound: repeat 0");
+  EXPECT_DOUBLE_EQ(i["overlap_pct"].get<double>(), 30.0);
+
+  const auto& n = point_of(j, "naive")["diagnosis"];
+  EXPECT_EQ(n["bottleneck"], "loader");
+  EXPECT_EQ(n["diagnosis"], "loader-bound: repeat 0");
+
+  // The single run of a record without issue 9's fields: no label, no row.
+  const auto& single = point_of(j, "single")["diagnosis"]["bottleneck"];
+  EXPECT_TRUE(single.is_null() || single == "");
+
+  // The Markdown table says the same, row by row.
   const std::string md = render_report(a, "d.jsonl", "md");
   EXPECT_NE(md.find("Why each run scaled as it did"), std::string::npos) << md;
-  EXPECT_NE(md.find("| communication"), std::string::npos) << md;  // 2 of 3 repeats
-  EXPECT_NE(md.find("40%"), std::string::npos) << md;             // median overlap
-  const auto j = nlohmann::json::parse(render_report(a, "d.jsonl", "json"));
-  const auto& d = j["points"][1]["diagnosis"];
-  EXPECT_EQ(d["bottleneck"], "communication");
-  EXPECT_DOUBLE_EQ(d["overlap_pct"].get<double>(), 40.0);
-  EXPECT_DOUBLE_EQ(d["compute_only_step_s"].get<double>(), 0.20);
-  EXPECT_EQ(d["per_rank_compute_s"].size(), 2u);
-  // The single run of a record without issue 9's fields: no label, no row.
-  EXPECT_TRUE(j["points"][0]["diagnosis"]["bottleneck"].is_null() ||
-              j["points"][0]["diagnosis"]["bottleneck"] == "");
+  const std::string brow = row_of(md, "communication-bound: repeat 1");
+  EXPECT_NE(brow.find("| communication"), std::string::npos) << md;
+  EXPECT_NE(brow.find(" 40% |"), std::string::npos) << brow;
+  EXPECT_NE(row_of(md, "communication-bound: repeat 0").find(" 30% |"), std::string::npos) << md;
+  EXPECT_NE(row_of(md, "loader-bound: repeat 0").find("| loader"), std::string::npos) << md;
 }
 
 TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {

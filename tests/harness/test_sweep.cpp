@@ -1,17 +1,23 @@
 // test_sweep.cpp — the sweep loop against fake trainers (shell scripts standing in for train_*):
 // failing and timed-out runs are recorded as failed and the sweep goes on, --resume runs only
 // what is missing, an interrupted sweep keeps what it finished, a cut-off last line is not glued
-// to the next record, repeats are distinct runs. The real trainers are the CI test's business.
+// to the next record, repeats are distinct runs; one sweep per results file, also when a sweep
+// opens the lock file just as its holder removes it. The real trainers are the CI test's business.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "harness/analysis.h"
+#include "harness/out_lock.h"
 #include "harness/results_file.h"
 #include "harness_util.h"
 
@@ -40,6 +46,8 @@ struct FakeSweep {
   }
   // ok: print the record of that mode | fail: exit 3 with a message | hang: sleep in a grandchild
   // | silent: exit 0 without a record | wrong: print a single-device record | slow: ok after 0.7 s
+  // | gated: ok once the file dir/release exists (at most 30 s); dir/gated.log names the sweep
+  // that started it
   void behave(const std::string& mode, const std::string& how) {
     const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, mode == "bucketed" ? 1.0 : std::optional<double>(), "pcie4");
     write_file(dir.file(mode + ".json"), to_json(make_record(how == "wrong" ? pt("small", "single", 1) : p, 0.5, 0.1)).dump());
@@ -49,6 +57,13 @@ struct FakeSweep {
     if (how == "hang") body += "echo $$ > " + dir.file("hang.sh.pid") + "\nsleep 60 &\necho $! > " + dir.file("hang.pid") + "\nwait\n";
     if (how == "slow") body += "sleep 0.7\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
     if (how == "silent") body += "exit 0\n";
+    if (how == "gated") {
+      // Which sweep started it: only sweep B of the lock race test runs with the gap hook set.
+      body += "who=C\n[ -n \"$DPSCALE_TEST_OUT_LOCK_GAP\" ] && who=B\necho \"$who " + mode + "\" >> " +
+              dir.file("gated.log") + "\n";
+      body += "i=0\nwhile [ ! -e " + dir.file("release") + " ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done\n" +
+              "printf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
+    }
     write_file(bin + "/" + mode_named(mode).executable, body, true);
   }
   ProcessResult sweep(std::vector<std::string> extra = {}) {
@@ -232,14 +247,17 @@ struct Background {
   std::atomic<int> pid{0};
   ProcessResult result;
   std::thread thread;
-  explicit Background(std::vector<std::string> args) {
+  std::atomic<bool> done{false};
+  explicit Background(std::vector<std::string> args, std::vector<std::string> env = {}) {
     args.insert(args.begin(), test::kDpscale);
-    thread = std::thread([this, args] {
+    thread = std::thread([this, args, env] {
       ProcessOptions o;
       o.timeout_s = 120;
       o.die_with_parent = false;
+      o.env = env;
       o.on_spawn = [this](int p) { pid = p; };
       result = run_process(args, o);
+      done = true;
     });
     for (int i = 0; i < 200 && pid == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -304,6 +322,67 @@ TEST(HarnessSweep, TwoConcurrentResumesNeverRecordAPointTwice) {
     for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id << " recorded " << n << " times";
     EXPECT_EQ(f.called().size(), 4u) << "no run was started twice";
   }
+}
+
+// The race out_lock.cpp's inode check handles, forced: sweep B opens the lock file while the
+// previous holder still holds it, and waits (the DPSCALE_TEST_OUT_LOCK_GAP hook) before locking
+// it; the holder then removes and releases it, and sweep C creates a new lock file and starts.
+// When B locks, the file it opened is free but no longer the lock file. B must look again, find
+// C holding the new one and be refused; C's sweep must be the only one in the results file.
+TEST(HarnessSweep, ASweepThatOpenedARemovedLockFileDoesNotRunBesideTheNewHolder) {
+  FakeSweep f;
+  for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "gated");
+  const std::string gap = f.dir.file("gap"), lock = f.out + ".lock";
+  const std::vector<std::string> args = {"sweep", f.config, "--out", f.out, "--bin-dir", f.bin,
+                                         "--launcher", "none", "--resume"};
+  auto wait_until = [](const std::function<bool()>& ready) {
+    for (int i = 0; i < 1500 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return ready();
+  };
+
+  std::optional<OutLock> previous(std::in_place, f.out);  // the previous holder: this process
+  struct stat old_lock {};
+  ASSERT_EQ(::stat(lock.c_str(), &old_lock), 0);
+  Background b(args, {"DPSCALE_TEST_OUT_LOCK_GAP=" + gap});
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(gap); })) << "sweep B never reached the gap";
+  previous.reset();  // unlink, then release: B's open file is now one no path names
+  ASSERT_FALSE(std::filesystem::exists(lock));
+
+  Background c(args);
+  ASSERT_TRUE(wait_until([&] { return f.called().size() >= 1; })) << "sweep C never started a run";
+  struct stat new_lock {};
+  ASSERT_EQ(::stat(lock.c_str(), &new_lock), 0) << "C holds a lock file of its own";
+  ASSERT_NE(new_lock.st_ino, old_lock.st_ino);
+
+  std::filesystem::remove(gap);  // B locks the file it opened: nobody holds that one any more
+  const bool b_ended = wait_until([&] { return b.done.load() || f.called().size() >= 2; });
+  write_file(f.dir.file("release"), "");
+  const ProcessResult rb = b.join(), rc = c.join();
+
+  EXPECT_TRUE(b_ended);
+  EXPECT_EQ(rc.exit_code, 0) << rc.err;
+  EXPECT_EQ(rb.exit_code, 2) << "B ran beside C\n" << rb.err;
+  EXPECT_NE(rb.err.find("out.jsonl is in use by another dpscale sweep (pid " + std::to_string(c.pid.load()) + ";"),
+            std::string::npos)
+      << rb.err;
+  // Only C ran anything (a sweep may rerun a run it judged disturbed: counted by who, not how often).
+  std::set<std::string> by_c;
+  for (const std::string& l : lines_of(read_file(f.dir.file("gated.log")))) {
+    EXPECT_EQ(l.substr(0, 2), "C ") << "sweep B ran " << l.substr(2);
+    by_c.insert(l.substr(2));
+  }
+  EXPECT_EQ(by_c.size(), 4u);
+  // The results file holds C's four runs, whole, and nothing a reader would drop as a duplicate.
+  const ResultsFile rf = read_results(f.out);
+  EXPECT_TRUE(rf.warnings.empty()) << rf.warnings.front();
+  std::set<std::string> ids;
+  for (const SweepEntry& e : rf.entries) {
+    EXPECT_TRUE(e.ok) << e.reason;
+    ids.insert(e.run.run_id);
+  }
+  EXPECT_EQ(rf.entries.size(), 4u);
+  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(lock)) << "the lock file goes with the sweep";
 }
 
 TEST(HarnessSweep, ResumeRefusesAFileMadeByAnotherConfig) {

@@ -52,14 +52,33 @@ TEST(DiagnosisRule, StragglerIsNotMistakenForCommunication) {
   EXPECT_LT(d.comm_share, 0.05);
 }
 
+// The others' compute is skewed on purpose, so that their median and their mean differ: a rule
+// that measured the imbalance against the mean (or any other centre) gives another share.
 TEST(DiagnosisRule, StragglerAmongFourIsTheArgmaxAgainstTheOthersMedian) {
   DiagnosisInput in;
-  in.ranks = {{0.10, 0.4, 0}, {0.11, 0.39, 0}, {0.50, 0.01, 0}, {0.12, 0.38, 0}};
+  in.ranks = {{0.10, 0.4, 0}, {0.16, 0.34, 0}, {0.50, 0.01, 0}, {0.10, 0.4, 0}};
   in.step_s = 0.52;
   const Diagnosis d = diagnose(in);
   EXPECT_EQ(d.bottleneck, "straggler");
+  ASSERT_TRUE(d.straggler_rank);
   EXPECT_EQ(*d.straggler_rank, 2);
-  EXPECT_NEAR(d.straggler_share, (0.50 - 0.11) / 0.52, 1e-12);
+  // Others {0.10, 0.16, 0.10}: median 0.10, so (0.50 − 0.10) / 0.52 = 0.40 / 0.52 = 0.76923;
+  // their mean 0.12 would give 0.38 / 0.52 = 0.73077.
+  EXPECT_NEAR(d.straggler_share, 0.40 / 0.52, 1e-12);
+}
+
+TEST(DiagnosisRule, StragglerAmongFiveAgainstTheMiddlePairOfTheOthers) {
+  DiagnosisInput in;
+  in.ranks = {{0.30, 0.3, 0}, {0.10, 0.5, 0}, {0.12, 0.5, 0}, {0.60, 0.01, 0}, {0.10, 0.5, 0}};
+  in.step_s = 0.62;
+  const Diagnosis d = diagnose(in);
+  EXPECT_EQ(d.bottleneck, "straggler");
+  ASSERT_TRUE(d.straggler_rank);
+  EXPECT_EQ(*d.straggler_rank, 3);
+  // Others sorted {0.10, 0.10, 0.12, 0.30}: median (0.10 + 0.12) / 2 = 0.11, so
+  // (0.60 − 0.11) / 0.62 = 0.49 / 0.62 = 0.79032. Their mean 0.155 would give 0.445 / 0.62 =
+  // 0.71774; the upper middle value 0.12, 0.48 / 0.62 = 0.77419; the lower 0.10, 0.50 / 0.62.
+  EXPECT_NEAR(d.straggler_share, 0.49 / 0.62, 1e-12);
 }
 
 TEST(DiagnosisRule, LoaderAndTheThreshold) {
