@@ -3,6 +3,8 @@
 // what is missing, an interrupted sweep keeps what it finished, a cut-off last line is not glued
 // to the next record, repeats are distinct runs; one sweep per results file, also when a sweep
 // opens the lock file just as its holder removes it. The real trainers are the CI test's business.
+// Every sweep here runs with no probe and no reruns of disturbed runs (test_sweep_state.cpp tests
+// those): on a busy test machine a rerun would change the counts these tests assert.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -67,7 +69,7 @@ struct FakeSweep {
     write_file(bin + "/" + mode_named(mode).executable, body, true);
   }
   ProcessResult sweep(std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"sweep", config, "--out", out, "--bin-dir", bin, "--launcher", "none"};
+    std::vector<std::string> a = {"sweep", config, "--out", out, "--bin-dir", bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return test::dpscale(a, 120);
   }
@@ -214,7 +216,7 @@ TEST(HarnessSweep, InterruptKeepsWhatFinishedAndKillsTheRun) {
     o.timeout_s = 60;
     o.die_with_parent = false;  // the pid is dpscale's own, not a guard's (subprocess.h)
     o.on_spawn = [&](int p) { pid = p; };
-    r = run_process({test::kDpscale, "sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none"}, o);
+    r = run_process({test::kDpscale, "sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0"}, o);
   });
   for (int i = 0; i < 200 && !std::filesystem::exists(f.dir.file("hang.pid")); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -275,7 +277,7 @@ void wait_for_file(const std::string& path) {
 TEST(HarnessSweep, ASecondSweepOnTheSameOutIsRefusedNamingTheHolder) {
   FakeSweep f;
   for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "slow");
-  Background first({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--resume"});
+  Background first({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0", "--resume"});
   wait_for_file(f.calls);  // the first sweep holds the lock and runs
   const ProcessResult second = f.sweep({"--resume"});
   EXPECT_EQ(second.exit_code, 2) << second.err;
@@ -301,7 +303,7 @@ TEST(HarnessSweep, TwoConcurrentResumesNeverRecordAPointTwice) {
     SCOPED_TRACE("round " + std::to_string(round));
     FakeSweep f;
     for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "slow");
-    std::vector<std::string> args = {"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--resume"};
+    std::vector<std::string> args = {"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0", "--resume"};
     std::vector<ProcessResult> results;
     {
       Background a(args), b(args);
@@ -334,7 +336,7 @@ TEST(HarnessSweep, ASweepThatOpenedARemovedLockFileDoesNotRunBesideTheNewHolder)
   for (const char* m : {"single", "naive", "interleaved", "bucketed"}) f.behave(m, "gated");
   const std::string gap = f.dir.file("gap"), lock = f.out + ".lock";
   const std::vector<std::string> args = {"sweep", f.config, "--out", f.out, "--bin-dir", f.bin,
-                                         "--launcher", "none", "--resume"};
+                                         "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0", "--resume"};
   auto wait_until = [](const std::function<bool()>& ready) {
     for (int i = 0; i < 1500 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return ready();
@@ -431,7 +433,7 @@ std::vector<int> processes_with(const std::string& marker) {
 TEST(HarnessSweep, ASigkilledSweepTakesItsRunWithIt) {
   FakeSweep f;
   f.behave("naive", "hang");  // the script and its background sleep, in the run's process group
-  Background sweep({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none"});
+  Background sweep({"sweep", f.config, "--out", f.out, "--bin-dir", f.bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0"});
   wait_for_file(f.dir.file("hang.pid"));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int script = std::stoi(read_file(f.dir.file("hang.sh.pid")));
