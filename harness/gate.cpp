@@ -3,6 +3,7 @@
 #include "gate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -117,18 +118,23 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
       s.disturbed.push_back(round + " (its single run): " + *why);
       continue;
     }
-    const double thr_single = single->second->record->throughput_samples_per_s;
+    // The round's single ran before this run, the next round's after it: where both are there
+    // and fit, their geometric mean is the single-device rate at this run's time (a machine
+    // whose speed drifts over a round then cancels to first order, not only its level).
+    double thr_single = single->second->record->throughput_samples_per_s;
+    const auto next = singles.find({e.point.model, e.point.repeat + 1});
+    if (next != singles.end() && !disturbed(*next->second)) {
+      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
+    }
     if (!(thr_single > 0)) continue;
     s.samples.push_back(e.record->throughput_samples_per_s / thr_single);
   }
 }
 
-double best_probe(const ResultsFile& f) {
-  double best = 0;
+void add_states(const ResultsFile& f, std::vector<const MachineState*>& out) {
   for (const SweepEntry& e : f.entries) {
-    if (e.state) best = std::max({best, e.state->probe_before_gflops, e.state->probe_after_gflops});
+    if (e.state) out.push_back(&*e.state);
   }
-  return best;
 }
 
 std::string gate_script(const GateOptions& o) {
@@ -182,8 +188,10 @@ GateFiles load_gate_files(const std::string& now_path, const std::string& base_p
 }
 
 json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) {
-  double idle = best_probe(f.now);
-  for (const ResultsFile& b : f.bases) idle = std::max(idle, best_probe(b));
+  std::vector<const MachineState*> states;
+  add_states(f.now, states);
+  for (const ResultsFile& b : f.bases) add_states(b, states);
+  const double idle = usual_probe(states);
   json doc;
   doc["now"] = f.now_path;
   doc["base"] = json::array();
@@ -191,7 +199,7 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
   doc["alpha"] = o.alpha;
   doc["min_effect"] = o.min_effect;
   doc["format"] = o.format;
-  doc["idle_probe_gflops"] = idle;
+  doc["usual_probe_gflops"] = idle;
   std::vector<std::string> notes = f.notes;
   std::map<PointKey, Side> now, base;
   collect(f.now, idle, o.limits, now, notes);

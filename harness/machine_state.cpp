@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/io/json_int.h"
+
 namespace dpscale {
 
 namespace {
@@ -113,21 +115,34 @@ MachineState StateRecorder::finish(double probe_after_gflops) {
   return s;
 }
 
-std::optional<std::string> disturbance(const MachineState& s, double idle_gflops, const DisturbanceLimits& lim) {
+std::optional<std::string> disturbance(const MachineState& s, double usual_gflops, const DisturbanceLimits& lim) {
   std::vector<std::string> why;
-  if (idle_gflops > 0) {
-    const double worst = std::min(s.probe_before_gflops > 0 ? s.probe_before_gflops : idle_gflops,
-                                  s.probe_after_gflops > 0 ? s.probe_after_gflops : idle_gflops);
-    const double drop = 1.0 - worst / idle_gflops;
+  if (usual_gflops > 0) {
+    const double worst = std::min(s.probe_before_gflops > 0 ? s.probe_before_gflops : usual_gflops,
+                                  s.probe_after_gflops > 0 ? s.probe_after_gflops : usual_gflops);
+    const double drop = 1.0 - worst / usual_gflops;
     if (drop > lim.probe_drop) why.push_back("probe -" + fixed(100 * drop, 0) + "%");
   }
-  if (s.others_cpus > lim.others_cpus) why.push_back("others " + fixed(s.others_cpus, 2) + " CPU");
+  if (s.nice >= 0 && s.others_cpus > lim.others_cpus) why.push_back("others " + fixed(s.others_cpus, 2) + " CPU");
   if (s.steal_pct > lim.steal_pct) why.push_back("steal " + fixed(s.steal_pct, 0) + "%");
   if (why.empty()) return std::nullopt;
   why.push_back("load " + fixed(std::max(s.load1_before, s.load1_after), 1));
   std::string out;
   for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
   return out;
+}
+
+double usual_probe(const std::vector<const MachineState*>& states) {
+  std::vector<double> v;
+  for (const MachineState* s : states) {
+    for (double p : {s->probe_before_gflops, s->probe_after_gflops}) {
+      if (p > 0) v.push_back(p);
+    }
+  }
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 nlohmann::ordered_json to_json(const MachineState& s) {
@@ -138,6 +153,7 @@ nlohmann::ordered_json to_json(const MachineState& s) {
   j["iowait_pct"] = s.iowait_pct;
   j["others_cpus"] = s.others_cpus;
   j["cpu_mhz"] = s.cpu_mhz;
+  j["nice"] = s.nice;
   j["probe_before_gflops"] = s.probe_before_gflops;
   j["probe_after_gflops"] = s.probe_after_gflops;
   j["disturbed"] = s.disturbed ? nlohmann::ordered_json(*s.disturbed) : nlohmann::ordered_json(nullptr);
@@ -161,6 +177,13 @@ MachineState machine_state_from_json(const nlohmann::json& j) {
   num("iowait_pct", s.iowait_pct);
   num("others_cpus", s.others_cpus);
   num("cpu_mhz", s.cpu_mhz);
+  if (j.contains("nice")) {
+    const auto& v = j.at("nice");
+    if (!json_integer_fits<int>(v) || v.get<int>() < -20 || v.get<int>() > 19) {
+      throw std::runtime_error("'system.state.nice' is not an integer from -20 to 19");
+    }
+    s.nice = v.get<int>();
+  }
   num("probe_before_gflops", s.probe_before_gflops);
   num("probe_after_gflops", s.probe_after_gflops);
   if (j.contains("disturbed") && !j.at("disturbed").is_null()) {

@@ -11,10 +11,13 @@
 //                       the reaped children), over the run's wall time. A busy loop beside the
 //                       sweep reads ~1.0, an idle machine ~0.0x.
 //   cpu_mhz             /proc/cpuinfo's mean "cpu MHz" at the end (a host's frequency change)
-//   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once):
-//                       the slowest CPU's GFLOP/s. Against the machine's idle figure (the best
-//                       probe of the files compared, same machine), it shows CPUs taken by others
-//                       and memory or frequency stolen by the host.
+//   nice                the sweep's scheduling priority (sweep.h): at a negative one, a neighbour
+//                       at the default priority only gets the CPU time the run leaves idle, so
+//                       others_cpus is recorded but not judged
+//   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once, at
+//                       the runs' priority): the slowest CPU's GFLOP/s. Against the machine's
+//                       usual figure (the median probe of the files compared, same machine), it
+//                       shows CPUs taken by processes of equal priority and time stolen by the host.
 // disturbance() turns a state into a reason the run is not fit to judge (or none): the sweep
 // reruns such a run, and `dpscale compare` leaves it out of its samples.
 #pragma once
@@ -22,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dpscale {
 
@@ -30,21 +34,26 @@ struct MachineState {
   double steal_pct = 0, iowait_pct = 0;
   double others_cpus = 0;
   double cpu_mhz = 0;
+  int nice = 0;
   double probe_before_gflops = 0, probe_after_gflops = 0;
   std::optional<std::string> disturbed;  // the sweep's verdict when it ran (null: fit)
 };
 
 // The limits past which a run counts as disturbed. Measured: docs/regression-gate.md.
 struct DisturbanceLimits {
-  double probe_drop = 0.15;   // slowest CPU's probe below (1 - this) x the idle figure
-  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
+  double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
+  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run (nice >= 0)
   double steal_pct = 5.0;
 };
 
-// Why `s` was not fit to judge against a machine whose idle probe is `idle_gflops` (0: unknown,
+// Why `s` was not fit to judge on a machine whose usual probe is `usual_gflops` (0: unknown,
 // the probe not judged): "probe -31%, others 0.97 CPU, load 2.9"; nullopt when it was fit.
-std::optional<std::string> disturbance(const MachineState& s, double idle_gflops,
+std::optional<std::string> disturbance(const MachineState& s, double usual_gflops,
                                        const DisturbanceLimits& lim = DisturbanceLimits{});
+
+// The usual probe of a set of states: the median of their before and after probes (0 if none).
+// A median, not the best: this machine's idle probe scatters by 20% from second to second.
+double usual_probe(const std::vector<const MachineState*>& states);
 
 // The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s
 // (gemm_probe.cpp).

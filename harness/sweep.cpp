@@ -201,9 +201,16 @@ int run_sweep(SweepOptions o) {
   const auto t0 = Clock::now();
   const int cpus = online_cpus();
   auto probe = [&] { return o.probe_s > 0 ? probe_gflops(o.probe_s, cpus) : 0.0; };
-  // The probe between two runs is the after of one and the before of the next; the best seen
-  // in this sweep stands in for the machine's idle figure.
-  double last_probe = probe(), idle_probe = last_probe;
+  // The probe between two runs is the after of one and the before of the next; the median of
+  // the probes so far stands in for the machine's usual figure.
+  double last_probe = probe();
+  std::vector<double> probes = {last_probe};
+  auto usual = [&] {
+    std::vector<double> v = probes;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
   int n_ok = 0, n_failed = 0, n_reruns = 0;
   // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
   // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
@@ -232,7 +239,7 @@ int run_sweep(SweepOptions o) {
       po.timeout_s = timeout_s;
       po.on_spawn = [](int pid) { g_child_group = pid; };
       // A rerun probes afresh: the probe after the disturbed run saw the disturbance's tail.
-      if (attempt > 0) last_probe = probe();
+      if (attempt > 0) probes.push_back(last_probe = probe());
       StateRecorder recorder(last_probe);
       const ProcessResult r = run_process(info.argv, po);
       g_child_group = 0;
@@ -241,14 +248,14 @@ int run_sweep(SweepOptions o) {
         std::cerr << "dpscale sweep: interrupted; nothing recorded for " << id << " (--resume continues from it)\n";
         return 130;
       }
-      const double before = last_probe;
       // The window of the state's CPU figures runs to the end of the probe after the run (the
       // probe's own threads are this process's, so they are not counted as others'): a run of a
       // few ticks alone would read one stray tick of another process as a busy CPU.
       last_probe = probe();
       MachineState state = recorder.finish(last_probe);
-      idle_probe = std::max({idle_probe, before, last_probe});
-      state.disturbed = disturbance(state, idle_probe);
+      state.nice = c.nice;
+      probes.push_back(last_probe);
+      state.disturbed = disturbance(state, o.probe_s > 0 ? usual() : 0.0);
 
       const RunOutcome outcome = judge_run(r, p, timeout_s);
       nlohmann::ordered_json sys = system;

@@ -110,6 +110,27 @@ TEST(HarnessGate, NoShiftIsSame) {
       << r.out;
 }
 
+// A machine slowing steadily, 3% per round (a round: single, then naive): each naive run sits
+// half a round after its single, so pairing with that single alone reads every speedup 1.5%
+// low. The geometric mean of the singles before and after it cancels the drift.
+TEST(HarnessGate, ASteadyDriftOfTheMachineCancels) {
+  std::string drifting, steady;
+  for (int r = 0; r < 8; ++r) {
+    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "pcie4", r);
+    const double now = 1.0 + 0.03 * r, mid = 1.0 + 0.03 * (r + 0.5);
+    drifting += line(s, make_record(s, 1.0 * now), {}) + line(n, make_record(n, 0.8 * mid, 0.3), {});
+    steady += line(s, make_record(s, 1.0), {}) + line(n, make_record(n, 0.8, 0.3), {});
+  }
+  Files f(drifting, steady);
+  const ProcessResult r = gate({"compare", f.now, f.base, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["points"].size(), 1u);
+  EXPECT_EQ(out["points"][0]["verdict"], "same");
+  // Paired with the round's single alone: speedup x 1/(1 + 0.015/(1 + 0.03r)), about -1.2%.
+  EXPECT_NEAR(out["points"][0]["effect_pct"].get<double>(), 0.0, 0.2) << r.out;
+}
+
 TEST(HarnessGate, AFasterCurveIsAnImprovementNotAFailure) {
   Files f(results(6, -0.10, 20), results(10, 0.0, 0));
   const ProcessResult r = gate({"compare", f.now, f.base, "--format", "json"});
