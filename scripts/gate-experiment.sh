@@ -13,8 +13,9 @@
 #                              N comparisons with every data-parallel run slowed: rank 0 sleeps
 #                              in each step's backward for that percent of naive's step time in
 #                              the baseline (--inject-delay), single untouched
-#   Environment: CONFIG (default configs/ci.json), NICE (the sweep's --nice, default the
-#   config's CI setting below), COMPARE_ARGS (extra dpscale compare options).
+#   Environment: CONFIG (default configs/ci.json), NICE (the sweeps' --nice, default -20 as
+#   ci.json), MAX_REPEATS (compare --rerun with the phase's config up to this many rounds, as the
+#   CI step does; default 10; 0: no reruns), COMPARE_ARGS (extra dpscale compare options).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,8 @@ shift $(( $# < 4 ? $# : 4 ))
 [ "${1:-}" = "--" ] && shift
 EXTRA=("$@")
 CONFIG=${CONFIG:-configs/ci.json}
-NICE=${NICE:-0}
+NICE=${NICE:--20}
+MAX_REPEATS=${MAX_REPEATS:-10}
 BASE_ROUNDS=${BASE_ROUNDS:-20}
 DPSCALE="$BUILD/bin/dpscale"
 BASE="$OUT/baseline.jsonl"
@@ -80,8 +82,10 @@ for i in $(seq "$N"); do
   "$DPSCALE" sweep "$config" --out "$new" --nice "$NICE" "${EXTRA[@]}" >/dev/null 2>"$new.log" || true
   t1=$(date +%s.%N)
   set +e
+  rerun=()
+  [ "$MAX_REPEATS" -gt 0 ] && rerun=(--rerun "$config" --max-repeats "$MAX_REPEATS")
   # shellcheck disable=SC2086
-  "$DPSCALE" compare "$new" "$BASE" --format json ${COMPARE_ARGS:-} >"$new.verdict.json" 2>>"$new.log"
+  "$DPSCALE" compare "$new" "$BASE" --format json "${rerun[@]}" ${COMPARE_ARGS:-} >"$new.verdict.json" 2>>"$new.log"
   rc=$?
   set -e
   t2=$(date +%s.%N)
@@ -95,7 +99,8 @@ try:
                "why": p.get("why", [])} for p in v["points"]]
 except (OSError, ValueError, KeyError):
     points = []
-print(json.dumps({"phase": phase, "i": int(i), "exit": int(rc), "sweep_s": round(float(t1) - float(t0), 1),
+rounds = 1 + max((json.loads(l)["point"]["repeat"] for l in open(new) if l.strip()), default=-1)
+print(json.dumps({"phase": phase, "i": int(i), "exit": int(rc), "rounds": rounds, "sweep_s": round(float(t1) - float(t0), 1),
                   "compare_s": round(float(t2) - float(t1), 1), "file": new.split("/")[-1], "points": points}))
 EOF
   tail -1 "$OUT/comparisons.jsonl" | /usr/bin/python3 -c 'import json,sys; j=json.loads(sys.stdin.read()); print(j["phase"], j["i"], "exit", j["exit"], [(p["point"].split()[1], p["verdict"], None if p["effect_pct"] is None else round(p["effect_pct"], 1)) for p in j["points"]])' >&2

@@ -1,17 +1,16 @@
 // test_ci_regression.cpp — the CI regression step: run configs/ci.json for real (mpirun, the
-// trainers, link emulation; 3 repeats per point) and compare it against the committed baseline
-// results/baselines/ci-cpu.jsonl at DPSCALE_CI_TOLERANCE (configs/README.md, "CI tolerance",
-// gives the measurements behind it). The table is printed, so a CI log shows which point moved.
-//
-// A shared machine has bursts that can slow one run by 2x. So a failing comparison is confirmed
-// before it counts: the sweep runs once more, and the medians over both samples (6 repeats, the
-// second's renumbered after the first's) must hold the curve. A real regression shows in both samples and still fails.
+// trainers, link emulation; 6 rounds at nice -20) and judge it with the regression gate against
+// the committed baseline results/baselines/ci-cpu.jsonl (docs/regression-gate.md: the gate, and
+// how often it errs on this machine). Undecided points get more rounds (--rerun, up to 10); a
+// regression fails the test, an undecided verdict skips it with the gate's reason (CI's skip
+// report prints it), and the table is printed, so a CI log shows which point moved.
 //
 // And, without a sweep, that the gate catches what it is there for: the committed baseline with
-// one mode's records rewritten to naive's numbers (that mode lost all its overlap) must fail it,
-// naming that mode's point, and the baseline itself must pass it. The gate is one function
-// (ci_gate) and the degradations one table, so another gate can be put in its place.
+// one mode's records rewritten to naive's numbers (that mode lost all its overlap), or every
+// data-parallel run 20% slower, must fail it, naming those points, and the baseline itself must
+// not. The gate is one function (ci_gate) and the degradations one table.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <functional>
@@ -19,76 +18,50 @@
 #include <map>
 #include <set>
 
-#include "harness/analysis.h"
-#include "harness/report.h"
-#include "harness/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {
 namespace {
 
 const std::string kBaseline = test::kSource + "/results/baselines/ci-cpu.jsonl";
+const std::string kConfig = test::kSource + "/configs/ci.json";
+
+// ci.json runs at nice -20, which needs root; anyone else runs it at their own priority.
+std::vector<std::string> nice_args() {
+  if (::geteuid() == 0) return {};
+  return {"--nice", "0"};
+}
 
 ProcessResult sweep_into(const std::string& out) {
-  return test::dpscale({"sweep", test::kSource + "/configs/ci.json", "--out", out}, 500);
+  std::vector<std::string> a = {"sweep", kConfig, "--out", out};
+  for (const std::string& x : nice_args()) a.push_back(x);
+  return test::dpscale(a, 500);
 }
-// The CI gate on a results file against the baseline: exit 0 passes, 1 is a regression,
-// anything else is an error of the gate.
-ProcessResult ci_gate(const std::string& file) {
-  return test::dpscale({"compare", file, kBaseline, "--tolerance", DPSCALE_CI_TOLERANCE});
+// The CI gate on a results file against the baseline: exit 0 passes, 1 is a regression, 3
+// undecided, anything else is an error of the gate.
+ProcessResult ci_gate(const std::string& file, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"compare", file, kBaseline};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return test::dpscale(a, 500);
 }
-
-// The gate's verdict row of a mode's point: its line of the comparison table.
-std::string gate_row(const std::string& out, const std::string& mode) {
-  for (const std::string& l : test::lines_of(out)) {
-    if (l.rfind("| ", 0) == 0 && l.find("| " + mode_label(mode) + " ") != std::string::npos) return l;
-  }
-  return "";
-}
-
-// A second sample of the same config as further repeats of the first: every line's repeat (and
-// the "-rN" its run id ends with) moved up by `offset`. As they come from the sweep, the second
-// sample's lines carry the first's run ids, and a results reader keeps only the first line of a
-// run id, so the two samples would not pool: compare would see the first sample alone again.
-std::string as_more_repeats(const std::string& text, int offset) {
-  std::string out;
-  for (const std::string& line : test::lines_of(text)) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
-    const int repeat = j["point"]["repeat"].get<int>();
-    j["point"]["repeat"] = repeat + offset;
-    std::string id = j["run"]["run_id"].get<std::string>();
-    const std::string tail = "-r" + std::to_string(repeat);
-    if (id.size() >= tail.size() && id.compare(id.size() - tail.size(), tail.size(), tail) == 0) {
-      id.replace(id.size() - tail.size(), tail.size(), "-r" + std::to_string(repeat + offset));
-    }
-    j["run"]["run_id"] = id;
-    out += j.dump() + "\n";
-  }
-  return out;
-}
-
-// ci.json's repeats: the offset that makes a second sample's repeats follow the first's.
-constexpr int kCiRepeats = 3;
 
 TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   test::ScratchDir dir;
-  const std::string first = dir.file("ci-1.jsonl");
-  ProcessResult s = sweep_into(first);
+  const std::string now = dir.file("ci.jsonl");
+  const ProcessResult s = sweep_into(now);
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  ProcessResult c = ci_gate(first);
-  std::cout << c.out;
-  if (c.exit_code == 0) return;
-  ASSERT_EQ(c.exit_code, 1) << c.err;
-
-  std::cout << "# the first sample regressed; confirming with a second one\n";
-  const std::string second = dir.file("ci-2.jsonl"), both = dir.file("ci-both.jsonl");
-  s = sweep_into(second);
-  ASSERT_EQ(s.exit_code, 0) << s.err;
-  test::write_file(both, test::read_file(first) + as_more_repeats(test::read_file(second), kCiRepeats));
-  c = ci_gate(both);
-  std::cout << c.out;
-  EXPECT_EQ(c.err.find("duplicate skipped"), std::string::npos) << "the samples did not pool\n" << c.err;
-  EXPECT_EQ(c.exit_code, 0) << "the regression held over two samples\n" << c.out << c.err;
+  // --rerun with ci.json: the sweep's own --nice is the config's, so the reruns match it when root.
+  const ProcessResult c = ci_gate(now, {"--rerun", kConfig, "--max-repeats", "10"});
+  std::cout << c.out << c.err;
+  ASSERT_TRUE(c.exit_code == 0 || c.exit_code == 1 || c.exit_code == 3) << c.err;
+  EXPECT_NE(c.exit_code, 1) << "the gate found a regression\n" << c.out;
+  if (c.exit_code == 3) {
+    std::string why;
+    for (const std::string& l : test::lines_of(c.out)) {
+      if (l.find("undecided:") != std::string::npos) why += (why.empty() ? "" : " || ") + l;
+    }
+    GTEST_SKIP() << "the gate could not decide on this machine now: " << why;
+  }
 }
 
 // The baseline's lines, with every ok record of `mode` given the timing of naive's record of the
@@ -121,12 +94,41 @@ std::string lose_all_overlap(const std::string& baseline_text, const std::string
   return out;
 }
 
+// The baseline's lines with every ok data-parallel record made `factor` times slower: epoch
+// times and compute longer, throughput lower (single untouched).
+std::string slow_every_dp_run(const std::string& baseline_text, double factor, int* rewritten) {
+  std::string out;
+  *rewritten = 0;
+  for (const std::string& line : test::lines_of(baseline_text)) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    if (j["status"] == "ok" && j["mode"] != "single") {
+      for (auto& t : j["epoch_times_s"]) t = t.get<double>() * factor;
+      j["avg_epoch_s"] = j["avg_epoch_s"].get<double>() * factor;
+      j["compute_s"] = j["compute_s"].get<double>() * factor;
+      j["throughput_samples_per_s"] = j["throughput_samples_per_s"].get<double>() / factor;
+      ++*rewritten;
+    }
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+// Ok records of `mode` in the baseline: how many a degradation of that mode must rewrite.
+int ok_records(const std::string& text, const std::string& mode) {
+  int n = 0;
+  for (const std::string& line : test::lines_of(text)) {
+    const auto j = nlohmann::json::parse(line);
+    n += j["status"] == "ok" && (mode == "dp" ? j["mode"] != "single" : j["mode"] == mode);
+  }
+  return n;
+}
+
 struct Degradation {
   std::string name;
   std::function<std::string(const std::string& baseline_text, int* rewritten)> apply;
-  int rewrites;                     // records the change must touch: ci.json's repeats of the mode
-  int expected_exit;
-  std::set<std::string> regressed;  // the modes whose points the gate must name
+  std::string touches;              // the records it must rewrite: a mode, "dp" (all three) or ""
+  std::set<int> expected_exit;      // the gate's exit: 1 when it must find the regression
+  std::set<std::string> regressed;  // the modes whose points the gate must name; others are not regressions
 };
 
 std::vector<Degradation> degradations() {
@@ -134,48 +136,14 @@ std::vector<Degradation> degradations() {
     return [mode](const std::string& text, int* n) { return lose_all_overlap(text, mode, n); };
   };
   return {
-      {"the baseline itself", [](const std::string& text, int* n) { *n = 0; return text; }, 0, 0, {}},
-      {"interleaved loses all overlap", lose("interleaved"), 3, 1, {"interleaved"}},
-      {"bucketed loses all overlap", lose("bucketed"), 3, 1, {"bucketed"}},
+      // Against itself the gate may say `undecided` as well as `same`: a copy has the baseline's
+      // spread, and whether it rules out a 3% loss depends on that spread (docs/regression-gate.md).
+      {"the baseline itself", [](const std::string& text, int* n) { *n = 0; return text; }, "", {0, 3}, {}},
+      {"interleaved loses all overlap", lose("interleaved"), "interleaved", {1}, {"interleaved"}},
+      {"bucketed loses all overlap", lose("bucketed"), "bucketed", {1}, {"bucketed"}},
+      {"every data-parallel run 20% slower", [](const std::string& text, int* n) { return slow_every_dp_run(text, 1.2, n); },
+       "dp", {1}, {"naive", "interleaved", "bucketed"}},
   };
-}
-
-// How far beyond the tolerance a rewritten point sits, per criterion of `dpscale compare`: the
-// speedup's relative fall and the comm fraction's rise in points, each against the tolerance
-// (printed, so a CI log shows how close the gate is to missing it).
-void print_margin(const std::string& name, const std::string& mode, const std::string& now_text) {
-  const Analysis base = analyse(read_results(kBaseline));
-  const Analysis now = analyse(parse_results(now_text, "degraded.jsonl"));
-  const PointStats* b = nullptr;
-  for (const PointStats& p : base.points) {
-    if (p.key.mode == mode) b = &p;
-  }
-  if (!b) return;
-  const PointStats* n = now.find(b->key);
-  if (!n || !b->speedup || !n->speedup || !b->comm_fraction || !n->comm_fraction) return;
-  const double tol = std::stod(DPSCALE_CI_TOLERANCE);
-  const double fall = 1.0 - *n->speedup / *b->speedup, rise = *n->comm_fraction - *b->comm_fraction;
-  std::printf("# %s: speedup %.3fx -> %.3fx, -%.2f%% against the -%.0f%% limit (margin %.2f points); comm fraction "
-              "%.2f%% -> %.2f%%, +%.2f points against the +%.0f limit (margin %.2f points)\n",
-              name.c_str(), *b->speedup, *n->speedup, 100 * fall, 100 * tol, 100 * (fall - tol), 100 * *b->comm_fraction,
-              100 * *n->comm_fraction, 100 * rise, 100 * tol, 100 * (rise - tol));
-}
-
-// The confirmation step's pooling: the baseline and a copy of it as further repeats read as 6
-// repeats of each point, with no line dropped as a duplicate, and pass the gate.
-TEST(HarnessCiRegression, TwoSamplesPoolIntoSixRepeats) {
-  const std::string text = test::read_file(kBaseline);
-  const std::string pooled = text + as_more_repeats(text, kCiRepeats);
-  const ResultsFile f = parse_results(pooled, "pooled.jsonl");
-  EXPECT_TRUE(f.warnings.empty()) << f.warnings.front();
-  const Analysis a = analyse(f);
-  ASSERT_EQ(a.points.size(), 4u);
-  for (const PointStats& p : a.points) EXPECT_EQ(p.runs, 2 * kCiRepeats) << p.key.describe();
-  test::ScratchDir dir;
-  test::write_file(dir.file("pooled.jsonl"), pooled);
-  const ProcessResult r = ci_gate(dir.file("pooled.jsonl"));
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.err.find("duplicate skipped"), std::string::npos) << r.err;
 }
 
 TEST(HarnessCiRegression, TheGateCatchesAModeThatLosesItsOverlap) {
@@ -186,18 +154,23 @@ TEST(HarnessCiRegression, TheGateCatchesAModeThatLosesItsOverlap) {
     SCOPED_TRACE(d.name);
     int rewritten = 0;
     const std::string now = d.apply(text, &rewritten);
-    ASSERT_EQ(rewritten, d.rewrites);
+    ASSERT_EQ(rewritten, d.touches.empty() ? 0 : ok_records(text, d.touches));
+    ASSERT_GT(d.touches.empty() ? 1 : rewritten, 0);
     test::write_file(dir.file("now.jsonl"), now);
-    const ProcessResult r = ci_gate(dir.file("now.jsonl"));
-    for (const std::string& mode : d.regressed) print_margin(d.name, mode, now);
-    EXPECT_EQ(r.exit_code, d.expected_exit) << r.out << r.err;
-    for (const char* mode : {"naive", "interleaved", "bucketed"}) {
-      const std::string row = gate_row(r.out, mode);
-      ASSERT_FALSE(row.empty()) << "no row of " << mode << "\n" << r.out;
+    const ProcessResult r = ci_gate(dir.file("now.jsonl"), {"--format", "json"});
+    ASSERT_TRUE(d.expected_exit.count(r.exit_code)) << "exit " << r.exit_code << "\n" << r.out << r.err;
+    const auto out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out["points"].size(), 3u) << r.out;
+    for (const auto& p : out["points"]) {
+      const std::string mode = p["key"]["mode"];
+      std::printf("# %s: %s %s, effect %+.1f%% [%+.1f%%, %+.1f%%], p %.2g\n", d.name.c_str(), mode.c_str(),
+                  p["verdict"].get<std::string>().c_str(), p["effect_pct"].get<double>(), p["ci_pct"][0].get<double>(),
+                  p["ci_pct"][1].get<double>(), p["p_holm"].get<double>());
       if (d.regressed.count(mode)) {
-        EXPECT_NE(row.find("REGRESSION"), std::string::npos) << row;
+        EXPECT_EQ(p["verdict"], "regression") << p.dump();
       } else {
-        EXPECT_NE(row.find("| ok"), std::string::npos) << row;
+        EXPECT_NE(p["verdict"], "regression") << p.dump();
+        EXPECT_NEAR(p["effect_pct"].get<double>(), 0.0, 1e-9) << "an untouched point's samples are the baseline's";
       }
     }
   }
