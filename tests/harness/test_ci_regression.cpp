@@ -53,6 +53,9 @@ TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   // --rerun with ci.json: the sweep's own --nice is the config's, so the reruns match it when root.
   const ProcessResult c = ci_gate(now, {"--rerun", kConfig, "--max-repeats", "10"});
   std::cout << c.out << c.err;
+  if (c.exit_code == 2 && c.err.find("was measured on another machine") != std::string::npos) {
+    GTEST_SKIP() << "the committed baseline is another machine's; measure one here: " << c.err;
+  }
   ASSERT_TRUE(c.exit_code == 0 || c.exit_code == 1 || c.exit_code == 3) << c.err;
   EXPECT_NE(c.exit_code, 1) << "the gate found a regression\n" << c.out;
   if (c.exit_code == 3) {
