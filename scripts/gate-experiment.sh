@@ -13,6 +13,8 @@
 #                              N comparisons with every data-parallel run slowed: rank 0 sleeps
 #                              in each step's backward for that percent of naive's step time in
 #                              the baseline (--inject-delay), single untouched
+#            table             the table of OUT/comparisons.jsonl: per phase, how many
+#                              comparisons the gate called a regression, undecided or same
 #   Environment: CONFIG (default configs/ci.json), NICE (the sweeps' --nice, default -20 as
 #   ci.json), MAX_REPEATS (compare --rerun with the phase's config up to this many rounds, as the
 #   CI step does; default 10; 0: no reruns), COMPARE_ARGS (extra dpscale compare options).
@@ -38,6 +40,35 @@ if [ "$PHASE" = baseline ]; then
   exec "$DPSCALE" sweep "$CONFIG" --out "$BASE" --repeats "$BASE_ROUNDS" --nice "$NICE" "${EXTRA[@]}"
 fi
 [ -f "$BASE" ] || { echo "gate-experiment: $BASE missing: run the baseline phase first" >&2; exit 2; }
+
+if [ "$PHASE" = table ]; then
+  exec /usr/bin/python3 - "$OUT/comparisons.jsonl" <<'EOF'
+import collections, json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+order = ["idle", "busy1", "busy2", "slow3", "slow5", "slow10"]
+phases = sorted({r["phase"] for r in rows}, key=lambda p: order.index(p) if p in order else 99)
+print("| phase | comparisons | regression | undecided | same/improvement | naive: regression | interleaved: regression | bucketed: regression | median effect naive / interleaved / bucketed | median time |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+for ph in phases:
+    rs = [r for r in rows if r["phase"] == ph]
+    n = len(rs)
+    reg = sum(r["exit"] == 1 for r in rs)
+    und = sum(r["exit"] == 3 for r in rs)
+    same = sum(r["exit"] == 0 for r in rs)
+    per = collections.defaultdict(list)
+    eff = collections.defaultdict(list)
+    for r in rs:
+        for p in r["points"]:
+            mode = p["point"].split()[1]
+            per[mode].append(p["verdict"])
+            if p["effect_pct"] is not None:
+                eff[mode].append(p["effect_pct"])
+    cell = lambda m: f"{sum(v == 'regression' for v in per[m])}/{len(per[m])}"
+    med = " / ".join(f"{statistics.median(eff[m]):+.1f}%" if eff[m] else "—" for m in ("naive", "interleaved", "bucketed"))
+    t = statistics.median(r["sweep_s"] + r["compare_s"] for r in rs)
+    print(f"| {ph} | {n} | {reg} | {und} | {same} | {cell('naive')} | {cell('interleaved')} | {cell('bucketed')} | {med} | {t:.0f} s |")
+EOF
+fi
 
 spinners=()
 stop_spinners() { for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done; spinners=(); }
