@@ -2,7 +2,7 @@
 
 Both are written from the same Finding objects (findings.py), so the page and the Markdown
 cannot disagree. The HTML carries each finding's verdict in a `data-verdict` attribute and its
-charts as <img> tags relative to the page, which tests/plots/test_reproduction_page.py checks in
+charts as <img> tags relative to the page, which tests/plots/test_reproduction.py checks in
 headless Chromium (every image decodes, every finding has a verdict).
 """
 import html
