@@ -1,8 +1,8 @@
-// test_diagnosis_report.cpp — issue 9 in the harness: "triad" is a config key that reaches every
+// test_diagnosis_report.cpp — the diagnosis in the harness: "triad" is a config key that reaches every
 // data-parallel run (and not single, which has no all-reduce to switch off); the report shows
 // the triad's columns and the bottleneck label, with medians over repeats and the label most
 // repeats carry (on repeats where the first's, the last's, the mean and the median all differ);
-// records written before issue 9 (no such fields) still report.
+// records without the diagnosis fields (older sweeps) still report.
 #include <gtest/gtest.h>
 
 #include <map>
