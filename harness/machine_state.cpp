@@ -123,13 +123,19 @@ std::optional<std::string> disturbance(const MachineState& s, double usual_gflop
     const double drop = 1.0 - worst / usual_gflops;
     if (drop > lim.probe_drop) why.push_back("probe -" + fixed(100 * drop, 0) + "%");
   }
-  if (s.nice >= 0 && s.others_cpus > lim.others_cpus) why.push_back("others " + fixed(s.others_cpus, 2) + " CPU");
+  if (s.others_cpus > lim.others_cpus) why.push_back("others " + fixed(s.others_cpus, 2) + " CPU");
   if (s.steal_pct > lim.steal_pct) why.push_back("steal " + fixed(s.steal_pct, 0) + "%");
   if (why.empty()) return std::nullopt;
   why.push_back("load " + fixed(std::max(s.load1_before, s.load1_after), 1));
   std::string out;
   for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
   return out;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double usual_probe(const std::vector<const MachineState*>& states) {
@@ -139,10 +145,31 @@ double usual_probe(const std::vector<const MachineState*>& states) {
       if (p > 0) v.push_back(p);
     }
   }
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return v.empty() ? 0.0 : median_of(v);
+}
+
+MachineWatch::MachineWatch(double probe_s, int cpus, int nice) : probe_s_(probe_s), cpus_(cpus), nice_(nice) {
+  last_ = probe();
+}
+
+double MachineWatch::probe() {
+  if (probe_s_ <= 0) return 0.0;
+  const double g = probe_gflops(probe_s_, cpus_);
+  probes_.push_back(g);
+  return g;
+}
+
+StateRecorder MachineWatch::before_run(bool rerun) {
+  if (rerun) last_ = probe();
+  return StateRecorder(last_);
+}
+
+MachineState MachineWatch::after_run(StateRecorder& recorder) {
+  last_ = probe();
+  MachineState s = recorder.finish(last_);
+  s.nice = nice_;
+  s.disturbed = disturbance(s, probes_.empty() ? 0.0 : median_of(probes_));
+  return s;
 }
 
 nlohmann::ordered_json to_json(const MachineState& s) {

@@ -11,9 +11,11 @@
 //                       the reaped children), over the run's wall time. A busy loop beside the
 //                       sweep reads ~1.0, an idle machine ~0.0x.
 //   cpu_mhz             /proc/cpuinfo's mean "cpu MHz" at the end (a host's frequency change)
-//   nice                the sweep's scheduling priority (sweep.h): at a negative one, a neighbour
-//                       at the default priority only gets the CPU time the run leaves idle, so
-//                       others_cpus is recorded but not judged
+//   nice                the sweep's scheduling priority (sweep.h). Even at nice -20 a neighbour
+//                       at the default priority that takes only the CPU time the run leaves
+//                       idle still slows it (each wake-up from a wait finds the neighbour on the
+//                       CPU and its caches cold: naive's speedup fell 5-11% beside one busy loop,
+//                       results/gate/priority-only/), so others_cpus is judged at any priority
 //   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once, at
 //                       the runs' priority): the slowest CPU's GFLOP/s. Against the machine's
 //                       usual figure (the median probe of the files compared, same machine), it
@@ -42,7 +44,7 @@ struct MachineState {
 // The limits past which a run counts as disturbed. Measured: docs/regression-gate.md.
 struct DisturbanceLimits {
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
-  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run (nice >= 0)
+  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
   double steal_pct = 5.0;
 };
 
@@ -54,6 +56,8 @@ std::optional<std::string> disturbance(const MachineState& s, double usual_gflop
 // The usual probe of a set of states: the median of their before and after probes (0 if none).
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.
 double usual_probe(const std::vector<const MachineState*>& states);
+
+double median_of(std::vector<double> v);  // v must not be empty
 
 // The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s
 // (gemm_probe.cpp).
@@ -76,6 +80,26 @@ class StateRecorder {
   Cpu cpu_before_;
   double children_before_;
   double wall_before_;
+};
+
+// The sweep's view of the machine from run to run: the probe after one run is the probe before
+// the next (a rerun probes afresh: the probe after the disturbed run saw the disturbance's tail),
+// and each run is judged against the median of the probes so far.
+class MachineWatch {
+ public:
+  MachineWatch(double probe_s, int cpus, int nice);  // probes once: the first run's before
+  StateRecorder before_run(bool rerun);
+  // Probes, then closes the state's window (it runs to the end of that probe: a run of a few
+  // ticks alone would read one stray tick of another process as a busy CPU; the probe's own
+  // threads are this process's, so they are not counted as others') and judges it.
+  MachineState after_run(StateRecorder& recorder);
+
+ private:
+  double probe();
+  double probe_s_;
+  int cpus_, nice_;
+  double last_ = 0;
+  std::vector<double> probes_;
 };
 
 double load_average_1min();  // 0 when /proc/loadavg cannot be read

@@ -91,6 +91,26 @@ void check_resumable(const ResultsFile& f, const std::string& name, const std::s
   }
 }
 
+// The config's "nice" for the whole sweep: the probe's threads and every run inherit it.
+void set_priority(int nice) {
+  if (nice == 0 || ::getpriority(PRIO_PROCESS, 0) == nice) return;
+  errno = 0;
+  if (::setpriority(PRIO_PROCESS, 0, nice) != 0) {
+    throw InputError("nice " + std::to_string(nice) + ": cannot set the sweep's priority (" + std::strerror(errno) +
+                     (nice < 0 ? "; a negative nice value needs root" : "") + ")");
+  }
+}
+
+void print_outcome(const RunOutcome& outcome, double seconds, const MachineState& state) {
+  if (outcome.record) {
+    std::cerr << "      ok in " << fmt_fixed(seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)
+              << "s, " << fmt_thousands(outcome.record->throughput_samples_per_s) << " samples/s"
+              << (state.disturbed ? "; disturbed: " + *state.disturbed : "") << "\n";
+  } else {
+    std::cerr << "      FAILED in " << fmt_fixed(seconds, 1) << "s: " << outcome.reason << "\n";
+  }
+}
+
 std::string resolve_bin_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("DPSCALE_BIN_DIR"); env && *env) return env;
@@ -189,28 +209,10 @@ int run_sweep(SweepOptions o) {
   if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
   std::cerr << std::endl;
 
-  if (c.nice != 0 && ::getpriority(PRIO_PROCESS, 0) != c.nice) {
-    // The whole sweep: the probe's threads and every run inherit it.
-    errno = 0;
-    if (::setpriority(PRIO_PROCESS, 0, c.nice) != 0) {
-      throw InputError("nice " + std::to_string(c.nice) + ": cannot set the sweep's priority (" + std::strerror(errno) +
-                       (c.nice < 0 ? "; a negative nice value needs root" : "") + ")");
-    }
-  }
+  set_priority(c.nice);
   SignalGuard guard;
   const auto t0 = Clock::now();
-  const int cpus = online_cpus();
-  auto probe = [&] { return o.probe_s > 0 ? probe_gflops(o.probe_s, cpus) : 0.0; };
-  // The probe between two runs is the after of one and the before of the next; the median of
-  // the probes so far stands in for the machine's usual figure.
-  double last_probe = probe();
-  std::vector<double> probes = {last_probe};
-  auto usual = [&] {
-    std::vector<double> v = probes;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
+  MachineWatch watch(o.probe_s, online_cpus(), c.nice);
   int n_ok = 0, n_failed = 0, n_reruns = 0;
   // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
   // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
@@ -218,17 +220,15 @@ int run_sweep(SweepOptions o) {
   bool persistent = false;
   for (size_t i = 0; i < pending.size(); ++i) {
     const SweepPoint& p = pending[i];
-    const std::string id = p.run_id(c.name);
     for (int attempt = 0;; ++attempt) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
       std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : "") +
                                             (attempt ? " (rerun " + std::to_string(attempt) + ")" : ""),
                                      elapsed)
                 << std::endl;
-
       RunInfo info;
       info.config = c.name;
-      info.run_id = id;
+      info.run_id = p.run_id(c.name);
       info.argv = argv_of(p);
       info.host = system["host"];
       info.git_version = build_version();
@@ -238,25 +238,15 @@ int run_sweep(SweepOptions o) {
       ProcessOptions po;
       po.timeout_s = timeout_s;
       po.on_spawn = [](int pid) { g_child_group = pid; };
-      // A rerun probes afresh: the probe after the disturbed run saw the disturbance's tail.
-      if (attempt > 0) probes.push_back(last_probe = probe());
-      StateRecorder recorder(last_probe);
+      StateRecorder recorder = watch.before_run(attempt > 0);
       const ProcessResult r = run_process(info.argv, po);
       g_child_group = 0;
       info.duration_s = r.seconds;
       if (g_interrupts > 0) {
-        std::cerr << "dpscale sweep: interrupted; nothing recorded for " << id << " (--resume continues from it)\n";
+        std::cerr << "dpscale sweep: interrupted; nothing recorded for " << info.run_id << " (--resume continues from it)\n";
         return 130;
       }
-      // The window of the state's CPU figures runs to the end of the probe after the run (the
-      // probe's own threads are this process's, so they are not counted as others'): a run of a
-      // few ticks alone would read one stray tick of another process as a busy CPU.
-      last_probe = probe();
-      MachineState state = recorder.finish(last_probe);
-      state.nice = c.nice;
-      probes.push_back(last_probe);
-      state.disturbed = disturbance(state, o.probe_s > 0 ? usual() : 0.0);
-
+      const MachineState state = watch.after_run(recorder);
       const RunOutcome outcome = judge_run(r, p, timeout_s);
       nlohmann::ordered_json sys = system;
       if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
@@ -265,13 +255,7 @@ int run_sweep(SweepOptions o) {
       // this line short, never an earlier one.
       out.append(make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump());
       if (attempt == 0) progress.finished(i, r.seconds);
-      if (outcome.record) {
-        std::cerr << "      ok in " << fmt_fixed(r.seconds, 1) << "s: avg epoch " << fmt_fixed(outcome.record->avg_epoch_s, 4)
-                  << "s, " << fmt_thousands(outcome.record->throughput_samples_per_s) << " samples/s"
-                  << (state.disturbed ? "; disturbed: " + *state.disturbed : "") << "\n";
-      } else {
-        std::cerr << "      FAILED in " << fmt_fixed(r.seconds, 1) << "s: " << outcome.reason << "\n";
-      }
+      print_outcome(outcome, r.seconds, state);
       if (outcome.record && !state.disturbed) persistent = false;
       if (outcome.record && state.disturbed && attempt > 0) persistent = true;
       if (outcome.record && state.disturbed && attempt < o.disturbed_reruns && !persistent) {
