@@ -15,6 +15,12 @@
 #                              the baseline (--inject-delay), single untouched
 #            table             the table of OUT/comparisons.jsonl: per phase, how many
 #                              comparisons the gate called a regression, undecided or same
+#            rejudge           every comparison's final NEW file judged again at each minimum
+#                              effect in $EFFECTS (default "3 5 10 15"), no rounds added:
+#                              OUT/rejudged.jsonl, and a table per phase and effect (the
+#                              sweeps' files come from OUT/runs/, unpacked first from
+#                              OUT/runs.tar.xz when that is there: the committed experiment
+#                              keeps them packed, `tar -C OUT -cJf OUT/runs.tar.xz runs/*.json*`)
 #   Environment: CONFIG (default configs/ci.json), NICE (the sweeps' --nice, default -20 as
 #   ci.json), MAX_REPEATS (compare --rerun with the phase's config up to this many rounds, as the
 #   CI step does; default 10; 0: no reruns), COMPARE_ARGS (extra dpscale compare options).
@@ -67,6 +73,42 @@ for ph in phases:
     med = " / ".join(f"{statistics.median(eff[m]):+.1f}%" if eff[m] else "—" for m in ("naive", "interleaved", "bucketed"))
     t = statistics.median(r["sweep_s"] + r["compare_s"] for r in rs)
     print(f"| {ph} | {n} | {reg} | {und} | {same} | {cell('naive')} | {cell('interleaved')} | {cell('bucketed')} | {med} | {t:.0f} s |")
+EOF
+fi
+
+if [ "$PHASE" = rejudge ]; then
+  [ -f "$OUT/runs.tar.xz" ] && tar -C "$OUT" -xJf "$OUT/runs.tar.xz" --skip-old-files
+  : >"$OUT/rejudged.jsonl"
+  while read -r line; do
+    phase=$(printf '%s' "$line" | /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["phase"])')
+    file=$(printf '%s' "$line" | /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["file"])')
+    for e in ${EFFECTS:-3 5 10 15}; do
+      set +e
+      "$DPSCALE" compare "$OUT/runs/$file" "$BASE" --min-effect "$e" --format json >"$OUT/rejudge.tmp" 2>/dev/null
+      rc=$?
+      set -e
+      /usr/bin/python3 - "$OUT/rejudge.tmp" "$phase" "$file" "$e" "$rc" >>"$OUT/rejudged.jsonl" <<'EOF'
+import json, sys
+path, phase, file, e, rc = sys.argv[1:]
+v = json.load(open(path))
+print(json.dumps({"phase": phase, "file": file, "min_effect_pct": float(e), "exit": int(rc),
+                  "verdicts": {p["key"]["mode"]: p["verdict"] for p in v["points"]}}))
+EOF
+    done
+  done <"$OUT/comparisons.jsonl"
+  rm -f "$OUT/rejudge.tmp"
+  exec /usr/bin/python3 - "$OUT/rejudged.jsonl" <<'EOF'
+import collections, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+order = ["idle", "busy1", "busy2", "slow3", "slow5", "slow10"]
+print("| min effect | phase | comparisons | any regression | undecided, none regressed | same | naive / interleaved / bucketed called regression |")
+print("|---:|---|---:|---:|---:|---:|---|")
+for e in sorted({r["min_effect_pct"] for r in rows}):
+    for ph in sorted({r["phase"] for r in rows}, key=lambda p: order.index(p) if p in order else 99):
+        rs = [r for r in rows if r["phase"] == ph and r["min_effect_pct"] == e]
+        per = " / ".join(f"{sum(r['verdicts'].get(m) == 'regression' for r in rs)}" for m in ("naive", "interleaved", "bucketed"))
+        print(f"| {e:g}% | {ph} | {len(rs)} | {sum(r['exit'] == 1 for r in rs)} | {sum(r['exit'] == 3 for r in rs)} | "
+              f"{sum(r['exit'] == 0 for r in rs)} | {per} |")
 EOF
 fi
 

@@ -1,9 +1,10 @@
 // test_ci_regression.cpp — the CI regression step: run configs/ci.json for real (mpirun, the
 // trainers, link emulation; 6 rounds at nice -20) and judge it with the regression gate against
-// the committed baseline results/baselines/ci-cpu.jsonl (docs/regression-gate.md: the gate, and
-// how often it errs on this machine). Undecided points get more rounds (--rerun, up to 10); a
-// regression fails the test, an undecided verdict skips it with the gate's reason (CI's skip
-// report prints it), and the table is printed, so a CI log shows which point moved.
+// the committed baseline results/baselines/ci-cpu.jsonl at a 15% minimum effect
+// (docs/regression-gate.md: the gate, and how often it errs on this machine). Undecided points
+// get more rounds (--rerun, up to 10); a regression in this sweep and in a second one fails the
+// test, an undecided verdict skips it with the gate's reason (CI's skip report prints it), and
+// the table is printed, so a CI log shows which point moved.
 //
 // And, without a sweep, that the gate catches what it is there for: the committed baseline with
 // one mode's records rewritten to naive's numbers (that mode lost all its overlap), or every
@@ -37,27 +38,44 @@ ProcessResult sweep_into(const std::string& out) {
   for (const std::string& x : nice_args()) a.push_back(x);
   return test::dpscale(a, 500);
 }
+// CI's minimum effect, in percent. On this project's 2-core VMs a paired speedup drifts by up to
+// ~11% between the hour the baseline was measured and a later idle hour (the single runs speed up,
+// the data-parallel ones do not follow), so at the gate's default 3% two of ten idle comparisons
+// called a regression; at 15% none of them did, while nine of ten comparisons with naive's step 10%
+// longer (a sleep in rank 0's backward) still failed, the tenth undecided
+// (results/gate/rejudged.jsonl, docs/regression-gate.md).
+const char* const kCiMinEffect = "15";
+
 // The CI gate on a results file against the baseline: exit 0 passes, 1 is a regression, 3
 // undecided, anything else is an error of the gate.
 ProcessResult ci_gate(const std::string& file, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"compare", file, kBaseline};
+  std::vector<std::string> a = {"compare", file, kBaseline, "--min-effect", kCiMinEffect};
   a.insert(a.end(), extra.begin(), extra.end());
   return test::dpscale(a, 500);
 }
 
+// A regression must show twice: a verdict of `regression` sends a second, independent sweep to
+// the gate, and the test fails only when that one regresses too. A change in the code regresses
+// both sweeps; a slow few minutes of a shared VM (one idle comparison in ten reached -11% to
+// -15% on every mode: results/gate/comparisons.jsonl) rarely lasts through two.
 TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   test::ScratchDir dir;
-  const std::string now = dir.file("ci.jsonl");
-  const ProcessResult s = sweep_into(now);
-  ASSERT_EQ(s.exit_code, 0) << s.err;
-  // --rerun with ci.json: the sweep's own --nice is the config's, so the reruns match it when root.
-  const ProcessResult c = ci_gate(now, {"--rerun", kConfig, "--max-repeats", "10"});
-  std::cout << c.out << c.err;
-  if (c.exit_code == 2 && c.err.find("was measured on another machine") != std::string::npos) {
-    GTEST_SKIP() << "the committed baseline is another machine's; measure one here: " << c.err;
+  ProcessResult c;
+  for (int sweep = 1; sweep <= 2; ++sweep) {
+    const std::string now = dir.file("ci-" + std::to_string(sweep) + ".jsonl");
+    const ProcessResult s = sweep_into(now);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    // --rerun with ci.json: the sweep's own --nice is the config's, so the reruns match it when root.
+    c = ci_gate(now, {"--rerun", kConfig, "--max-repeats", "10"});
+    std::cout << "# sweep " << sweep << ":\n" << c.out << c.err;
+    if (c.exit_code == 2 && c.err.find("was measured on another machine") != std::string::npos) {
+      GTEST_SKIP() << "the committed baseline is another machine's; measure one here: " << c.err;
+    }
+    ASSERT_TRUE(c.exit_code == 0 || c.exit_code == 1 || c.exit_code == 3) << c.err;
+    if (c.exit_code != 1) break;
+    if (sweep == 1) std::cout << "# the gate called a regression; confirming with a second sweep\n";
   }
-  ASSERT_TRUE(c.exit_code == 0 || c.exit_code == 1 || c.exit_code == 3) << c.err;
-  EXPECT_NE(c.exit_code, 1) << "the gate found a regression\n" << c.out;
+  EXPECT_NE(c.exit_code, 1) << "the gate found a regression in two sweeps in a row\n" << c.out;
   if (c.exit_code == 3) {
     std::string why;
     for (const std::string& l : test::lines_of(c.out)) {
@@ -140,7 +158,7 @@ std::vector<Degradation> degradations() {
   };
   return {
       // Against itself the gate may say `undecided` as well as `same`: a copy has the baseline's
-      // spread, and whether it rules out a 3% loss depends on that spread (docs/regression-gate.md).
+      // spread, and whether it rules out a 15% loss depends on that spread (docs/regression-gate.md).
       {"the baseline itself", [](const std::string& text, int* n) { *n = 0; return text; }, "", {0, 3}, {}},
       {"interleaved loses all overlap", lose("interleaved"), "interleaved", {1}, {"interleaved"}},
       {"bucketed loses all overlap", lose("bucketed"), "bucketed", {1}, {"bucketed"}},
