@@ -66,7 +66,9 @@ EOF
 
 # 2. train_single_gpu for each model, then one data-parallel trainer of each mode at K = 1 (the
 # largest model: where the all-reduce is largest), through `dpscale sweep` so every line carries
-# the harness's system description; --tf32 off, then on, each into its own results file.
+# the harness's system description; --tf32 off, then on, each into its own results file. A run
+# the machine disturbed is marked in its line, not rerun: the kit's time is budgeted, one line
+# per run keeps the files as the summary reads them.
 step_train() {
   local precision=$1 tf32=false
   [[ $precision == tf32 ]] && tf32=true
@@ -85,7 +87,7 @@ step_train() {
   (( SELF )) && cap=120
   for part in single dp; do
     run_step "train:$precision:$part" "$cap" - "$BIN/dpscale" sweep "$WORK/$part-$precision.json" \
-      --out "$OUT/$file" --resume --mpirun "$ROOT/bin/mpirun" --bin-dir "$BIN"
+      --out "$OUT/$file" --resume --disturbed-reruns 0 --mpirun "$ROOT/bin/mpirun" --bin-dir "$BIN"
   done
   "$BIN/dpscale" report "$OUT/$file" > "$WORK/report-$precision.md" 2>&3 || log "report $file failed"
 }
