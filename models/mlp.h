@@ -49,12 +49,16 @@ class Mlp {
   int max_batch() const { return max_batch_; }
 
   float* params() { return params_.data(); }
-  float* grads() { return grads_.data(); }  // n_params + 1 (the loss slot)
+  // Both laid out by layout(): param_buffer_count() floats, padding included; grads() has the
+  // loss slot after them.
+  float* grads() { return grads_.data(); }
 
   // nn.Linear's default init: weights and biases of layer i uniform in ±1/sqrt(in_i), drawn
   // from CounterRng(seed, stream = 2i for the weight, 2i+1 for the bias), element j = index j
   // in row-major order. Independent of world size, rank and backend.
   void init_params(uint64_t seed);
+  // Host copies are the flat buffer itself (param_buffer_count() floats, tensors at their layout
+  // offsets, zeros between); params_from_host takes only the tensors, so the padding stays zero.
   std::vector<float> params_to_host();
   void params_from_host(const std::vector<float>& host);
 

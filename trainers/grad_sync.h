@@ -34,7 +34,9 @@ namespace dpscale {
 // What a strategy does per step, for the record.
 struct SyncStats {
   int calls_per_step = 0;
-  int64_t bytes_per_step = 0;        // all-reduced bytes, the 4-byte loss slot included
+  int64_t floats_per_step = 0;       // all-reduced elements, the loss slot included (and the
+                                     // layout's padding inside a fused buffer or a bucket)
+  int64_t bytes_per_step = 0;        // those in the wire format (fp32: 4 bytes each)
   std::optional<int> n_buckets;
   std::vector<int64_t> bucket_bytes;
   std::optional<double> bucket_cap_mb, first_bucket_mb;

@@ -144,11 +144,11 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   auto sync = make_grad_sync(o, *s.model, comm.get());
   ctx.sync = sync->stats();
   if (comm) {
-    // issue 11: the wire format. Every strategy all-reduces the whole gradient buffer once a
-    // step; in 2-byte formats the loss slot alone stays fp32.
+    // The wire format. Every strategy all-reduces every gradient once a step; in 2-byte formats
+    // the loss slot alone stays fp32.
     comm->set_grad_format(s.grad_format, s.model->grads() + s.model->layout().loss_slot());
     if (s.grad_format != GradFormat::fp32) {
-      ctx.sync.bytes_per_step = (s.model->layout().grad_buffer_count() - 1) * grad_format_bytes(s.grad_format) +
+      ctx.sync.bytes_per_step = (ctx.sync.floats_per_step - 1) * grad_format_bytes(s.grad_format) +
                                 static_cast<int64_t>(sizeof(float));
     }
   }

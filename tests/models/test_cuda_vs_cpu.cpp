@@ -41,7 +41,7 @@ StepResult run_step(Device& dev, const MlpSpec& spec, const Dataset& d, int batc
   m.backward(x.data(), batch, nullptr);
   r.loss_mean = m.loss_mean();
   r.loss_slot = m.loss_slot_value();
-  r.grads.resize(static_cast<size_t>(m.layout().n_params()));
+  r.grads.resize(static_cast<size_t>(m.layout().param_buffer_count()));
   dev.download(r.grads.data(), m.grads(), r.grads.size() * sizeof(float));
   m.sgd_step(SgdConfig{0.1f, 0.9f, 1e-4f});
   r.params_after = m.params_to_host();
