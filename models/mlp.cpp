@@ -152,9 +152,17 @@ float Mlp::loss_mean() {
 }
 
 StepLosses Mlp::read_losses() {
+  queue_losses();
+  return take_losses();
+}
+
+void Mlp::queue_losses() {
   // The slot is copied beside the mean and the flag on the device, so one download (one wait)
   // reads all three.
   dev_.copy(loss_mean_.data() + 1, grads_.data() + layout_.loss_slot(), sizeof(float));
+}
+
+StepLosses Mlp::take_losses() {
   float v[3] = {0.0f, 0.0f, 0.0f};
   dev_.download(v, loss_mean_.data(), sizeof v);
   return StepLosses{v[1], v[0], v[2] != 0.0f};

@@ -87,8 +87,13 @@ class Mlp {
 
   float loss_mean();       // waits for the device
   float loss_slot_value();  // waits for the device
-  // Both at once, with one wait: what a training step reads.
+  // Both at once, with one wait: what a training step reads. = queue_losses() + take_losses().
   StepLosses read_losses();
+  // The two halves, so a step can queue the copy of the slot, then wait on the host for other
+  // things (the communicator's drain), then download: queue_losses() queues a device copy of
+  // the slot beside the mean and the flag; take_losses() downloads the three (waits).
+  void queue_losses();
+  StepLosses take_losses();
   // Correct predictions of the last forward against labels (waits).
   int64_t count_correct(const int32_t* labels, int batch);
 

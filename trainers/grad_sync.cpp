@@ -36,6 +36,10 @@ void GradSync::finish() {
   timer_->start();  // queued after backward: the interval begins when backward has drained
   complete();
   timer_->stop();
+}
+
+void GradSync::drain() {
+  if (!comm_) return;
   comm_->drain();  // outside the interval: the host checks on the collectives once per step
   ++steps_done_;
 }

@@ -73,8 +73,12 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
   if (probe) probe->optimizer_end();
   if (check_finite) m.check_params_finite();
   // The slot was summed across ranks with the gradients: Σ_all rows loss / (N·B) = the global
-  // mean. One read per step (on a GPU, the step's one host wait; with N > 1, one per micro-batch).
-  StepLosses l = m.read_losses();
+  // mean. Its copy is queued before the host waits for the all-reduces (drain), so on a GPU the
+  // update and the copy run while the host polls; then one read per step (the step's host wait;
+  // with N > 1, one per micro-batch).
+  m.queue_losses();
+  sync.drain();
+  StepLosses l = m.take_losses();
   l.local = static_cast<float>((local_sum + l.local) / n_micro);
   return l;
 }
