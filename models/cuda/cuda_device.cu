@@ -8,6 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include "../errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
@@ -141,6 +143,19 @@ int cuda_visible_devices() {
     return 0;
   }
   return n;
+}
+
+std::vector<GpuUuid> cuda_visible_uuids() {
+  std::vector<GpuUuid> out;
+  const int n = cuda_visible_devices();
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, i));
+    GpuUuid u{};
+    std::memcpy(u.data(), prop.uuid.bytes, u.size());
+    out.push_back(u);
+  }
+  return out;
 }
 
 double cuda_fp32_peak_gflops(int index) {
