@@ -105,7 +105,9 @@ class MpiTarget final : public Target {
 
 #if DPSCALE_HAVE_CUDA
 // NCCL through the project's own NCCL Communicator: device buffers, its comm stream; run()
-// launches and waits for the all-reduce's completion event.
+// launches and waits for the all-reduce's completion event. restore(), outside the timed
+// region, drains the communicator: its events go back to the pool, so no timed iteration
+// creates CUDA events.
 class NcclTarget final : public Target {
  public:
   NcclTarget(int gpu, MPI_Comm comm, const std::vector<float>& pristine)
@@ -117,6 +119,7 @@ class NcclTarget final : public Target {
   void restore(size_t count) override {
     dev_->upload(buf_.data(), pristine_.data(), count * sizeof(float));
     dev_->synchronize();
+    comm_->drain();
   }
   void run(size_t count) override { comm_->allreduce_sum(buf_.data(), count)->wait(); }
   long long wrong(size_t count, int k) override {
