@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,9 +52,19 @@ class NcclCommunicator final : public Communicator {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
   }
+  // Unchecked calls: a destructor must not throw. Unwinding from an error (a failed peer, a
+  // timeout already handled), the peers may never finish this rank's collectives, and a
+  // synchronise + ncclCommDestroy would block on them until the watchdog ends the job; abort
+  // instead, which returns at once. On a normal exit everything has drained.
   ~NcclCommunicator() override {
-    cudaStreamSynchronize(stream_);
-    ncclCommDestroy(comm_);
+    if (comm_) {
+      if (std::uncaught_exceptions() > 0) {
+        ncclCommAbort(comm_);
+      } else {
+        cudaStreamSynchronize(stream_);
+        ncclCommDestroy(comm_);
+      }
+    }
     for (auto& e : events_) {
       cudaEventDestroy(e.ready);
       cudaEventDestroy(e.start);

@@ -131,13 +131,17 @@ void Mlp::backward(const float* x, int batch, GradListener* listener, bool accum
   }
 }
 
+void Mlp::allocate_optimizer_state(const SgdConfig& cfg) {
+  if (cfg.momentum > 0.0f && velocity_.size() == 0) {
+    velocity_ = DeviceBuffer<float>(dev_, static_cast<size_t>(layout_.param_buffer_count()));
+    dev_.fill(velocity_.data(), 0.0f, layout_.param_buffer_count());
+  }
+}
+
 void Mlp::sgd_step(const SgdConfig& cfg) {
   float* v = nullptr;
   if (cfg.momentum > 0.0f) {
-    if (velocity_.size() == 0) {
-      velocity_ = DeviceBuffer<float>(dev_, static_cast<size_t>(layout_.param_buffer_count()));
-      dev_.fill(velocity_.data(), 0.0f, layout_.param_buffer_count());
-    }
+    allocate_optimizer_state(cfg);
     v = velocity_.data();
   }
   // Over the padding too (one loop): zero gradient, zero parameter, zero velocity stay zero.

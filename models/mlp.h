@@ -74,6 +74,9 @@ class Mlp {
   // column sum) instead of overwriting them.
   void backward(const float* x, int batch, GradListener* listener, bool accumulate = false);
   void sgd_step(const SgdConfig& cfg);
+  // Allocates what sgd_step(cfg) keeps between steps (the momentum buffer), so the first
+  // update allocates nothing (on CUDA a cudaMalloc, which synchronises the device).
+  void allocate_optimizer_state(const SgdConfig& cfg);
 
   // Non-finite detection (finite_check.h), queued on the device, read by read_losses() in the
   // same download as the losses, so checking costs one read-only pass per buffer and no wait.

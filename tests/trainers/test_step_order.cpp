@@ -3,8 +3,9 @@
 // logs the calls, and a Communicator of one rank that logs its own.
 //
 // On a GPU the host's wait for the all-reduces (GradSync::drain) must come after the update and
-// the loss copy have been queued, so the stream has work while the host polls. On the CPU the
-// order of the calls is the same code path, so the log shows it.
+// the loss copy have been queued, so the stream has work while the host polls; and the first
+// timed step must not allocate (the momentum buffer belongs to warm-up). On the CPU the order
+// of the calls is the same code path, so the log shows it.
 //
 // Run: ctest -R TrainStepOrder   (or ./tests/trainers/test_step_order)
 #include <gtest/gtest.h>
@@ -169,6 +170,21 @@ TEST(TrainStepOrder, WarmUpStepDrainsOnceBeforeReading) {
   EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "drain"), 1);
   EXPECT_LT(position(r.log, "copy"), position(r.log, "drain"));
   EXPECT_LT(position(r.log, "drain"), position(r.log, "download"));
+}
+
+// With momentum, warm-up leaves the momentum buffer allocated: the first timed step allocates
+// nothing (on CUDA that would be a cudaMalloc, which synchronises, inside the first epoch).
+TEST(TrainStepOrder, FirstTimedStepAfterWarmUpAllocatesNothing) {
+  Rig r(0.9);
+  warm_up(*r.s, *r.sync);
+  const int before = r.dev->allocations;
+  train_step(*r.s, *r.sync, 0, true, true, nullptr);
+  EXPECT_EQ(r.dev->allocations, before) << "the first update allocated its momentum buffer";
+  // Control: a model that never warmed up does allocate in its first update.
+  Rig cold(0.9);
+  const int cold_before = cold.dev->allocations;
+  train_step(*cold.s, *cold.sync, 0, true, true, nullptr);
+  EXPECT_GT(cold.dev->allocations, cold_before);
 }
 
 }  // namespace
