@@ -110,8 +110,8 @@ class Mlp {
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
   DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot,
                                           // [2] the non-finite flag (1 when a check found one),
-                                          // [3] a micro-batch's scaled loss, [4] 1.0f
-  // dst[0..n) += src[0..n) on the device, as a 1×n GEMM with β = 1 (exact: 1·x + y).
+                                          // [3] a micro-batch's scaled loss
+  // dst[0..n) += src[0..n) on the device (Device::add: exact under TF32 too).
   void add_into(float* dst, const float* src, int n);
   const float* last_input_ = nullptr;
 };

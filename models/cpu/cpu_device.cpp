@@ -63,6 +63,8 @@ void CpuDevice::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alph
               trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+void CpuDevice::add(float* y, const float* x, int n) { cblas_saxpy(n, 1.0f, x, 1, y, 1); }
+
 void CpuDevice::column_sum(const float* a, int rows, int cols, float* out) {
   // Row after row, so A is streamed once in memory order and the inner loop vectorises.
   for (int c = 0; c < cols; ++c) out[c] = 0.0f;

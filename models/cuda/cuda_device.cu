@@ -80,6 +80,10 @@ class CudaDevice final : public Device {
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSgemv(blas_, CUBLAS_OP_N, cols, rows, &one, a, cols, ones_, 1, &zero, out, 1));
   }
+  void add(float* y, const float* x, int n) override {
+    const float one = 1.0f;
+    CUBLAS_CHECK(cublasSaxpy(blas_, n, &one, x, 1, y, 1));
+  }
   void bias_act(float* y, const float* bias, int rows, int cols, bool relu) override {
     cuda::bias_act(y, bias, rows, cols, relu, stream_);
   }

@@ -56,6 +56,7 @@ class RecordingDevice final : public Device {
     cpu_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void column_sum(const float* a, int rows, int cols, float* out) override { cpu_.column_sum(a, rows, cols, out); }
+  void add(float* y, const float* x, int n) override { cpu_.add(y, x, n); }
   void bias_act(float* y, const float* bias, int rows, int cols, bool relu) override {
     cpu_.bias_act(y, bias, rows, cols, relu);
   }
