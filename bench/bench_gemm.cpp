@@ -96,8 +96,10 @@ class Ceiling {
   double gflops_ = 0.0;
 };
 
-// The timed loop every GEMM benchmark shares: manual time, one benchmark iteration = one loop of
-// GEMMs, reported per GEMM; counters computed from our own totals.
+// The timed loop every GEMM benchmark shares: manual time; one benchmark iteration is one GEMM,
+// run in batches of one timed loop each (KeepRunningBatch), so the reported time is per GEMM and
+// the benchmark's minimum time is GEMM time, not multiplied by the loop's length; counters
+// computed from our own totals.
 void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling* ceiling, double peak_gflops) {
   const double ceil_gflops = ceiling ? ceiling->gflops() : 0.0;
   Operands o(dev, s);
@@ -105,8 +107,8 @@ void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling*
   time_gemms(dev, *timer, s, o, 1);  // warm-up: first-touch, BLAS buffers, cuBLAS heuristics
   const int reps = loop_length(dev, *timer, s, o);
   double total = 0.0;
-  for (auto _ : state) {
-    const double t = time_gemms(dev, *timer, s, o, reps);
+  while (state.KeepRunningBatch(reps)) {
+    const double t = time_gemms(dev, *timer, s, o, reps) * reps;  // the whole loop: `reps` iterations
     state.SetIterationTime(t);
     total += t;
   }
