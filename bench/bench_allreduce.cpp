@@ -28,6 +28,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +49,8 @@
 #include "comm/watchdog.h"
 #include "models/device.h"
 #include "models/errors.h"
+#include "models/gpu_uuid.h"
+#include "trainers/gpu_choice.h"
 #if DPSCALE_HAVE_CUDA
 #include "comm/nccl_communicator.h"
 #endif
@@ -105,7 +108,9 @@ class MpiTarget final : public Target {
 
 #if DPSCALE_HAVE_CUDA
 // NCCL through the project's own NCCL Communicator: device buffers, its comm stream; run()
-// launches and waits for the all-reduce's completion event.
+// launches and waits for the all-reduce's completion event. restore(), outside the timed
+// region, drains the communicator: its events go back to the pool, so no timed iteration
+// creates CUDA events.
 class NcclTarget final : public Target {
  public:
   NcclTarget(int gpu, MPI_Comm comm, const std::vector<float>& pristine)
@@ -117,6 +122,7 @@ class NcclTarget final : public Target {
   void restore(size_t count) override {
     dev_->upload(buf_.data(), pristine_.data(), count * sizeof(float));
     dev_->synchronize();
+    comm_->drain();
   }
   void run(size_t count) override { comm_->allreduce_sum(buf_.data(), count)->wait(); }
   long long wrong(size_t count, int k) override {
@@ -234,11 +240,32 @@ int run(int argc, char** argv, const MpiEnv& env) {
     return 2;
   }
 
-  // The algorithms that can run here: NCCL needs the CUDA backend and one GPU per rank on
-  // every node (NCCL refuses two ranks on one GPU); all ranks must agree, hence the MIN.
+  // The algorithms that can run here: NCCL needs the CUDA backend and a GPU of its own for every
+  // rank (NCCL refuses two ranks on one GPU), judged by GPU UUID over the node as the trainers
+  // judge it (trainers/gpu_choice.h), so one GPU per rank by CUDA_VISIBLE_DEVICES works; all
+  // ranks must agree, hence the MIN.
   int gpus = cuda_compiled() ? cuda_device_count() : 0;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  int nccl_ok = cuda_compiled() && gpus >= env.local_size() ? 1 : 0;
+  GpuChoice gpu;
+  if (cuda_compiled()) {
+    struct Visible {
+      int32_t n = 0;
+      GpuUuid uuid[64] = {};
+    } mine;
+    try {
+      const std::vector<GpuUuid> uuids = cuda_gpu_uuids();
+      mine.n = static_cast<int32_t>(std::min<size_t>(uuids.size(), 64));
+      std::copy(uuids.begin(), uuids.begin() + mine.n, mine.uuid);
+    } catch (const std::exception&) {
+      mine.n = 0;
+    }
+    std::vector<Visible> all(static_cast<size_t>(env.local_size()));
+    MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, env.node_comm()));
+    std::vector<std::vector<GpuUuid>> visible;
+    for (const Visible& v : all) visible.emplace_back(v.uuid, v.uuid + v.n);
+    gpu = choose_gpu(visible, env.local_rank());
+  }
+  int nccl_ok = cuda_compiled() && gpu.device_index >= 0 && gpu.conflict.empty() ? 1 : 0;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &nccl_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   std::vector<std::string> algos = opts.algos;
   std::string nccl_note;
@@ -249,7 +276,7 @@ int run(int argc, char** argv, const MpiEnv& env) {
   if (!nccl_ok) {
     nccl_note = !cuda_compiled() ? "nccl skipped: built without the CUDA backend"
                 : gpus == 0          ? "nccl skipped: no GPU answers"
-                                     : "nccl skipped: fewer GPUs than ranks on a node (NCCL needs one GPU per rank)";
+                                     : "nccl skipped: two ranks would share a GPU (NCCL needs one GPU per rank)";
     for (const std::string& a : algos) {
       if (a == "nccl") throw InputError("--algos nccl: " + nccl_note);
     }
@@ -274,7 +301,7 @@ int run(int argc, char** argv, const MpiEnv& env) {
   for (const std::string& a : algos) {
     if (a == "nccl") {
 #if DPSCALE_HAVE_CUDA
-      targets.push_back(std::make_unique<NcclTarget>(env.local_rank(), comm, pristine));
+      targets.push_back(std::make_unique<NcclTarget>(gpu.device_index, comm, pristine));
 #else
       throw std::logic_error("nccl selected in a build without CUDA");
 #endif

@@ -11,12 +11,15 @@
 // the square sgemm's (measured once per backend, best of 5, before the first shape runs); CUDA
 // rows also pct_of_peak, against the GPU's fp32 peak (SMs × lanes × 2 × clock: device.h), which
 // the JSON output's context holds as cuda_fp32_peak_gflops beside cuda_device.
+// Timing: a loop of back-to-back GEMMs between the two marks of the device's IntervalTimer —
+// CUDA events on the compute stream (no launch or host-sync latency inside, which would swamp
+// the small shapes), the host clock on the synchronous CPU backend; the loop is long enough for
+// about a millisecond of GEMMs (counter gemms_per_loop), and its time is divided by its length.
 // Names: gemm/<backend>/<model>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
 //   gemm/cpu/medium/L1/forward/NT/m:1024/n:2048/k:2048
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -27,12 +30,11 @@
 #include "gemm_shapes.h"
 #include "models/device.h"
 #include "models/errors.h"
+#include "models/interval_timer.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Operands {
   DeviceBuffer<float> a, b, c;
@@ -45,13 +47,25 @@ struct Operands {
   }
 };
 
-// One GEMM, finished: the CPU backend returns when done, CUDA needs the synchronize.
-double time_gemm(Device& dev, const GemmShape& s, Operands& o) {
-  const auto t0 = Clock::now();
-  dev.gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0f, o.a.data(), s.lda, o.b.data(), s.ldb, 0.0f,
-           o.c.data(), s.ldc);
-  dev.synchronize();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+// Seconds per GEMM over a loop of `reps` back-to-back GEMMs between two marks of the device's
+// interval timer (CUDA: events; CPU: the host clock). take_seconds() waits for the loop, outside
+// the interval.
+double time_gemms(Device& dev, IntervalTimer& timer, const GemmShape& s, Operands& o, int reps) {
+  timer.start();
+  for (int i = 0; i < reps; ++i) {
+    dev.gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0f, o.a.data(), s.lda, o.b.data(), s.ldb, 0.0f,
+             o.c.data(), s.ldc);
+  }
+  timer.stop();
+  return timer.take_seconds() / reps;
+}
+
+// GEMMs per timed loop: about kLoopSeconds of them, from one loop of 8 (1 .. 10 000).
+constexpr double kLoopSeconds = 1e-3;
+int loop_length(Device& dev, IntervalTimer& timer, const GemmShape& s, Operands& o) {
+  const double one = time_gemms(dev, timer, s, o, 8);
+  if (!(one > 0.0)) return 10000;
+  return static_cast<int>(std::clamp(kLoopSeconds / one, 1.0, 10000.0));
 }
 
 GemmShape square(int n) { return {0, GemmKind::forward, false, false, n, n, n, n, n, n}; }
@@ -66,9 +80,10 @@ class Ceiling {
     if (gflops_ == 0.0) {
       const GemmShape s = square(n_);
       Operands o(dev_, s);
-      time_gemm(dev_, s, o);
+      const std::unique_ptr<IntervalTimer> timer = dev_.make_interval_timer();
+      const int reps = loop_length(dev_, *timer, s, o);  // also the untimed warm-up
       double best = 1e30;
-      for (int i = 0; i < 5; ++i) best = std::min(best, time_gemm(dev_, s, o));
+      for (int i = 0; i < 5; ++i) best = std::min(best, time_gemms(dev_, *timer, s, o, reps));
       gflops_ = s.flops() / best / 1e9;
     }
     return gflops_;
@@ -81,20 +96,25 @@ class Ceiling {
   double gflops_ = 0.0;
 };
 
-// The timed loop every GEMM benchmark shares: manual time from a steady clock around a
-// finished GEMM, counters computed from our own totals.
+// The timed loop every GEMM benchmark shares: manual time; one benchmark iteration is one GEMM,
+// run in batches of one timed loop each (KeepRunningBatch), so the reported time is per GEMM and
+// the benchmark's minimum time is GEMM time, not multiplied by the loop's length; counters
+// computed from our own totals.
 void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling* ceiling, double peak_gflops) {
   const double ceil_gflops = ceiling ? ceiling->gflops() : 0.0;
   Operands o(dev, s);
-  time_gemm(dev, s, o);  // warm-up: first-touch, BLAS buffers, cuBLAS heuristics
+  const std::unique_ptr<IntervalTimer> timer = dev.make_interval_timer();
+  time_gemms(dev, *timer, s, o, 1);  // warm-up: first-touch, BLAS buffers, cuBLAS heuristics
+  const int reps = loop_length(dev, *timer, s, o);
   double total = 0.0;
-  for (auto _ : state) {
-    const double t = time_gemm(dev, s, o);
+  while (state.KeepRunningBatch(reps)) {
+    const double t = time_gemms(dev, *timer, s, o, reps) * reps;  // the whole loop: `reps` iterations
     state.SetIterationTime(t);
     total += t;
   }
   const double gflops = s.flops() * static_cast<double>(state.iterations()) / total / 1e9;
   state.counters["GFLOPS"] = gflops;
+  state.counters["gemms_per_loop"] = reps;
   if (ceiling) state.counters["pct_of_ceiling"] = 100.0 * gflops / ceil_gflops;
   if (peak_gflops > 0.0) state.counters["pct_of_peak"] = 100.0 * gflops / peak_gflops;
 }
@@ -189,6 +209,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "# bench_gemm: cuBLAS rows skipped (%s)\n",
                    cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");
     }
+    std::fprintf(stderr, "# bench_gemm: timed per GEMM over loops of back-to-back GEMMs (~%.0f ms a loop; CUDA: "
+                 "between two events)\n", kLoopSeconds * 1e3);
     std::fprintf(stderr, "# bench_gemm: batch %d, %d BLAS thread(s), ceiling = square sgemm %d^3; cpu: %s\n",
                  cfg.batch, cfg.threads, cfg.ceiling_n, devices.front()->name().c_str());
     benchmark::RunSpecifiedBenchmarks();

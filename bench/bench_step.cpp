@@ -37,8 +37,8 @@ class StepGemms {
  public:
   StepGemms(const MlpSpec& spec, int batch)
       : spec_(spec), layout_(spec), batch_(batch),
-        params_(static_cast<size_t>(layout_.n_params()), 0.01f),
-        grads_(static_cast<size_t>(layout_.n_params()), 0.0f),
+        params_(static_cast<size_t>(layout_.param_buffer_count()), 0.01f),
+        grads_(static_cast<size_t>(layout_.grad_buffer_count()), 0.0f),
         x_(static_cast<size_t>(batch) * spec.in_width(), 0.5f),
         da_(static_cast<size_t>(batch) * spec.max_width(), 0.01f),
         db_(static_cast<size_t>(batch) * spec.max_width(), 0.01f) {

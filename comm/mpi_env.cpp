@@ -31,11 +31,9 @@ MpiEnv::MpiEnv(int* argc, char*** argv) {
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size_));
 
-  MPI_Comm local;
-  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
-  MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
-  MPI_CHECK(MPI_Comm_size(local, &local_size_));
-  MPI_CHECK(MPI_Comm_free(&local));
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_));
+  MPI_CHECK(MPI_Comm_rank(local_, &local_rank_));
+  MPI_CHECK(MPI_Comm_size(local_, &local_size_));
   // Nodes = number of ranks that are local rank 0.
   int leader = local_rank_ == 0 ? 1 : 0;
   MPI_CHECK(MPI_Allreduce(&leader, &n_nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
@@ -53,7 +51,9 @@ MpiEnv::MpiEnv(int* argc, char*** argv) {
 MpiEnv::~MpiEnv() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
+  MPI_Finalize();
 }
 
 void MpiEnv::abort(int code) const {

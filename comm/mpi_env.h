@@ -31,6 +31,9 @@ class MpiEnv {
   int local_size() const { return local_size_; }
   int n_nodes() const { return n_nodes_; }
   const std::string& host() const { return host_; }
+  // This node's ranks (MPI_Comm_split_type SHARED), in local-rank order; kept for the node's
+  // GPU check and freed before MPI_Finalize.
+  MPI_Comm node_comm() const { return local_; }
   // "Open MPI v4.1.4, ..." — MPI_Get_library_version's first line.
   const std::string& library_version() const { return library_version_; }
   // apply_heap_policy()'s answer: "on (...)" or "off (...)".
@@ -41,6 +44,7 @@ class MpiEnv {
 
  private:
   int rank_ = 0, world_size_ = 1, local_rank_ = 0, local_size_ = 1, n_nodes_ = 1;
+  MPI_Comm local_ = MPI_COMM_NULL;
   std::string host_, library_version_, heap_policy_;
 };
 

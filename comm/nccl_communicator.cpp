@@ -4,11 +4,14 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "inflight.h"
 #include "models/cuda/cuda_check.h"
 #include "mpi_check.h"
 #include "watchdog.h"
@@ -27,11 +30,12 @@ class NcclCommunicator;
 
 class NcclWork final : public Work {
  public:
-  NcclWork(NcclCommunicator& c, cudaEvent_t done) : c_(c), done_(done) {}
+  NcclWork(NcclCommunicator& c, uint64_t seq, cudaEvent_t done) : c_(c), seq_(seq), done_(done) {}
   void wait() override;
 
  private:
   NcclCommunicator& c_;
+  uint64_t seq_;  // this all-reduce's own number: what the watchdog names, not the latest launch
   cudaEvent_t done_;
 };
 
@@ -48,9 +52,19 @@ class NcclCommunicator final : public Communicator {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
   }
+  // Unchecked calls: a destructor must not throw. Unwinding from an error (a failed peer, a
+  // timeout already handled), the peers may never finish this rank's collectives, and a
+  // synchronise + ncclCommDestroy would block on them until the watchdog ends the job; abort
+  // instead, which returns at once. On a normal exit everything has drained.
   ~NcclCommunicator() override {
-    cudaStreamSynchronize(stream_);
-    ncclCommDestroy(comm_);
+    if (comm_) {
+      if (std::uncaught_exceptions() > 0) {
+        ncclCommAbort(comm_);
+      } else {
+        cudaStreamSynchronize(stream_);
+        ncclCommDestroy(comm_);
+      }
+    }
     for (auto& e : events_) {
       cudaEventDestroy(e.ready);
       cudaEventDestroy(e.start);
@@ -76,7 +90,7 @@ class NcclCommunicator final : public Communicator {
     CUDA_CHECK(cudaEventRecord(ev.start, stream_));
     NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
     CUDA_CHECK(cudaEventRecord(ev.end, stream_));
-    return std::make_unique<NcclWork>(*this, ev.end);
+    return std::make_unique<NcclWork>(*this, ev.seq, ev.end);
   }
 
   // Device-side only: later compute (the SGD step) waits for the reduced gradients on the GPU;
@@ -92,15 +106,16 @@ class NcclCommunicator final : public Communicator {
   void drain() override {
     CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
     wait_event(comm_done_, launched_);
-    for (size_t i = 0; i < used_; ++i) {
-      float ms = 0.0f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
-      busy_s_ += ms * 1e-3;
-    }
-    used_ = 0;
+    completed_ = launched_;
+    recycle();
   }
 
-  uint64_t launched() const { return launched_; }
+  // A Work's wait: for all-reduce #seq only, named as such if it times out.
+  void wait_work(uint64_t seq, cudaEvent_t end) {
+    if (seq <= completed_) return;  // done, and its events may already serve a later launch
+    wait_event(end, seq);
+    completed_ = std::max(completed_, seq);
+  }
 
   double take_busy_seconds() override {
     drain();
@@ -136,31 +151,46 @@ class NcclCommunicator final : public Communicator {
     });
   }
 
-  // The sequence number of this step's first all-reduce whose end event has not fired (the one
-  // the host waits on, as far as the peers' heartbeats are concerned); last_seq when all have.
+  // The sequence number of the all-reduce a wait for #last_seq is held up by (inflight.h: the
+  // first not done of #last_seq and those before it, as far as the peers' heartbeats are
+  // concerned); last_seq when all of them are done.
   uint64_t first_unfinished(uint64_t last_seq) const {
-    for (size_t i = 0; i < used_; ++i) {
-      if (cudaEventQuery(events_[i].end) == cudaErrorNotReady) return events_[i].seq;
-    }
-    return last_seq;
+    const auto i = holding_up(in_flight(), last_seq);
+    return i ? events_[*i].seq : last_seq;
   }
   std::string describe_unfinished(uint64_t last_seq) const {
-    for (size_t i = 0; i < used_; ++i) {
-      if (cudaEventQuery(events_[i].end) == cudaErrorNotReady) {
-        return describe_allreduce(events_[i].seq, events_[i].data, events_[i].count);
-      }
-    }
+    const auto i = holding_up(in_flight(), last_seq);
+    if (i) return describe_allreduce(events_[*i].seq, events_[*i].data, events_[*i].count);
     return "all-reduce #" + std::to_string(last_seq);
   }
 
  private:
+  std::vector<InFlight> in_flight() const {
+    std::vector<InFlight> v;
+    for (size_t i = 0; i < used_; ++i) v.push_back({events_[i].seq, cudaEventQuery(events_[i].end) != cudaErrorNotReady});
+    return v;
+  }
+
+  // Every launched all-reduce is done: add their durations to the busy time, free their events.
+  void recycle() {
+    for (size_t i = 0; i < used_; ++i) {
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
+      busy_s_ += ms * 1e-3;
+    }
+    used_ = 0;
+  }
+
   struct Events {
     cudaEvent_t ready, start, end;
     uint64_t seq = 0;  // which all-reduce used them last, for the watchdog's message
     const float* data = nullptr;
     size_t count = 0;
   };
+  // A caller that waits on each all-reduce's Work and never drains (blocking all-reduces) gets
+  // the pool back once everything launched is known done, instead of a new set per call.
   Events& next_events() {
+    if (used_ > 0 && completed_ == launched_) recycle();
     if (used_ == events_.size()) {
       Events e{};
       CUDA_CHECK(cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming));
@@ -174,6 +204,7 @@ class NcclCommunicator final : public Communicator {
   int rank_ = 0, size_ = 1;
   CollectiveWatchdog* watchdog_ = nullptr;
   uint64_t launched_ = 0;  // all-reduces launched: the gradients channel's sequence number
+  uint64_t completed_ = 0;  // every all-reduce up to this one is known done
   ncclComm_t comm_ = nullptr;
   cudaStream_t compute_ = nullptr, stream_ = nullptr;
   cudaEvent_t comm_done_ = nullptr;
@@ -182,7 +213,7 @@ class NcclCommunicator final : public Communicator {
   double busy_s_ = 0.0;
 };
 
-void NcclWork::wait() { c_.wait_event(done_, c_.launched()); }
+void NcclWork::wait() { c_.wait_work(seq_, done_); }
 
 }  // namespace
 

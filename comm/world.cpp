@@ -24,6 +24,9 @@ class SingleWorld final : public World {
   void barrier() override {}
   double max_over_ranks(double v) override { return v; }
   std::vector<unsigned char> all_gather_bytes(const void* mine, size_t nbytes) override { return copy(mine, nbytes); }
+  std::vector<unsigned char> node_all_gather_bytes(const void* mine, size_t nbytes) override {
+    return copy(mine, nbytes);
+  }
   std::vector<unsigned char> gather_bytes_to_root(const void* mine, size_t nbytes) override {
     return copy(mine, nbytes);
   }
@@ -71,6 +74,14 @@ class MpiWorld final : public World {
     MPI_CHECK(MPI_Iallgather(mine, static_cast<int>(nbytes), MPI_BYTE, all.data(), static_cast<int>(nbytes), MPI_BYTE,
                              MPI_COMM_WORLD, &r));
     wait(r, "all-gather");
+    return all;
+  }
+  std::vector<unsigned char> node_all_gather_bytes(const void* mine, size_t nbytes) override {
+    std::vector<unsigned char> all(nbytes * static_cast<size_t>(local_size()));
+    MPI_Request r;
+    MPI_CHECK(MPI_Iallgather(mine, static_cast<int>(nbytes), MPI_BYTE, all.data(), static_cast<int>(nbytes), MPI_BYTE,
+                             env_.node_comm(), &r));
+    wait(r, "node all-gather");
     return all;
   }
   std::vector<unsigned char> gather_bytes_to_root(const void* mine, size_t nbytes) override {

@@ -30,6 +30,9 @@ class World {
   virtual double max_over_ranks(double v) = 0;
   // Every rank's bytes, in rank order, on every rank (every rank passes the same nbytes).
   virtual std::vector<unsigned char> all_gather_bytes(const void* mine, size_t nbytes) = 0;
+  // Every rank of this node's bytes, in local-rank order, on each of them (every rank of the
+  // world calls it; each node gathers among its own ranks).
+  virtual std::vector<unsigned char> node_all_gather_bytes(const void* mine, size_t nbytes) = 0;
   // Rank 0 receives every rank's bytes in rank order; the others receive nothing.
   virtual std::vector<unsigned char> gather_bytes_to_root(const void* mine, size_t nbytes) = 0;
 
@@ -51,6 +54,11 @@ class World {
   std::vector<T> all_gather(const T& mine) {
     static_assert(std::is_trivially_copyable_v<T>);
     return unpack<T>(all_gather_bytes(&mine, sizeof(T)));
+  }
+  template <class T>
+  std::vector<T> node_all_gather(const T& mine) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return unpack<T>(node_all_gather_bytes(&mine, sizeof(T)));
   }
   // Rank 0 gets every rank's vector (all of the same length), the others an empty result.
   template <class T>

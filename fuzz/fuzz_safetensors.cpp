@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     const std::vector<float> params = load_checkpoint(path, layout);
-    fuzz::require(static_cast<int64_t>(params.size()) == layout.n_params());
+    fuzz::require(static_cast<int64_t>(params.size()) == layout.param_buffer_count());
   } catch (const InputError&) {
   }
   return 0;

@@ -50,6 +50,9 @@ class Device {
                     int lda, const float* b, int ldb, float beta, float* c, int ldc) = 0;
   // out[cols] = Σ_rows A[rows, cols] (the bias gradient), overwriting out.
   virtual void column_sum(const float* a, int rows, int cols, float* out) = 0;
+  // y[0, n) += x[0, n) (BLAS saxpy, α = 1): one rounding of x + y per element, exact in every
+  // math mode (a 1×n×1 GEMM would round x to TF32 first under --tf32).
+  virtual void add(float* y, const float* x, int n) = 0;
 
   // --- element-wise (elementwise.h) ---
   // y[r, c] = act(y[r, c] + bias[c]) with act = ReLU or identity; one pass.

@@ -4,6 +4,7 @@
 #include "cpu/cpu_device.h"
 #include "device.h"
 #include "errors.h"
+#include "gpu_uuid.h"
 #if DPSCALE_HAVE_CUDA
 #include "cuda/cuda_device.h"
 #endif
@@ -19,6 +20,14 @@ int cuda_device_count() {
   return cuda_visible_devices();
 #else
   return 0;
+#endif
+}
+
+std::vector<GpuUuid> cuda_gpu_uuids() {
+#if DPSCALE_HAVE_CUDA
+  return cuda_visible_uuids();
+#else
+  return {};
 #endif
 }
 

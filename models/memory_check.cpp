@@ -30,7 +30,7 @@ std::optional<uint64_t> mlp_bytes(const MlpSpec& spec, int64_t max_batch, bool m
   uint64_t params = 0, act_floats = 0;
   for (int l = 0; l < spec.n_layers(); ++l) {
     const uint64_t in = static_cast<uint64_t>(spec.widths[l]), out = static_cast<uint64_t>(spec.widths[l + 1]);
-    params += in * out + out;
+    params += in * out + out + 2 * 63;  // and at most 63 floats of padding before each tensor (param_layout.h)
     const auto act = checked_mul(batch, out);
     if (!act) return std::nullopt;
     const auto sum = checked_add(act_floats, *act);

@@ -8,6 +8,7 @@
 //   input     dX[B,in]  = dY[B,out] · W[out,in]        gemm(N, N), β = 0
 #include "mlp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -22,27 +23,26 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
       spec_(std::move(spec)),
       layout_(spec_),
       max_batch_(max_batch),
-      params_(dev, static_cast<size_t>(layout_.n_params())),
+      params_(dev, static_cast<size_t>(layout_.param_buffer_count())),
       grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
       dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
       dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
-      loss_mean_(dev, 5) {
+      loss_mean_(dev, 4) {
   if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
   for (int l = 0; l < spec_.n_layers(); ++l) {
     acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
   }
+  // Zero once, padding included: nothing writes the padding afterwards, so it stays zero in the
+  // all-reduces, the SGD loop, the finite checks and the checksums.
+  dev_.fill(params_.data(), 0.0f, layout_.param_buffer_count());
   dev_.fill(grads_.data(), 0.0f, layout_.grad_buffer_count());
   dev_.fill(loss_mean_.data(), 0.0f, 4);
-  dev_.fill(loss_mean_.data() + 4, 1.0f, 1);
 }
 
-void Mlp::add_into(float* dst, const float* src, int n) {
-  // C[1,n] = 1 · A[1,1] · B[1,n] + 1 · C with A = the constant 1.0f: no new device kernel.
-  dev_.gemm(false, false, 1, n, 1, 1.0f, loss_mean_.data() + 4, 1, src, n, 1.0f, dst, n);
-}
+void Mlp::add_into(float* dst, const float* src, int n) { dev_.add(dst, src, n); }
 
 void Mlp::init_params(uint64_t seed) {
-  std::vector<float> host(static_cast<size_t>(layout_.n_params()));
+  std::vector<float> host(static_cast<size_t>(layout_.param_buffer_count()), 0.0f);
   for (const FlatTensor& t : layout_.tensors()) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(spec_.widths[t.layer]));
     const CounterRng rng(seed, 2 * static_cast<uint64_t>(t.layer) + (t.is_bias ? 1 : 0));
@@ -53,16 +53,21 @@ void Mlp::init_params(uint64_t seed) {
 }
 
 std::vector<float> Mlp::params_to_host() {
-  std::vector<float> host(static_cast<size_t>(layout_.n_params()));
+  std::vector<float> host(static_cast<size_t>(layout_.param_buffer_count()));
   dev_.download(host.data(), params_.data(), host.size() * sizeof(float));
   return host;
 }
 
 void Mlp::params_from_host(const std::vector<float>& host) {
-  if (static_cast<int64_t>(host.size()) != layout_.n_params()) {
+  if (static_cast<int64_t>(host.size()) != layout_.param_buffer_count()) {
     throw std::invalid_argument("Mlp::params_from_host: size mismatch");
   }
-  dev_.upload(params_.data(), host.data(), host.size() * sizeof(float));
+  // Only the tensors are taken: the padding stays zero whatever the caller's copy holds there.
+  std::vector<float> clean(host.size(), 0.0f);
+  for (const FlatTensor& t : layout_.tensors()) {
+    std::copy(host.begin() + t.offset, host.begin() + t.offset + t.count, clean.begin() + t.offset);
+  }
+  dev_.upload(params_.data(), clean.data(), clean.size() * sizeof(float));
   velocity_ = DeviceBuffer<float>();  // momentum restarts with new weights
 }
 
@@ -122,16 +127,21 @@ void Mlp::backward(const float* x, int batch, GradListener* listener, bool accum
   }
 }
 
+void Mlp::allocate_optimizer_state(const SgdConfig& cfg) {
+  if (cfg.momentum > 0.0f && velocity_.size() == 0) {
+    velocity_ = DeviceBuffer<float>(dev_, static_cast<size_t>(layout_.param_buffer_count()));
+    dev_.fill(velocity_.data(), 0.0f, layout_.param_buffer_count());
+  }
+}
+
 void Mlp::sgd_step(const SgdConfig& cfg) {
   float* v = nullptr;
   if (cfg.momentum > 0.0f) {
-    if (velocity_.size() == 0) {
-      velocity_ = DeviceBuffer<float>(dev_, static_cast<size_t>(layout_.n_params()));
-      dev_.fill(velocity_.data(), 0.0f, layout_.n_params());
-    }
+    allocate_optimizer_state(cfg);
     v = velocity_.data();
   }
-  dev_.sgd(params_.data(), grads_.data(), v, layout_.n_params(), cfg.lr, cfg.momentum,
+  // Over the padding too (one loop): zero gradient, zero parameter, zero velocity stay zero.
+  dev_.sgd(params_.data(), grads_.data(), v, layout_.param_buffer_count(), cfg.lr, cfg.momentum,
            cfg.weight_decay);
 }
 
@@ -142,9 +152,17 @@ float Mlp::loss_mean() {
 }
 
 StepLosses Mlp::read_losses() {
+  queue_losses();
+  return take_losses();
+}
+
+void Mlp::queue_losses() {
   // The slot is copied beside the mean and the flag on the device, so one download (one wait)
   // reads all three.
   dev_.copy(loss_mean_.data() + 1, grads_.data() + layout_.loss_slot(), sizeof(float));
+}
+
+StepLosses Mlp::take_losses() {
   float v[3] = {0.0f, 0.0f, 0.0f};
   dev_.download(v, loss_mean_.data(), sizeof v);
   return StepLosses{v[1], v[0], v[2] != 0.0f};
@@ -155,7 +173,9 @@ void Mlp::check_grads_finite() {
   dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + 2);
 }
 
-void Mlp::check_params_finite() { dev_.flag_nonfinite(params_.data(), layout_.n_params(), loss_mean_.data() + 2); }
+void Mlp::check_params_finite() {
+  dev_.flag_nonfinite(params_.data(), layout_.param_buffer_count(), loss_mean_.data() + 2);
+}
 
 std::string Mlp::describe_nonfinite() {
   std::vector<float> g(static_cast<size_t>(layout_.grad_buffer_count()));

@@ -49,12 +49,16 @@ class Mlp {
   int max_batch() const { return max_batch_; }
 
   float* params() { return params_.data(); }
-  float* grads() { return grads_.data(); }  // n_params + 1 (the loss slot)
+  // Both laid out by layout(): param_buffer_count() floats, padding included; grads() has the
+  // loss slot after them.
+  float* grads() { return grads_.data(); }
 
   // nn.Linear's default init: weights and biases of layer i uniform in ±1/sqrt(in_i), drawn
   // from CounterRng(seed, stream = 2i for the weight, 2i+1 for the bias), element j = index j
   // in row-major order. Independent of world size, rank and backend.
   void init_params(uint64_t seed);
+  // Host copies are the flat buffer itself (param_buffer_count() floats, tensors at their layout
+  // offsets, zeros between); params_from_host takes only the tensors, so the padding stays zero.
   std::vector<float> params_to_host();
   void params_from_host(const std::vector<float>& host);
 
@@ -70,6 +74,9 @@ class Mlp {
   // column sum) instead of overwriting them.
   void backward(const float* x, int batch, GradListener* listener, bool accumulate = false);
   void sgd_step(const SgdConfig& cfg);
+  // Allocates what sgd_step(cfg) keeps between steps (the momentum buffer), so the first
+  // update allocates nothing (on CUDA a cudaMalloc, which synchronises the device).
+  void allocate_optimizer_state(const SgdConfig& cfg);
 
   // Non-finite detection (finite_check.h), queued on the device, read by read_losses() in the
   // same download as the losses, so checking costs one read-only pass per buffer and no wait.
@@ -83,8 +90,13 @@ class Mlp {
 
   float loss_mean();       // waits for the device
   float loss_slot_value();  // waits for the device
-  // Both at once, with one wait: what a training step reads.
+  // Both at once, with one wait: what a training step reads. = queue_losses() + take_losses().
   StepLosses read_losses();
+  // The two halves, so a step can queue the copy of the slot, then wait on the host for other
+  // things (the communicator's drain), then download: queue_losses() queues a device copy of
+  // the slot beside the mean and the flag; take_losses() downloads the three (waits).
+  void queue_losses();
+  StepLosses take_losses();
   // Correct predictions of the last forward against labels (waits).
   int64_t count_correct(const int32_t* labels, int batch);
 
@@ -98,8 +110,8 @@ class Mlp {
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
   DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot,
                                           // [2] the non-finite flag (1 when a check found one),
-                                          // [3] a micro-batch's scaled loss, [4] 1.0f
-  // dst[0..n) += src[0..n) on the device, as a 1×n GEMM with β = 1 (exact: 1·x + y).
+                                          // [3] a micro-batch's scaled loss
+  // dst[0..n) += src[0..n) on the device (Device::add: exact under TF32 too).
   void add_into(float* dst, const float* src, int n);
   const float* last_input_ = nullptr;
 };

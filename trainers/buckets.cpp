@@ -35,14 +35,15 @@ std::vector<Bucket> assign_buckets(const ParamLayout& layout, double bucket_cap_
     limit = cap;  // only the first bucket uses the first-bucket limit
   };
   for (const FlatTensor& t : layout.tensors()) {
-    if (rule == BucketRule::strict && open && cur.nbytes() + t.nbytes() > limit) close();
+    if (rule == BucketRule::strict && open && cur.payload_bytes() + t.nbytes() > limit) close();
     if (!open) {
-      cur = Bucket{t.index, t.index, t.offset, 0};
+      cur = Bucket{t.index, t.index, t.offset, 0, 0};
       open = true;
     }
     cur.last_tensor = t.index;
-    cur.count += t.count;
-    if (cur.nbytes() >= limit) close();  // full, or one tensor at least as large as the cap
+    cur.count = t.offset + t.count - cur.offset;  // through the padding before t
+    cur.payload += t.count;
+    if (cur.payload_bytes() >= limit) close();  // full, or one tensor at least as large as the cap
   }
   if (open) buckets.push_back(cur);
   return buckets;

@@ -5,7 +5,10 @@
 // early), every later one at bucket_cap_mb (default 25 MiB). Unlike PyTorch, which closes a
 // bucket only after it has overflowed, a bucket here never exceeds its cap: a tensor that would
 // overflow it starts the next bucket, and a tensor larger than the cap sits alone in its own.
-// Because the flat buffer is in backward order, every bucket is one contiguous slice.
+// Because the flat buffer is in backward order, every bucket is one contiguous slice. The caps
+// are judged on the tensors' own bytes, as PyTorch judges them, so padding never moves a
+// boundary; the slice a bucket all-reduces also holds the layout's zero padding between its
+// tensors (under 256 bytes a tensor), since one call needs one contiguous range.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +23,11 @@ struct Bucket {
   int first_tensor = 0;  // indices into ParamLayout::tensors(), inclusive
   int last_tensor = 0;
   int64_t offset = 0;    // floats into the gradient buffer
-  int64_t count = 0;     // floats (the tensors only; the loss slot is not counted)
+  int64_t count = 0;     // floats of the slice: its tensors and the padding between them
+                         // (not the loss slot); what its all-reduce sends
+  int64_t payload = 0;   // floats of its tensors alone: what the caps are judged on
   int64_t nbytes() const { return count * static_cast<int64_t>(sizeof(float)); }
+  int64_t payload_bytes() const { return payload * static_cast<int64_t>(sizeof(float)); }
   int n_tensors() const { return last_tensor - first_tensor + 1; }
 };
 

@@ -19,7 +19,7 @@ GradSync::~GradSync() {
 std::string GradSync::name_allreduce(const float* data, size_t count) const {
   const ParamLayout& layout = model_.layout();
   const int64_t begin = data - model_.grads();
-  const int64_t end = std::min<int64_t>(begin + static_cast<int64_t>(count), layout.n_params());  // not the slot
+  const int64_t end = std::min<int64_t>(begin + static_cast<int64_t>(count), layout.param_buffer_count());  // not the slot
   std::vector<std::string> names;
   for (const FlatTensor& t : layout.tensors()) {
     if (t.offset < end && t.offset + t.count > begin) names.push_back(t.name());
@@ -36,6 +36,10 @@ void GradSync::finish() {
   timer_->start();  // queued after backward: the interval begins when backward has drained
   complete();
   timer_->stop();
+}
+
+void GradSync::drain() {
+  if (!comm_) return;
   comm_->drain();  // outside the interval: the host checks on the collectives once per step
   ++steps_done_;
 }

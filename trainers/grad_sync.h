@@ -10,7 +10,9 @@
 //
 // finish() is the same for all: it times complete() on the device's compute stream (an
 // IntervalTimer: the host clock on the CPU, events on a GPU, never a host synchronisation inside
-// the interval), then lets the communicator drain. Which record field the measured wait fills
+// the interval). drain() then lets the communicator wait on the host; the loop calls it only
+// after it has queued the update and the loss copy, so on a GPU the stream has work while the
+// host polls and that idle is not booked as compute. Which record field the measured wait fills
 // (naive's comm_s, the others' exposed_comm_s) is the mode table's word (contract/modes.h).
 //
 // Gradients are already scaled by 1/global_batch in the loss, so after the sum all-reduce every
@@ -34,7 +36,9 @@ namespace dpscale {
 // What a strategy does per step, for the record.
 struct SyncStats {
   int calls_per_step = 0;
-  int64_t bytes_per_step = 0;        // all-reduced bytes, the 4-byte loss slot included
+  int64_t floats_per_step = 0;       // all-reduced elements, the loss slot included (and the
+                                     // layout's padding inside a fused buffer or a bucket)
+  int64_t bytes_per_step = 0;        // those in the wire format (fp32: 4 bytes each)
   std::optional<int> n_buckets;
   std::vector<int64_t> bucket_bytes;
   std::optional<double> bucket_cap_mb, first_bucket_mb;
@@ -47,6 +51,9 @@ class GradSync : public GradListener {
   // Returns when every gradient (and the loss slot) holds the mean over all ranks, as far as
   // compute queued afterwards can tell (on a GPU the host may return earlier).
   void finish();
+  // The host waits for this step's all-reduces (NCCL: polls its errors, recycles the events).
+  // Once per step, after finish() and after the step's later device work is queued.
+  void drain();
   virtual SyncStats stats() const = 0;
 
   // Seconds finish() waited since the last take: the whole all-reduce phase (naive) or the
@@ -68,7 +75,7 @@ class GradSync : public GradListener {
   std::string name_allreduce(const float* data, size_t count) const;
 
   std::unique_ptr<IntervalTimer> timer_;
-  std::atomic<int64_t> steps_done_{0};  // finish() calls, warm-up included
+  std::atomic<int64_t> steps_done_{0};  // drain() calls, warm-up included
 };
 
 // Elements one all-reduce covers: the tensors' `count`, plus the loss slot when the unit ends

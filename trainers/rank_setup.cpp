@@ -53,17 +53,14 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));
 
   DeviceOptions dopts = opts.device;
-  dopts.gpu_index = place.local_rank;
+  dopts.gpu_index = place.gpu_index >= 0 ? place.gpu_index : place.local_rank;
   s->device = make_device(dopts);
   if (s->device->backend() == Backend::cuda && mode_info(opts.mode).data_parallel) {
     // One rank per GPU: NCCL refuses two ranks on one device, and would say so only after
-    // every rank had joined the communicator. Say it here, before the first collective.
-    const int gpus = cuda_device_count();
-    if (place.local_size > gpus) {
-      throw InputError(std::to_string(place.local_size) + " ranks on this node but " + std::to_string(gpus) +
-                       " GPU(s) answer: run one rank per GPU (mpirun -np " + std::to_string(gpus) +
-                       " per node), or --backend cpu");
-    }
+    // every rank had joined the communicator. Say it here, before the first collective. Two
+    // ranks on one GPU, judged by UUID (gpu_choice.h), not by how many GPUs a rank sees: under
+    // a per-rank CUDA_VISIBLE_DEVICES each rank sees one, and that is right.
+    if (!place.gpu_conflict.empty()) throw InputError(place.gpu_conflict);
     check_comm_options(Backend::cuda, s->link, s->algo);
     check_grad_format(Backend::cuda, s->grad_format);
   }

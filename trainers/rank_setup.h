@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "contract/link_model.h"
 #include "comm/grad_format.h"
@@ -18,6 +19,10 @@ namespace dpscale {
 struct RankPlace {
   int rank = 0, world_size = 1;
   int local_rank = 0, local_size = 1;
+  // The GPU this rank takes (gpu_choice.h, from the UUIDs its node's ranks see): its CUDA device
+  // index, -1 for the local rank; a non-empty conflict refuses a data-parallel CUDA run.
+  int gpu_index = -1;
+  std::string gpu_conflict;
 };
 
 struct RankSetup {

@@ -27,6 +27,9 @@ class BucketedSync final : public GradSync {
     const size_t b = bucket_of_[static_cast<size_t>(t.index)];
     if (--pending_[b] > 0) return;
     const Bucket& bk = buckets_[b];
+    // The bucket's slice, with the layout's zero padding between its tensors: one call needs
+    // one contiguous range, and copying the tensors out and back (PyTorch's flat bucket) would
+    // cost two passes to save under 256 bytes a tensor.
     comm_->allreduce_sum(model_.grads() + bk.offset,
                          static_cast<size_t>(count_with_loss_slot(model_.layout(), bk.last_tensor, bk.count)));
   }
@@ -34,9 +37,13 @@ class BucketedSync final : public GradSync {
   SyncStats stats() const override {
     SyncStats s;
     s.calls_per_step = static_cast<int>(buckets_.size());
-    s.bytes_per_step = model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
     s.n_buckets = static_cast<int>(buckets_.size());
-    for (const Bucket& b : buckets_) s.bucket_bytes.push_back(b.nbytes());
+    s.floats_per_step = 1;  // the loss slot
+    for (const Bucket& b : buckets_) {
+      s.bucket_bytes.push_back(b.nbytes());  // what each all-reduce sends
+      s.floats_per_step += b.count;
+    }
+    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
     s.bucket_cap_mb = cap_mb_;
     s.first_bucket_mb = first_mb_;
     return s;

@@ -21,7 +21,8 @@ class InterleavedSync final : public GradSync {
   SyncStats stats() const override {
     SyncStats s;
     s.calls_per_step = static_cast<int>(model_.layout().tensors().size());
-    s.bytes_per_step = model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
+    s.floats_per_step = model_.layout().n_params() + 1;  // the tensors and the slot, no padding
+    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
     return s;
   }
 

@@ -20,7 +20,9 @@ class NaiveSync final : public GradSync {
     const ParamLayout& layout = model_.layout();
     SyncStats s;
     s.calls_per_step = fused_ ? 1 : static_cast<int>(layout.tensors().size());
-    s.bytes_per_step = layout.grad_buffer_count() * static_cast<int64_t>(sizeof(float));
+    // Per tensor: the tensors and the slot; fused: the whole buffer, its zero padding included.
+    s.floats_per_step = fused_ ? layout.grad_buffer_count() : layout.n_params() + 1;
+    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
     return s;
   }
 

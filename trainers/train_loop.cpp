@@ -23,6 +23,10 @@ bool checks_finite(const RankSetup& s, int64_t n) {
   return s.opts.finite_check_every > 0 && n % s.opts.finite_check_every == 0;
 }
 
+SgdConfig sgd_config(const TrainOptions& o) {
+  return SgdConfig{static_cast<float>(o.lr), static_cast<float>(o.momentum), static_cast<float>(o.weight_decay)};
+}
+
 }  // namespace
 
 // One optimizer step: --accum-steps N micro-batches (global batches step·N .. step·N + N-1),
@@ -68,13 +72,16 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
   // After the all-reduce, so every rank checks the same numbers and stops at the same step.
   if (check_finite) m.check_grads_finite();
   if (probe) probe->optimizer_begin();
-  if (update) m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
-                                   static_cast<float>(s.opts.weight_decay)});
+  if (update) m.sgd_step(sgd_config(s.opts));
   if (probe) probe->optimizer_end();
   if (check_finite) m.check_params_finite();
   // The slot was summed across ranks with the gradients: Σ_all rows loss / (N·B) = the global
-  // mean. One read per step (on a GPU, the step's one host wait; with N > 1, one per micro-batch).
-  StepLosses l = m.read_losses();
+  // mean. Its copy is queued before the host waits for the all-reduces (drain), so on a GPU the
+  // update and the copy run while the host polls; then one read per step (the step's host wait;
+  // with N > 1, one per micro-batch).
+  m.queue_losses();
+  sync.drain();
+  StepLosses l = m.take_losses();
   l.local = static_cast<float>((local_sum + l.local) / n_micro);
   return l;
 }
@@ -91,11 +98,16 @@ void throw_if_nonfinite(RankSetup& s, const StepLosses& l, const std::string& wh
 
 }  // namespace
 
-std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe* probe) {
+void warm_up(RankSetup& s, GradSync& sync) {
   for (int w = 0; w < s.opts.warmup_steps; ++w) {
     const StepLosses l = train_step(s, sync, w % s.steps_per_epoch, false, checks_finite(s, w), nullptr);
     throw_if_nonfinite(s, l, "warm-up step " + std::to_string(w + 1));
   }
+  s.model->allocate_optimizer_state(sgd_config(s.opts));
+}
+
+std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe* probe) {
+  warm_up(s, sync);
   s.device->synchronize();
   sync.take_wait_seconds();
   if (comm) comm->take_busy_seconds();

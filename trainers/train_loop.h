@@ -32,6 +32,11 @@ using PerRankEpochs = std::vector<std::vector<EpochStats>>;
 std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world,
                                      StepProbe* probe = nullptr);
 
+// The untimed steps before the epochs (--warmup-steps, no update; a non-finite value stops the
+// run as in training), and the optimizer's state allocated, so the first timed step allocates
+// nothing. run_training starts with it.
+void warm_up(RankSetup& s, GradSync& sync);
+
 // One step on global batch `batch_index`: forward, loss, backward with the strategy's sync,
 // finish, and the SGD update when `update`. Returns its losses. `check_finite`: also check the
 // gradients and weights for NaN/inf (--finite-check-every). `probe` may be null.

@@ -1,6 +1,7 @@
 // trainer_main.cpp — the flow described in trainer_main.h.
 #include "trainer_main.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -12,8 +13,10 @@
 
 #include "comm/world.h"
 #include "gemm_probe.h"
+#include "gpu_choice.h"
 #include "grad_sync.h"
 #include "models/errors.h"
+#include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
 #include "record_builder.h"
 #include "run_diagnosis.h"
@@ -97,6 +100,30 @@ std::optional<int> startup_check(World& world, const StartupReport& mine, const 
   return std::nullopt;
 }
 
+// Which GPU this rank takes: every local rank's visible GPU UUIDs, gathered over the node, and
+// the one assignment every rank computes from them (gpu_choice.h). Collective over the node; a
+// rank that cannot list its GPUs takes part with none, so the collective never goes unanswered.
+void choose_node_gpu(World& world, RankPlace& place) {
+  constexpr int kMaxGpus = 64;
+  struct Visible {
+    int32_t n = 0;
+    GpuUuid uuid[kMaxGpus] = {};
+  } mine;
+  try {
+    const std::vector<GpuUuid> uuids = cuda_gpu_uuids();
+    mine.n = static_cast<int32_t>(std::min<size_t>(uuids.size(), kMaxGpus));
+    std::copy(uuids.begin(), uuids.begin() + mine.n, mine.uuid);
+  } catch (const std::exception&) {
+    mine.n = 0;  // make_device then says what is wrong with this rank's GPUs
+  }
+  const std::vector<Visible> all = world.node_all_gather(mine);
+  std::vector<std::vector<GpuUuid>> visible;
+  for (const Visible& v : all) visible.emplace_back(v.uuid, v.uuid + v.n);
+  const GpuChoice c = choose_gpu(visible, place.local_rank);
+  place.gpu_index = c.device_index;
+  place.gpu_conflict = c.conflict;
+}
+
 // --link-dilation auto:TFLOPS: one F for all ranks, from the fastest rank's rate. The ranks probe
 // at the same time, as they compute in training, and a rank slowed by a passing disturbance
 // should not inflate every modelled link time of the run.
@@ -144,11 +171,11 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   auto sync = make_grad_sync(o, *s.model, comm.get());
   ctx.sync = sync->stats();
   if (comm) {
-    // issue 11: the wire format. Every strategy all-reduces the whole gradient buffer once a
-    // step; in 2-byte formats the loss slot alone stays fp32.
+    // The wire format. Every strategy all-reduces every gradient once a step; in 2-byte formats
+    // the loss slot alone stays fp32.
     comm->set_grad_format(s.grad_format, s.model->grads() + s.model->layout().loss_slot());
     if (s.grad_format != GradFormat::fp32) {
-      ctx.sync.bytes_per_step = (s.model->layout().grad_buffer_count() - 1) * grad_format_bytes(s.grad_format) +
+      ctx.sync.bytes_per_step = (ctx.sync.floats_per_step - 1) * grad_format_bytes(s.grad_format) +
                                 static_cast<int64_t>(sizeof(float));
     }
   }
@@ -242,8 +269,15 @@ int run_trainer(int argc, char** argv, Mode mode) {
     TrainOptions o;
     parse_options(argc, argv, mode, o);
     world->set_collective_timeout(o.collective_timeout_s);  // the start-up check is watched too
+    RankPlace place;
+    place.rank = world->rank();
+    place.world_size = world->size();
+    place.local_rank = world->local_rank();
+    place.local_size = world->local_size();
+    // Options parse alike on every rank (one argv), so either all ranks gather here or none do.
+    if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place);
     check_save_path(o);
-    s = set_up_rank(o, RankPlace{world->rank(), world->size(), world->local_rank(), world->local_size()});
+    s = set_up_rank(o, place);
     mine.checksum = checksum_floats(s->model->params_to_host());
     mine.fingerprint = options_fingerprint(o);
   } catch (const InputError& e) {

@@ -53,6 +53,7 @@ TriadResult run_triad(RankSetup& s, GradSync& sync, Communicator& comm, World& w
     sync.begin_step();
     for (const FlatTensor& t : m.layout().tensors()) sync.on_grad_ready(t);
     sync.finish();
+    sync.drain();
   });
   // What the triad's all-reduces added to the strategy's counters is not the run's.
   sync.take_wait_seconds();

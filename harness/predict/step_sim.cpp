@@ -58,9 +58,8 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
   switch (sync.mode) {
     case SyncMode::naive:
       if (sync.fused) {
-        int64_t all = 0;
-        for (const GradTensor& g : plan.tensors) all += g.nbytes;
-        ls.push_back({t_compute, all});
+        // The trainers' one call over the whole flat buffer, the layout's padding included.
+        ls.push_back({t_compute, ParamLayout(spec).param_buffer_count() * static_cast<int64_t>(sizeof(float))});
       } else {
         for (const GradTensor& g : plan.tensors) ls.push_back({t_compute, g.nbytes});
       }
@@ -69,7 +68,8 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
       for (const GradTensor& g : plan.tensors) ls.push_back({g.ready * t_compute, g.nbytes});
       break;
     case SyncMode::bucketed:
-      // The trainers' own assignment (the same function train_ddp_bucketed calls).
+      // The trainers' own assignment (the same function train_ddp_bucketed calls); each launch
+      // sends its bucket's slice, padding between tensors included.
       for (const Bucket& b : assign_buckets(ParamLayout(spec), sync.bucket_cap_mb, sync.first_bucket_mb)) {
         ls.push_back({plan.tensors[static_cast<size_t>(b.last_tensor)].ready * t_compute, b.nbytes()});
       }

@@ -42,9 +42,10 @@ CpuDevice::CpuDevice(int threads) {
 }
 
 void* CpuDevice::alloc_bytes(size_t nbytes) {
-  // 64-byte alignment: whole cache lines, and what AVX-512 loads like.
-  const size_t rounded = ((nbytes + 63) / 64) * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  // 256-byte alignment, as cudaMalloc gives: with the layout's 256-byte tensor offsets every
+  // tensor then starts on whole cache lines (and what AVX-512 loads like) on this backend too.
+  const size_t rounded = ((nbytes + 255) / 256) * 256;
+  void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
   if (!p) throw std::bad_alloc();
   return p;
 }
@@ -61,6 +62,8 @@ void CpuDevice::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alph
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+
+void CpuDevice::add(float* y, const float* x, int n) { cblas_saxpy(n, 1.0f, x, 1, y, 1); }
 
 void CpuDevice::column_sum(const float* a, int rows, int cols, float* out) {
   // Row after row, so A is streamed once in memory order and the inner loop vectorises.

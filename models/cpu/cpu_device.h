@@ -25,6 +25,7 @@ class CpuDevice final : public Device {
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
             const float* b, int ldb, float beta, float* c, int ldc) override;
   void column_sum(const float* a, int rows, int cols, float* out) override;
+  void add(float* y, const float* x, int n) override;
   void bias_act(float* y, const float* bias, int rows, int cols, bool relu) override;
   void relu_backward(float* dx, const float* y, int64_t n) override;
   void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,

@@ -8,6 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include "../errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
@@ -78,6 +80,10 @@ class CudaDevice final : public Device {
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSgemv(blas_, CUBLAS_OP_N, cols, rows, &one, a, cols, ones_, 1, &zero, out, 1));
   }
+  void add(float* y, const float* x, int n) override {
+    const float one = 1.0f;
+    CUBLAS_CHECK(cublasSaxpy(blas_, n, &one, x, 1, y, 1));
+  }
   void bias_act(float* y, const float* bias, int rows, int cols, bool relu) override {
     cuda::bias_act(y, bias, rows, cols, relu, stream_);
   }
@@ -141,6 +147,19 @@ int cuda_visible_devices() {
     return 0;
   }
   return n;
+}
+
+std::vector<GpuUuid> cuda_visible_uuids() {
+  std::vector<GpuUuid> out;
+  const int n = cuda_visible_devices();
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, i));
+    GpuUuid u{};
+    std::memcpy(u.data(), prop.uuid.bytes, u.size());
+    out.push_back(u);
+  }
+  return out;
 }
 
 double cuda_fp32_peak_gflops(int index) {

@@ -6,11 +6,14 @@
 #include <memory>
 
 #include "../device.h"
+#include "../gpu_uuid.h"
 
 namespace dpscale {
 
 // Number of CUDA devices that answer; 0 when there is no driver or no GPU (never throws).
 int cuda_visible_devices();
+// The UUIDs of the CUDA devices that answer, in device order (none when none answers).
+std::vector<GpuUuid> cuda_visible_uuids();
 // GPU `index`'s fp32 peak in GFLOP/s: SMs × fp32 lanes per SM × 2 (an FMA is two flops) × the
 // peak SM clock the driver reports. 0 where this file does not know the architecture's lanes.
 double cuda_fp32_peak_gflops(int index);

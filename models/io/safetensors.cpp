@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "models/io/atomic_file.h"
@@ -96,6 +97,9 @@ StFile read_safetensors(const std::string& path) {
 
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params) {
+  if (static_cast<int64_t>(params.size()) != layout.param_buffer_count()) {
+    throw std::invalid_argument("save_checkpoint: the parameters are not the layout's flat buffer");
+  }
   // Never a checkpoint that would only poison the next run's --init.
   if (const std::string bad = describe_first_nonfinite(layout, params.data()); !bad.empty()) {
     throw InputError("--save '" + path + "': refusing to write non-finite weights: " + bad);
@@ -128,7 +132,7 @@ void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLa
 std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& layout) {
   StFile f = read_safetensors(path);
   const std::string where = "--init '" + path + "'";
-  std::vector<float> params(static_cast<size_t>(layout.n_params()));
+  std::vector<float> params(static_cast<size_t>(layout.param_buffer_count()), 0.0f);  // padding zero
   for (const FlatTensor& t : layout.tensors()) {
     auto it = f.tensors.find(t.name());
     if (it == f.tensors.end()) throw InputError(where + ": tensor '" + t.name() + "' is missing");

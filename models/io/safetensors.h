@@ -31,11 +31,12 @@ struct StFile {
 // no overlaps or holes). Throws InputError naming the file and the problem.
 StFile read_safetensors(const std::string& path);
 
-// Writes the model's parameters (host copy of the flat buffer) atomically.
+// Writes the model's parameters (host copy of the flat buffer, param_buffer_count() floats)
+// atomically; the file holds the tensors packed, the buffer's padding is not written.
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params);
 
-// Reads a checkpoint into a flat host buffer laid out as `layout`; every tensor of the model
+// Reads a checkpoint into a flat host buffer laid out as `layout` (padding zero); every tensor of the model
 // must be present with the right shape and dtype F32, and no other tensor may be.
 std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& layout);
 

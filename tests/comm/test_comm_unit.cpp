@@ -1,6 +1,7 @@
 // test_comm_unit.cpp — the arithmetic around the all-reduce, no MPI needed: algbw/busbw,
 // rank 0's traffic, the α-β link model against the textbook's own numbers, algorithm names,
-// and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list.
+// and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list;
+// which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "allreduce_options.h"
 #include "allreduce_table.h"
 #include "comm/allreduce_algos.h"
+#include "comm/inflight.h"
 #include "contract/link_model.h"
 #include "gemm_shapes.h"
 #include "models/errors.h"
@@ -256,6 +258,22 @@ TEST(BenchTable, CollapseWarning) {
   const std::string out(text, len);
   free(text);
   EXPECT_NE(out.find(w[0]), std::string::npos) << "the warning is not in the printed table";
+}
+
+// A wait for all-reduce #w names the first not-done one of #w and those before it; never a
+// later launch, which the host is not waiting for. Seen by a Work's wait while later
+// all-reduces are queued: #3 done, #4 and #5 running, a wait for #3 that has not yet seen it.
+TEST(InFlightNaming, AWaitNamesItsOwnAllreduceNotALaterLaunch) {
+  const std::vector<InFlight> q = {{1, true}, {2, true}, {3, true}, {4, false}, {5, false}};
+  EXPECT_EQ(holding_up(q, 3), std::nullopt) << "#3 and before are done: the wait names #3 itself";
+  // The step's drain waits for the latest launch: the first not done is #4.
+  ASSERT_TRUE(holding_up(q, 5).has_value());
+  EXPECT_EQ(q[*holding_up(q, 5)].seq, 4u);
+  // FIFO: a wait for #3 is held up by an earlier #2 that has not finished.
+  const std::vector<InFlight> r = {{1, true}, {2, false}, {3, false}, {4, false}};
+  ASSERT_TRUE(holding_up(r, 3).has_value());
+  EXPECT_EQ(r[*holding_up(r, 3)].seq, 2u);
+  EXPECT_EQ(holding_up({}, 7), std::nullopt);
 }
 
 }  // namespace

@@ -68,10 +68,13 @@ void expect_input_error(F&& f, const std::string& needle) {
 }
 
 // Parameters with awkward bit patterns: a bit-exact round trip must keep all of them.
-std::vector<float> awkward_params(int64_t n) {
-  std::vector<float> p(static_cast<size_t>(n));
+// Laid out as the model's flat buffer: the tensors at their offsets, zeros in the padding.
+std::vector<float> awkward_params(const ParamLayout& layout) {
+  std::vector<float> p(static_cast<size_t>(layout.param_buffer_count()), 0.0f);
   const CounterRng r(5, 5);
-  for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = r.normal(static_cast<uint64_t>(i));
+  for (const FlatTensor& t : layout.tensors()) {
+    for (int64_t i = t.offset; i < t.offset + t.count; ++i) p[static_cast<size_t>(i)] = r.normal(static_cast<uint64_t>(i));
+  }
   p[0] = -0.0f;
   p[1] = std::numeric_limits<float>::denorm_min();
   p[2] = std::numeric_limits<float>::max();
@@ -84,7 +87,7 @@ using ModelsSafetensors = TempDir;
 TEST_F(ModelsSafetensors, SaveLoadRoundTripIsBitExact) {
   const MlpSpec spec{"custom", {7, 5, 3}};
   const ParamLayout layout(spec);
-  const std::vector<float> p = awkward_params(layout.n_params());
+  const std::vector<float> p = awkward_params(layout);
   save_checkpoint(path("w.safetensors"), spec, layout, p);
   const std::vector<float> q = load_checkpoint(path("w.safetensors"), layout);
   ASSERT_EQ(q.size(), p.size());
@@ -103,7 +106,7 @@ TEST_F(ModelsSafetensors, SaveLoadRoundTripIsBitExact) {
 TEST_F(ModelsSafetensors, FileLayoutFollowsTheFormat) {
   const MlpSpec spec{"custom", {6, 4, 3, 2}};
   const ParamLayout layout(spec);
-  const std::vector<float> p = awkward_params(layout.n_params());
+  const std::vector<float> p = awkward_params(layout);
   save_checkpoint(path("w.safetensors"), spec, layout, p);
   const std::vector<char> b = slurp(path("w.safetensors"));
   ASSERT_GE(b.size(), 8u);
@@ -120,7 +123,7 @@ TEST_F(ModelsSafetensors, FileLayoutFollowsTheFormat) {
   ASSERT_TRUE(h.is_object());
   const char* buffer = b.data() + 8 + n;
   const uint64_t buffer_size = b.size() - 8 - n;
-  EXPECT_EQ(buffer_size, static_cast<uint64_t>(layout.n_params()) * 4);
+  EXPECT_EQ(buffer_size, static_cast<uint64_t>(layout.n_params()) * 4);  // packed: no padding in the file
 
   std::set<std::string> names;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -184,7 +187,7 @@ TEST_F(ModelsSafetensors, ReadsAHandWrittenFile) {
 TEST_F(ModelsSafetensors, BadFilesAreInputErrors) {
   const MlpSpec spec{"custom", {3, 2}};
   const ParamLayout layout(spec);
-  save_checkpoint(path("good.safetensors"), spec, layout, awkward_params(layout.n_params()));
+  save_checkpoint(path("good.safetensors"), spec, layout, awkward_params(layout));
   const std::vector<char> good = slurp(path("good.safetensors"));
   const std::string g(good.begin(), good.end());
   auto load = [&](const std::string& name) { return [&, name] { load_checkpoint(path(name), layout); }; };
@@ -253,7 +256,7 @@ TEST_F(ModelsSafetensors, BadFilesAreInputErrors) {
 
 TEST_F(ModelsSafetensors, ModelShapeMismatchNamesTheTensor) {
   const MlpSpec big{"custom", {8, 6, 3}}, small{"custom", {8, 4, 3}};
-  save_checkpoint(path("big.safetensors"), big, ParamLayout(big), awkward_params(ParamLayout(big).n_params()));
+  save_checkpoint(path("big.safetensors"), big, ParamLayout(big), awkward_params(ParamLayout(big)));
   expect_input_error([&] { load_checkpoint(path("big.safetensors"), ParamLayout(small)); },
                      "the model needs [");
 }

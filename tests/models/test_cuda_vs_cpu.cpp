@@ -16,6 +16,7 @@
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/dataset.h"
+#include "models/data/rng.h"
 #include "models/mlp.h"
 
 namespace dpscale {
@@ -41,7 +42,7 @@ StepResult run_step(Device& dev, const MlpSpec& spec, const Dataset& d, int batc
   m.backward(x.data(), batch, nullptr);
   r.loss_mean = m.loss_mean();
   r.loss_slot = m.loss_slot_value();
-  r.grads.resize(static_cast<size_t>(m.layout().n_params()));
+  r.grads.resize(static_cast<size_t>(m.layout().param_buffer_count()));
   dev.download(r.grads.data(), m.grads(), r.grads.size() * sizeof(float));
   m.sgd_step(SgdConfig{0.1f, 0.9f, 1e-4f});
   r.params_after = m.params_to_host();
@@ -145,6 +146,45 @@ TEST(ModelsCudaVsCpu, AccuracyCountAgrees) {
   }
   EXPECT_EQ(counts[0], counts[1]);
   EXPECT_GT(counts[1], 0);
+}
+
+// Device::add (gradient accumulation's db and loss slot) is one rounding of x + y per element,
+// bit for bit, in every math mode: with --tf32 a 1×n×1 GEMM would first round x to TF32's
+// 10-bit mantissa. x has full 24-bit mantissas here, so such a rounding shows.
+void expect_add_is_one_rounding(Device& dev) {
+  const int n = 1000;
+  std::vector<float> x(n), y(n), want(n), got(n);
+  const CounterRng r(21, 4);
+  for (int i = 0; i < n; ++i) {
+    x[static_cast<size_t>(i)] = 1.0f + r.uniform_symmetric(static_cast<uint64_t>(i), 0.5f) + 1e-7f * static_cast<float>(i % 7);
+    y[static_cast<size_t>(i)] = r.uniform_symmetric(static_cast<uint64_t>(n + i), 1e-3f);
+    want[static_cast<size_t>(i)] = y[static_cast<size_t>(i)] + x[static_cast<size_t>(i)];
+  }
+  DeviceBuffer<float> xd(dev, x.size()), yd(dev, y.size());
+  dev.upload(xd.data(), x.data(), xd.nbytes());
+  dev.upload(yd.data(), y.data(), yd.nbytes());
+  dev.add(yd.data(), xd.data(), n);
+  dev.download(got.data(), yd.data(), yd.nbytes());
+  int differ = 0;
+  for (int i = 0; i < n; ++i) differ += got[static_cast<size_t>(i)] != want[static_cast<size_t>(i)];
+  EXPECT_EQ(differ, 0) << "of " << n << " sums";
+}
+
+TEST(ModelsDeviceAdd, CpuAddIsOneRounding) {
+  CpuDevice cpu(1);
+  expect_add_is_one_rounding(cpu);
+}
+
+TEST(ModelsCudaVsCpu, AddIsOneRoundingUnderTf32) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
+  for (bool tf32 : {false, true}) {
+    SCOPED_TRACE(tf32 ? "tf32" : "fp32");
+    DeviceOptions o;
+    o.backend = "cuda";
+    o.tf32 = tf32;
+    auto gpu = make_device(o);
+    expect_add_is_one_rounding(*gpu);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // Mlp's per-step check through read_losses(), and the checkpoint reader and writer refusing
 // non-finite weights (the writer leaving no file behind).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cmath>
@@ -166,10 +168,17 @@ std::string input_error_of(F&& f) {
   return "(no InputError)";
 }
 
+// A host copy of the flat parameter buffer: every tensor element `v`, the padding zero.
+std::vector<float> flat_params(const ParamLayout& layout, float v) {
+  std::vector<float> p(static_cast<size_t>(layout.param_buffer_count()), 0.0f);
+  for (const FlatTensor& t : layout.tensors()) std::fill(p.begin() + t.offset, p.begin() + t.offset + t.count, v);
+  return p;
+}
+
 TEST_F(ModelsFiniteFiles, SaveRefusesNonfiniteWeightsAndWritesNothing) {
   const MlpSpec spec{"custom", {3, 2}};
   const ParamLayout layout(spec);
-  std::vector<float> p(static_cast<size_t>(layout.n_params()), 0.25f);
+  std::vector<float> p = flat_params(layout, 0.25f);
   save_checkpoint(path("ok.safetensors"), spec, layout, p);  // positive control
   EXPECT_TRUE(fs::exists(path("ok.safetensors")));
   p[static_cast<size_t>(layout.bias(0).offset + 1)] = kInf;
@@ -182,7 +191,7 @@ TEST_F(ModelsFiniteFiles, SaveRefusesNonfiniteWeightsAndWritesNothing) {
 TEST_F(ModelsFiniteFiles, InitRefusesANanWeightNamingTheTensor) {
   const MlpSpec spec{"custom", {3, 2}};
   const ParamLayout layout(spec);
-  std::vector<float> p(static_cast<size_t>(layout.n_params()), 0.25f);
+  std::vector<float> p = flat_params(layout, 0.25f);
   save_checkpoint(path("w.safetensors"), spec, layout, p);
   EXPECT_EQ(load_checkpoint(path("w.safetensors"), layout), p);  // positive control
   // Patch layers.0.weight[1, 2] (element 5) to NaN in the file: the writer would refuse it.

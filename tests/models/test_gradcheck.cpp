@@ -114,31 +114,46 @@ struct Fixture {
   Mlp model;
   Reference ref;
   std::vector<float> xf;
-  std::vector<double> p;  // the float parameters, widened
+  std::vector<double> p;  // the float parameters, widened, packed (pack() below)
+  std::vector<int64_t> packed_offset;  // per tensor index: where pack() puts it
 
   Fixture(const std::vector<int>& widths, int batch, uint64_t seed)
       : model(dev, MlpSpec{"custom", widths}, batch) {
     model.init_params(seed);
     ref.widths = widths;
     ref.batch = batch;
+    int64_t at = 0;
+    for (const FlatTensor& t : model.layout().tensors()) {
+      packed_offset.push_back(at);
+      at += t.count;
+    }
     for (int l = 0; l + 1 < static_cast<int>(widths.size()); ++l) {
-      ref.w_b_offset.emplace_back(model.layout().weight(l).offset, model.layout().bias(l).offset);
+      ref.w_b_offset.emplace_back(packed_offset[static_cast<size_t>(model.layout().weight(l).index)],
+                                  packed_offset[static_cast<size_t>(model.layout().bias(l).index)]);
     }
     const CounterRng rng(seed, 1234);
     xf.resize(static_cast<size_t>(batch) * widths[0]);
     for (size_t i = 0; i < xf.size(); ++i) xf[i] = rng.normal(i);
     ref.x.assign(xf.begin(), xf.end());
     for (int r = 0; r < batch; ++r) ref.y.push_back(static_cast<int32_t>(rng.below(1000 + r, widths.back())));
-    const std::vector<float> pf = model.params_to_host();
+    const std::vector<float> pf = pack(model.params_to_host().data());
     p.assign(pf.begin(), pf.end());
   }
 
-  // forward + loss(scale) + backward; returns the n_params gradients.
+  // The tensors of a flat buffer in layout order without the layout's padding: every element a
+  // parameter, so the reference's finite differences and the counts below see no padding.
+  std::vector<float> pack(const float* flat) const {
+    std::vector<float> v;
+    for (const FlatTensor& t : model.layout().tensors()) v.insert(v.end(), flat + t.offset, flat + t.offset + t.count);
+    return v;
+  }
+
+  // forward + loss(scale) + backward; returns the n_params gradients, packed.
   std::vector<float> analytic(float grad_scale) {
     model.forward(xf.data(), ref.batch);
     model.loss(ref.y.data(), ref.batch, grad_scale);
     model.backward(xf.data(), ref.batch, nullptr);
-    return std::vector<float>(model.grads(), model.grads() + model.layout().n_params());
+    return pack(model.grads());
   }
 };
 
@@ -190,7 +205,8 @@ TEST(ModelsGradCheck, CheckIsSensitive) {
 
   // One element of the first-layer weight gradient off by 1% (10x the relative tolerance).
   size_t victim = 0;
-  for (size_t i = static_cast<size_t>(f.model.layout().weight(0).offset); i < fd.size(); ++i) {
+  for (size_t i = static_cast<size_t>(f.packed_offset[static_cast<size_t>(f.model.layout().weight(0).index)]);
+       i < fd.size(); ++i) {
     if (std::abs(fd[i]) > 1e-3) {
       victim = i;
       break;
@@ -243,7 +259,7 @@ class Recorder final : public GradListener {
 TEST(ModelsBackward, HooksFireInLayoutOrderAndGradientsOverwrite) {
   Fixture f({6, 5, 4, 3}, 4, 11);
   const std::vector<float> clean = f.analytic(0.25f);
-  const int64_t n = f.model.layout().n_params();
+  const int64_t n = f.model.layout().param_buffer_count();
 
   f.model.forward(f.xf.data(), 4);
   f.model.loss(f.ref.y.data(), 4, 0.25f);
@@ -251,7 +267,9 @@ TEST(ModelsBackward, HooksFireInLayoutOrderAndGradientsOverwrite) {
   Recorder rec(f.model.layout(), f.model.grads());
   f.model.backward(f.xf.data(), 4, &rec);
   EXPECT_EQ(rec.seen, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(f.model.grads()[i], clean[static_cast<size_t>(i)]) << i;
+  const std::vector<float> got = f.pack(f.model.grads());
+  ASSERT_EQ(got.size(), clean.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], clean[i]) << i;
 
   // Garbage in the buffer does not leak into the next backward.
   std::fill(f.model.grads(), f.model.grads() + n, 7.0f);
@@ -270,7 +288,8 @@ TEST(ModelsBackward, ShardGradientsSumToFullBatchGradient) {
     f.model.forward(x, 4);
     f.model.loss(f.ref.y.data() + shard * 4, 4, 1.0f / 8);
     f.model.backward(x, 4, nullptr);
-    for (size_t i = 0; i < sum.size(); ++i) sum[i] += f.model.grads()[i];
+    const std::vector<float> g = f.pack(f.model.grads());
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += g[i];
   }
   for (size_t i = 0; i < full.size(); ++i) EXPECT_NEAR(sum[i], full[i], 1e-6 + 1e-5 * std::abs(full[i])) << i;
 }

@@ -1,5 +1,6 @@
 // test_spec_layout.cpp — the workshop's presets, --model parsing, and the flat parameter layout
-// (backward order: last layer first, weight then bias, contiguous, loss slot right after).
+// (backward order: last layer first, weight then bias, each tensor on a 64-float boundary with
+// zero padding between, loss slot right after the last tensor).
 #include <gtest/gtest.h>
 
 #include "models/errors.h"
@@ -75,16 +76,17 @@ TEST(ModelsParseModel, RejectsBadText) {
 }
 
 TEST(ModelsParamLayout, BackwardOrderOnHandWorkedModel) {
-  // widths 5,4,3,2: layer 2 (3->2), layer 1 (4->3), layer 0 (5->4), each weight then bias.
+  // widths 5,4,3,2: layer 2 (3->2), layer 1 (4->3), layer 0 (5->4), each weight then bias,
+  // every one at the next multiple of 64 floats.
   const ParamLayout L(parse_model("5,4,3,2"));
   struct Want {
     const char* name;
     int64_t offset, count;
     int rows, cols;
   };
-  const Want want[] = {{"layers.2.weight", 0, 6, 2, 3},  {"layers.2.bias", 6, 2, 2, 1},
-                       {"layers.1.weight", 8, 12, 3, 4}, {"layers.1.bias", 20, 3, 3, 1},
-                       {"layers.0.weight", 23, 20, 4, 5}, {"layers.0.bias", 43, 4, 4, 1}};
+  const Want want[] = {{"layers.2.weight", 0, 6, 2, 3},    {"layers.2.bias", 64, 2, 2, 1},
+                       {"layers.1.weight", 128, 12, 3, 4}, {"layers.1.bias", 192, 3, 3, 1},
+                       {"layers.0.weight", 256, 20, 4, 5}, {"layers.0.bias", 320, 4, 4, 1}};
   ASSERT_EQ(L.tensors().size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
     const FlatTensor& t = L.tensors()[i];
@@ -97,40 +99,60 @@ TEST(ModelsParamLayout, BackwardOrderOnHandWorkedModel) {
     EXPECT_EQ(t.cols, want[i].cols);
     EXPECT_EQ(t.nbytes(), want[i].count * 4);
   }
-  EXPECT_EQ(L.n_params(), 47);
-  EXPECT_EQ(L.loss_slot(), 47);
-  EXPECT_EQ(L.grad_buffer_count(), 48);
+  EXPECT_EQ(L.n_params(), 47);            // the parameters, not the padding
+  EXPECT_EQ(L.param_buffer_count(), 324);  // ends where layers.0.bias ends
+  EXPECT_EQ(L.loss_slot(), 324);
+  EXPECT_EQ(L.grad_buffer_count(), 325);
   for (int l = 0; l < 3; ++l) {
     EXPECT_EQ(L.weight(l).layer, l);
     EXPECT_FALSE(L.weight(l).is_bias);
     EXPECT_EQ(L.bias(l).layer, l);
     EXPECT_TRUE(L.bias(l).is_bias);
-    EXPECT_EQ(L.bias(l).offset, L.weight(l).offset + L.weight(l).count);
+    EXPECT_EQ(L.bias(l).offset, L.weight(l).offset + 64);  // every weight here is under 64 floats
   }
 }
 
-TEST(ModelsParamLayout, PresetsAreContiguousInBackwardOrder) {
+TEST(ModelsParamLayout, PresetsAreInBackwardOrderWithMinimalPadding) {
   for (const std::string& name : preset_names()) {
     SCOPED_TRACE(name);
     const MlpSpec spec = parse_model(name);
     const ParamLayout L(spec);
     const int n = spec.n_layers();
     ASSERT_EQ(static_cast<int>(L.tensors().size()), 2 * n);
-    int64_t pos = 0;
+    int64_t pos = 0, n_params = 0;
     for (int i = 0; i < 2 * n; ++i) {
       const FlatTensor& t = L.tensors()[i];
       const int layer = n - 1 - i / 2;  // last layer first
       EXPECT_EQ(t.layer, layer);
       EXPECT_EQ(t.is_bias, i % 2 == 1);  // weight, then bias
-      EXPECT_EQ(t.offset, pos);          // no gaps, no overlaps
+      // No overlap, and no gap beyond what reaches the next 64-float boundary.
+      EXPECT_GE(t.offset, pos);
+      EXPECT_LT(t.offset - pos, kTensorAlignFloats);
       const int64_t want = t.is_bias ? spec.widths[layer + 1]
                                      : int64_t{spec.widths[layer + 1]} * spec.widths[layer];
       EXPECT_EQ(t.count, want);
-      pos += t.count;
+      n_params += t.count;
+      pos = t.offset + t.count;
     }
-    EXPECT_EQ(pos, spec.n_params());  // the tensors cover the buffer exactly
-    EXPECT_EQ(L.loss_slot(), pos);    // the loss slot right after the last tensor
+    EXPECT_EQ(n_params, spec.n_params());             // the tensors are the parameters
+    EXPECT_EQ(L.n_params(), spec.n_params());
+    EXPECT_EQ(L.param_buffer_count(), pos);    // the buffer ends with the last tensor
+    EXPECT_EQ(L.loss_slot(), pos);             // the loss slot right after it
     EXPECT_EQ(L.grad_buffer_count(), pos + 1);
+  }
+}
+
+// cuBLAS and NCCL get pointers into the flat buffers at these offsets: each must sit on a
+// 256-byte boundary (64 floats; the buffers themselves come 256-byte aligned), whatever the
+// widths, odd ones and a 10-float bias included.
+TEST(ModelsParamLayout, EveryTensorOffsetIsAMultipleOf64Floats) {
+  std::vector<std::string> models = preset_names();
+  for (const char* m : {"784,10", "784,64,32,10", "5,4,3,2", "3,1,1,1,7", "785,33,17,10", "1,2"}) models.push_back(m);
+  for (const std::string& model : models) {
+    const ParamLayout L(parse_model(model));
+    for (const FlatTensor& t : L.tensors()) {
+      EXPECT_EQ(t.offset % 64, 0) << model << " " << t.name() << " at float " << t.offset;
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/dataset.h"
@@ -104,7 +106,7 @@ TEST(ModelsTraining, SgdStepIsExactlyTheElementwiseUpdate) {
   m.forward(d.x.data(), 8);
   m.loss(d.y.data(), 8, 1.0f / 8);
   m.backward(d.x.data(), 8, nullptr);
-  const std::vector<float> g(m.grads(), m.grads() + m.layout().n_params());
+  const std::vector<float> g(m.grads(), m.grads() + m.layout().param_buffer_count());
   m.sgd_step(SgdConfig{0.5f, 0.0f, 0.0f});
   const std::vector<float> after = m.params_to_host();
   int64_t moved = 0;
@@ -113,9 +115,53 @@ TEST(ModelsTraining, SgdStepIsExactlyTheElementwiseUpdate) {
     EXPECT_EQ(after[i], ew::sgd_update(before[i], g[i], &unused, 0.5f, 0.0f, 0.0f)) << i;
     moved += after[i] != before[i];
   }
-  EXPECT_GT(moved, static_cast<int64_t>(before.size()) / 2);
-  // The loss slot (one past the parameters) is not a parameter: SGD leaves the weights' size alone.
-  EXPECT_EQ(after.size(), static_cast<size_t>(m.layout().n_params()));
+  EXPECT_GT(moved, m.layout().n_params() / 2);
+  // The loss slot (one past the parameter buffer) is not a parameter: SGD leaves the size alone.
+  EXPECT_EQ(after.size(), static_cast<size_t>(m.layout().param_buffer_count()));
+}
+
+// Floats of `buf` (laid out by `L`, `n` long) outside every tensor that are not zero.
+int64_t nonzero_padding(const ParamLayout& L, const float* buf, int64_t n) {
+  std::vector<bool> tensor(static_cast<size_t>(n), false);
+  for (const FlatTensor& t : L.tensors()) {
+    for (int64_t j = 0; j < t.count; ++j) tensor[static_cast<size_t>(t.offset + j)] = true;
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += !tensor[static_cast<size_t>(i)] && buf[i] != 0.0f;
+  return bad;
+}
+
+// The tensors cuBLAS and the all-reduces get start on 256-byte boundaries in memory, and the
+// padding between them stays zero through every pass that runs over the whole buffers: full and
+// accumulated backward, SGD with momentum and weight decay, and weights from a host copy whose
+// padding is not zero.
+TEST(ModelsTraining, TensorsAre256ByteAlignedAndPaddingStaysZero) {
+  CpuDevice dev(1);
+  const Dataset d = make_synthetic(8, 5, 3, 1);
+  Mlp m(dev, MlpSpec{"custom", {5, 4, 3}}, 8);
+  const ParamLayout& L = m.layout();
+  ASSERT_GT(L.param_buffer_count(), L.n_params()) << "this model must have padding";
+  for (const FlatTensor& t : L.tensors()) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.params() + t.offset) % 256, 0u) << t.name();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.grads() + t.offset) % 256, 0u) << t.name();
+  }
+  std::vector<float> dirty(static_cast<size_t>(L.param_buffer_count()), 7.0f);
+  m.params_from_host(dirty);
+  EXPECT_EQ(nonzero_padding(L, m.params(), L.param_buffer_count()), 0) << "params_from_host kept the caller's padding";
+  m.init_params(3);
+  for (int step = 0; step < 3; ++step) {
+    m.forward(d.x.data(), 4);
+    m.loss(d.y.data(), 4, 1.0f / 8);
+    m.backward(d.x.data(), 4, nullptr);
+    m.forward(d.x.data() + 4 * 5, 4);
+    m.loss(d.y.data() + 4, 4, 1.0f / 8, true);
+    m.backward(d.x.data() + 4 * 5, 4, nullptr, true);
+    m.sgd_step(SgdConfig{0.1f, 0.9f, 0.01f});
+  }
+  EXPECT_EQ(nonzero_padding(L, m.grads(), L.param_buffer_count()), 0) << "gradient padding";
+  EXPECT_NE(m.grads()[L.loss_slot()], 0.0f) << "the loss slot follows the last tensor";
+  EXPECT_EQ(nonzero_padding(L, m.params(), L.param_buffer_count()), 0) << "parameter padding";
+  EXPECT_EQ(nonzero_padding(L, m.params_to_host().data(), L.param_buffer_count()), 0);
 }
 
 }  // namespace

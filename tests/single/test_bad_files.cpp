@@ -218,7 +218,7 @@ class SingleBadInit : public test::TempDirTest {
   static void save(const std::string& p, const std::vector<int>& widths) {
     const MlpSpec spec{"custom", widths};
     const ParamLayout layout(spec);
-    std::vector<float> w(static_cast<size_t>(layout.n_params()));
+    std::vector<float> w(static_cast<size_t>(layout.param_buffer_count()));  // the padding is not written
     const CounterRng r(2, 2);
     for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * r.normal(i);
     save_checkpoint(p, spec, layout, w);

@@ -102,7 +102,7 @@ ScratchDir::~ScratchDir() {
 void write_random_checkpoint(const std::string& path, const std::string& model, unsigned seed) {
   const MlpSpec spec = parse_model(model);
   const ParamLayout layout(spec);
-  std::vector<float> params(static_cast<size_t>(layout.n_params()));
+  std::vector<float> params(static_cast<size_t>(layout.param_buffer_count()), 0.0f);
   std::mt19937 gen(seed);
   for (const FlatTensor& t : layout.tensors()) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(spec.widths[static_cast<size_t>(t.layer)]));

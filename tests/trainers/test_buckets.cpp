@@ -1,10 +1,11 @@
 // test_buckets.cpp — the DDP-style bucket assignment (trainers/buckets.h), no MPI.
 //
 // Properties, for every preset and a grid of caps: the buckets cover every tensor exactly once
-// in backward order; each is one contiguous slice of the flat gradient buffer; none is above its
-// cap (first bucket: --first-bucket-mb, later ones: --bucket-cap-mb) unless it is one tensor
-// larger than the cap; and each is closed only when the next tensor would not fit (greedy, as
-// PyTorch DDP fills them). Then hand-computed assignments, byte for byte.
+// in backward order; each is one contiguous slice of the flat gradient buffer (its tensors and
+// the layout's padding between them); the tensors' bytes are above no cap (first bucket:
+// --first-bucket-mb, later ones: --bucket-cap-mb) unless one tensor is larger than the cap; and
+// each is closed only when the next tensor would not fit (greedy, as PyTorch DDP fills them).
+// Then hand-computed assignments, byte for byte (the tensors' bytes: padding moves no boundary).
 //
 // Run: ctest -R DpBuckets   (or ./tests/trainers/test_buckets)
 #include <gtest/gtest.h>
@@ -31,7 +32,7 @@ std::string names_of(const ParamLayout& layout, const Bucket& b) {
 
 std::string describe(const ParamLayout& layout, const std::vector<Bucket>& buckets) {
   std::string s;
-  for (const Bucket& b : buckets) s += names_of(layout, b) + "=" + std::to_string(b.nbytes()) + "B ";
+  for (const Bucket& b : buckets) s += names_of(layout, b) + "=" + std::to_string(b.payload_bytes()) + "B ";
   return s;
 }
 
@@ -58,38 +59,44 @@ std::vector<Bucket> check_invariants(const std::string& model, double cap_mb, do
     // Exactly once, in backward order: bucket i starts where bucket i-1 ended.
     EXPECT_EQ(b.first_tensor, next_tensor) << "bucket " << i;
     EXPECT_GE(b.last_tensor, b.first_tensor) << "bucket " << i;
-    // One contiguous slice: starts at its first tensor, spans exactly its tensors.
-    EXPECT_EQ(b.offset, next_offset) << "bucket " << i;
+    // One contiguous slice: starts at its first tensor (past at most the padding that follows
+    // the previous bucket), ends where its last tensor ends.
+    EXPECT_GE(b.offset, next_offset) << "bucket " << i;
+    EXPECT_LT(b.offset - next_offset, kTensorAlignFloats) << "bucket " << i;
     EXPECT_EQ(b.offset, tensors[static_cast<size_t>(b.first_tensor)].offset) << "bucket " << i;
-    int64_t count = 0;
+    int64_t payload = 0, end = b.offset;
     for (int t = b.first_tensor; t <= b.last_tensor; ++t) {
       const FlatTensor& tv = tensors[static_cast<size_t>(t)];
-      EXPECT_EQ(tv.offset, b.offset + count) << "tensor " << tv.name() << " is not where bucket " << i << " needs it";
-      count += tv.count;
+      EXPECT_GE(tv.offset, end) << "tensor " << tv.name() << " overlaps in bucket " << i;
+      EXPECT_LT(tv.offset - end, kTensorAlignFloats) << "tensor " << tv.name() << " is not where bucket " << i << " needs it";
+      payload += tv.count;
+      end = tv.offset + tv.count;
     }
-    EXPECT_EQ(b.count, count) << "bucket " << i;
-    EXPECT_EQ(b.nbytes(), count * 4) << "bucket " << i;
-    // The cap: only a single tensor larger than it may exceed it.
+    EXPECT_EQ(b.payload, payload) << "bucket " << i;
+    EXPECT_EQ(b.payload_bytes(), payload * 4) << "bucket " << i;
+    EXPECT_EQ(b.count, end - b.offset) << "bucket " << i;
+    EXPECT_EQ(b.nbytes(), (end - b.offset) * 4) << "bucket " << i;
+    // The cap, on the tensors' bytes: only a single tensor larger than it may exceed it.
     if (b.n_tensors() > 1) {
-      EXPECT_LE(b.nbytes(), limit) << "bucket " << i << " is over its cap";
+      EXPECT_LE(b.payload_bytes(), limit) << "bucket " << i << " is over its cap";
     }
     // Greedy: a bucket is closed because it is full or the next tensor does not fit.
     if (i + 1 < buckets.size()) {
       const int64_t next_bytes = tensors[static_cast<size_t>(b.last_tensor + 1)].nbytes();
-      EXPECT_TRUE(b.nbytes() >= limit || b.nbytes() + next_bytes > limit)
+      EXPECT_TRUE(b.payload_bytes() >= limit || b.payload_bytes() + next_bytes > limit)
           << "bucket " << i << " was closed with room for the next tensor";
     }
     next_tensor = b.last_tensor + 1;
     next_offset = b.offset + b.count;
   }
   EXPECT_EQ(next_tensor, static_cast<int>(tensors.size())) << "not every tensor is in a bucket";
-  EXPECT_EQ(next_offset, layout.n_params()) << "the buckets do not cover the parameters";
+  EXPECT_EQ(next_offset, layout.param_buffer_count()) << "the buckets do not cover the parameter buffer";
   return buckets;
 }
 
 std::vector<int64_t> bytes_of(const std::vector<Bucket>& buckets) {
   std::vector<int64_t> v;
-  for (const Bucket& b : buckets) v.push_back(b.nbytes());
+  for (const Bucket& b : buckets) v.push_back(b.payload_bytes());
   return v;
 }
 
@@ -161,9 +168,14 @@ TEST(DpBuckets, TinyModelSmallCapsGiveFourBuckets) {
   // The exactness tests' configuration: 784,64,32,10 with cap 0.05 MiB (52 428 B) and first
   // bucket 0.001 MiB (1 048 B). W2 1 280 B alone (already over the first cap) | b2 40 + W1
   // 8 192 + b1 128 = 8 360 | W0 200 704 alone | b0 256 (the loss slot rides with it).
+  // Sent: b2 is padded from 10 to 64 floats and b1 from 32 to 64, so the second bucket's slice
+  // is 40 + 216 + 8 192 + 128 = 8 576 B.
   const ParamLayout layout(parse_model("784,64,32,10"));
   const auto b = check_invariants("784,64,32,10", 0.05, 0.001);
   EXPECT_EQ(bytes_of(b), (std::vector<int64_t>{1280, 8360, 200704, 256})) << describe(layout, b);
+  std::vector<int64_t> sent;
+  for (const Bucket& bk : b) sent.push_back(bk.nbytes());
+  EXPECT_EQ(sent, (std::vector<int64_t>{1280, 8576, 200704, 256}));
 }
 
 TEST(DpBuckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
@@ -171,7 +183,8 @@ TEST(DpBuckets, HugeCapIsOneBucketTinyCapIsOnePerTensor) {
     const ParamLayout layout(parse_model(model));
     const auto one = check_invariants(model, 1e4, 1e4);
     ASSERT_EQ(one.size(), 1u) << model;
-    EXPECT_EQ(one[0].count, layout.n_params()) << model;
+    EXPECT_EQ(one[0].payload, layout.n_params()) << model;
+    EXPECT_EQ(one[0].count, layout.param_buffer_count()) << model;
     // 1 KiB: every weight is larger and every bias is followed by a larger weight.
     const auto per_tensor = check_invariants(model, 1.0 / 1024, 1.0 / 1024);
     EXPECT_EQ(per_tensor.size(), layout.tensors().size()) << model << ": " << describe(layout, per_tensor);
@@ -193,7 +206,7 @@ TEST(DpBuckets, FirstBucketCapAppliesOnlyToTheFirst) {
   EXPECT_EQ(bytes_of(same), (std::vector<int64_t>{10512424, 23216128}));  // W4..b2 | W1..b0
   const auto big_first = check_invariants("medium", 1.0, 25.0);
   ASSERT_GE(big_first.size(), 2u);
-  EXPECT_EQ(big_first[0].nbytes(), 10512424);  // the first 25 MiB; the rest at 1 MiB each
+  EXPECT_EQ(big_first[0].payload_bytes(), 10512424);  // the first 25 MiB; the rest at 1 MiB each
   for (size_t i = 1; i < big_first.size(); ++i) {
     EXPECT_EQ(big_first[i].n_tensors(), 1) << "every later tensor is alone at a 1 MiB cap";
   }
@@ -211,12 +224,12 @@ TEST(DpBuckets, DdpRuleLargeDefaultCapsAreFourBuckets) {
   EXPECT_EQ(assign_buckets(layout, 25.0, 1.0).size(), 7u) << "the default rule is strict";
   // Contiguous, in backward order, every tensor once.
   int next = 0;
-  int64_t offset = 0;
   for (const Bucket& bk : b) {
     EXPECT_EQ(bk.first_tensor, next);
-    EXPECT_EQ(bk.offset, offset);
+    EXPECT_EQ(bk.offset, layout.tensors()[static_cast<size_t>(bk.first_tensor)].offset);
+    const FlatTensor& last = layout.tensors()[static_cast<size_t>(bk.last_tensor)];
+    EXPECT_EQ(bk.offset + bk.count, last.offset + last.count);
     next = bk.last_tensor + 1;
-    offset += bk.count;
   }
   EXPECT_EQ(next, static_cast<int>(layout.tensors().size()));
 }

@@ -97,7 +97,7 @@ double step_model_seconds(const std::string& mode, const nlohmann::json& rec, in
   const LinkPreset eth = link_preset("eth10");
   const ParamLayout layout(parse_model(kTinyModel));
   double t = 0.0;
-  if (mode == "naive_fused") return ring_model_seconds(eth, static_cast<double>(layout.n_params() + 1) * 4, k, dilation);
+  if (mode == "naive_fused") return ring_model_seconds(eth, static_cast<double>(layout.grad_buffer_count()) * 4, k, dilation);
   if (mode == "bucketed") {
     const auto bytes = rec["bucket_bytes"].get<std::vector<double>>();
     for (size_t i = 0; i < bytes.size(); ++i) t += ring_model_seconds(eth, bytes[i] + (i + 1 == bytes.size() ? 4 : 0), k, dilation);

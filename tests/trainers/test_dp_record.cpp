@@ -75,7 +75,13 @@ TEST_P(DpRecord, HasEveryFieldAndOnlyRankZeroPrints) {
   const int calls = j["allreduce_calls_per_step"].get<int>();
   const int want_calls = c.name == "naive_fused" ? 1 : c.name == "bucketed" ? 4 : n_tensors;
   EXPECT_EQ(calls, want_calls) << "naive and interleaved: one all-reduce per tensor; --fused: one; bucketed: one per bucket";
-  EXPECT_EQ(j["allreduce_bytes_per_step"].get<int64_t>(), (layout.n_params() + 1) * 4) << "parameters + the loss slot";
+  // What the calls send: per tensor, the parameters and the loss slot; --fused, the whole
+  // buffer with the layout's padding; bucketed, the buckets' slices (padding between a bucket's
+  // tensors included: test_buckets.cpp) and the slot.
+  const int64_t want_bytes = c.name == "naive_fused" ? layout.grad_buffer_count() * 4
+                             : c.name == "bucketed"  ? 1280 + 8576 + 200704 + 256 + 4
+                                                     : (layout.n_params() + 1) * 4;
+  EXPECT_EQ(j["allreduce_bytes_per_step"].get<int64_t>(), want_bytes) << "what the all-reduces send, loss slot included";
 
   // Buckets: values in bucketed, null/empty elsewhere.
   if (mode == "bucketed") {
@@ -83,7 +89,9 @@ TEST_P(DpRecord, HasEveryFieldAndOnlyRankZeroPrints) {
     EXPECT_DOUBLE_EQ(j["first_bucket_mb"].get<double>(), 0.001);
     EXPECT_EQ(j["n_buckets"], 4);
     EXPECT_EQ(calls, 4) << "bucketed: one all-reduce per bucket";
-    EXPECT_EQ(j["bucket_bytes"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1280, 8360, 200704, 256}));
+    // The tensors' bytes are 1280, 8360, 200704, 256 (test_buckets.cpp); the second slice holds
+    // 216 bytes of padding after layers.2.bias.
+    EXPECT_EQ(j["bucket_bytes"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1280, 8576, 200704, 256}));
   } else {
     EXPECT_TRUE(j["bucket_cap_mb"].is_null());
     EXPECT_TRUE(j["first_bucket_mb"].is_null());
