@@ -78,8 +78,16 @@ TEST(DpDiagnosis, StarvedLoaderIsLoaderAndPrefetchHidesIt) {
 TEST(DpDiagnosis, BigComputeOnNoLinkIsCompute) {
   // The small preset with 8192 rows per rank: ~70 GFLOP of compute per step against a 5.8 MB
   // all-reduce that bucketing overlaps with backward.
-  const auto j = np2("train_ddp_bucketed", {"--backend", "cpu", "--model", "small", "--samples", "32768",
-                                            "--batch-size", "16384", "--epochs", "1", "--warmup-steps", "1", "--quiet"});
+  const std::vector<std::string> args = {"--backend", "cpu", "--model", "small", "--samples", "32768",
+                                         "--batch-size", "16384", "--epochs", "1", "--warmup-steps", "1", "--quiet"};
+  auto j = np2("train_ddp_bucketed", args);
+  // Two steps on two cores: anything else that takes one rank's core for a second makes that
+  // rank a real straggler of this run (seen in CI: rank 1 computing 1.46 s a step against rank
+  // 0's 0.92 s). One more run then; a label that says straggler twice in a row still fails.
+  if (j["bottleneck"] == "straggler") {
+    std::printf("# first run labelled straggler, running once more: %s\n", j["diagnosis"].get<std::string>().c_str());
+    j = np2("train_ddp_bucketed", args);
+  }
   SCOPED_TRACE(j.dump());
   EXPECT_EQ(j["bottleneck"], "compute");
   EXPECT_TRUE(j["straggler_rank"].is_null());
