@@ -1,13 +1,12 @@
-// comm_time.h — how long one gradient all-reduce takes in the step model: the α-β models of
-// textbook 15.2 over contract/link_model.h's link (dilation included).
+// comm_time.h — how long one gradient all-reduce takes in the step model: the contract's α-β
+// times (contract/link_model.h's modelled_seconds, the very function the trainers' MPI link
+// emulation holds each all-reduce for), on the link given to predict.
 //
-//   ring   2(K-1) · (α + (B/K)/β)                       bandwidth-optimal; MPI "native" is modelled so
-//   star   2(K-1) · (α + B/β)                            everything through rank 0 (the workshop's naive way)
-//   hier   two tiers, G ranks per node, N = ⌈K/G⌉ nodes:
-//            2(G-1) · (α_in + (B/G)/β_in)                reduce-scatter + all-gather inside each node
-//          + 2(N-1) · (α + (B/N)/β)                      ring across nodes of one node's payload B,
-//                                                        through the node's one (shared) network link
-//          K ≤ G is one node (the intra ring only); G = 1 is the plain ring over the network link.
+//   ring, native   2(K-1) · (α + (B/K)/β)           native is modelled as the ring
+//   star           2(K-1) · (α + B/β)                everything through rank 0
+//   hier           two tiers, G ranks per node, N = ⌈K/G⌉ nodes: the ring inside each node over
+//                  --intra-link, then a ring of one node's payload across nodes over --link
+//                  (contract/link_model.h states the formula; K ≤ G is one node)
 #pragma once
 
 #include <cstddef>
@@ -17,13 +16,11 @@
 
 namespace dpscale::predict {
 
-enum class CommAlgo { ring, star, hier };
-
-CommAlgo parse_comm_algo(const std::string& name);  // OptionError("--algo", ...) if unknown
-const char* comm_algo_name(CommAlgo a);
+// --algo's value: the contract's algorithm names. OptionError("--algo", ...) if unknown.
+AllreduceAlgo parse_algo_option(const std::string& name);
 
 struct CommModel {
-  CommAlgo algo = CommAlgo::ring;
+  AllreduceAlgo algo = AllreduceAlgo::ring;
   LinkModel link;            // the (inter-node) link, with its dilation
   LinkModel intra;           // hier: the link inside a node (same dilation as `link`)
   int gpus_per_node = 8;     // hier: G

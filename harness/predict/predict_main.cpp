@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "calibration.h"
+#include "cap_check.h"
+#include "contract/trainer_options.h"
+#include "machine_fit.h"
 #include "contract/option_values.h"
 #include "harness/results_file.h"
 #include "models/device.h"
@@ -27,8 +30,10 @@ struct PredictArgs {
       compute_ms, intra_link, inter_link;
   // step model
   std::string from, single, samples, batch_size, models, modes = "naive,interleaved,bucketed",
-      world_sizes, bucket_cap_mb = "25", first_bucket_mb = "1", link, link_from, link_from_algo = "native",
-      link_dilation = "1", algo = "ring", gpus_per_node = "8", validate, format = "md";
+      world_sizes, bucket_cap_mb = format_number(TrainOptions{}.bucket_cap_mb),
+      first_bucket_mb = format_number(TrainOptions{}.first_bucket_mb), link, link_from, link_from_algo = "native",
+      link_dilation = "1", algo = "ring", gpus_per_node = "8", validate, format = "md", calibrate, fit_modes, cores,
+      validate_caps;
   bool fused = false, recommend_cap = false;
 };
 
@@ -137,15 +142,44 @@ std::optional<LinkModel> link_of_results(const std::string& path) {
 int run_model(const PredictArgs& a, const CLI::App& cmd) {
   const std::string format = a.format;
   if (format != "md" && format != "csv" && format != "json") throw OptionError("--format", "unknown format '" + format + "' (use md, csv or json)");
+  std::optional<Calibration> cal;
+  if (!a.calibrate.empty()) {
+    std::vector<Mode> fit_modes;
+    for (const std::string& m : split(a.fit_modes, ',')) {
+      try {
+        fit_modes.push_back(parse_dp_mode(m));
+      } catch (const OptionError& e) {
+        throw OptionError("--fit-modes", e.complaint());
+      }
+    }
+    cal = calibrate(a.calibrate, fit_modes);
+    if (!a.cores.empty()) cal->terms.cores = static_cast<int>(whole_opt("--cores", a.cores, 0, 1 << 20));
+  } else if (!a.fit_modes.empty()) {
+    throw InputError("dpscale predict: --fit-modes needs --calibrate RUN.jsonl");
+  }
   if (!a.validate.empty()) {
-    std::cout << render_validation(validate(a.validate), format) << std::flush;
+    std::cout << render_validation(validate(a.validate, cal), format) << std::flush;
     return 0;
   }
-  if (a.from.empty() == a.single.empty()) {
-    throw InputError("dpscale predict: give the single-device epochs with exactly one of --from RESULTS.jsonl or --single MODEL=SECONDS,... (or --textbook, --validate)");
+  if (!a.validate_caps.empty()) {
+    std::cout << render_cap_check(check_caps(a.validate_caps, cal), format) << std::flush;
+    return 0;
+  }
+  if (static_cast<int>(!a.from.empty()) + static_cast<int>(!a.single.empty()) + static_cast<int>(cal.has_value()) != 1) {
+    throw InputError("dpscale predict: give the single-device epochs with exactly one of --from RESULTS.jsonl, --single MODEL=SECONDS,... or --calibrate RUN.jsonl (or --textbook, --validate)");
   }
   PredictContext ctx;
   std::vector<SingleRun> singles;
+  const std::string from = cal ? a.calibrate : a.from;  // the file whose runs give compute and the link
+  if (cal) {
+    singles = cal->singles;
+    ctx.workload = Workload{singles.front().samples, singles.front().batch};
+    ctx.compute_source = "--calibrate " + a.calibrate;
+    ctx.terms = cal->terms;
+    ctx.terms_source = describe_fits(*cal);
+  } else if (!a.cores.empty()) {
+    ctx.terms.cores = static_cast<int>(whole_opt("--cores", a.cores, 0, 1 << 20));
+  }
   if (!a.from.empty()) {
     singles = singles_from_results(a.from);
     ctx.workload = Workload{singles.front().samples, singles.front().batch};
@@ -169,8 +203,8 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
     }
     singles = keep;
   }
-  std::vector<SyncMode> modes;
-  for (const std::string& m : split(a.modes, ',')) modes.push_back(parse_sync_mode(m));
+  std::vector<Mode> modes;
+  for (const std::string& m : split(a.modes, ',')) modes.push_back(parse_dp_mode(m));
   const std::vector<int> ks = a.world_sizes.empty() ? (a.recommend_cap ? std::vector<int>{2} : default_world_sizes())
                                                     : parse_world_sizes(a.world_sizes);
   for (int k : ks) {
@@ -179,12 +213,16 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
                                              std::to_string(ctx.workload.batch) + " (every rank needs a row)");
     }
   }
-  ctx.sync.bucket_cap_mb = real_opt("--bucket-cap-mb", a.bucket_cap_mb, {0.0, false}, {1e6});
-  ctx.sync.first_bucket_mb = real_opt("--first-bucket-mb", a.first_bucket_mb, {0.0, false}, {1e6});
+  // The caps' bounds and words are the trainers' (contract/trainer_options.h).
+  TrainOptions caps;
+  option("bucket_cap_mb").set(caps, a.bucket_cap_mb);
+  option("first_bucket_mb").set(caps, a.first_bucket_mb);
+  ctx.sync.bucket_cap_mb = caps.bucket_cap_mb;
+  ctx.sync.first_bucket_mb = caps.first_bucket_mb;
   ctx.sync.fused = a.fused;
 
   // The link: --link-from (fitted), --link, or the --from file's own.
-  ctx.comm.algo = parse_comm_algo(a.algo);
+  ctx.comm.algo = parse_algo_option(a.algo);
   if (!a.link_from.empty() && !a.link.empty()) throw InputError("dpscale predict: give --link or --link-from, not both");
   const bool dilation_given = cmd.count("--link-dilation") > 0;
   if (!a.link_from.empty()) {
@@ -197,15 +235,15 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
   } else if (!a.link.empty()) {
     ctx.comm.link = link_opt("--link", a.link);
     ctx.link_source = "--link " + a.link;
-  } else if (!a.from.empty()) {
-    const std::optional<LinkModel> l = link_of_results(a.from);
-    if (!l) throw InputError(a.from + ": no data-parallel run with a link to take the link from; give --link or --link-from");
+  } else if (!from.empty()) {
+    const std::optional<LinkModel> l = link_of_results(from);
+    if (!l) throw InputError(from + ": no data-parallel run with a link to take the link from; give --link or --link-from");
     ctx.comm.link = *l;
-    ctx.link_source = "the link of " + a.from + "'s runs, their median dilation";
+    ctx.link_source = "the link of " + from + "'s runs, their median dilation";
   } else {
     throw InputError("dpscale predict: give the link: --link PRESET|ALPHA_US:GBPS or --link-from BENCH.json");
   }
-  if (dilation_given || a.from.empty() || !a.link.empty() || !a.link_from.empty()) {
+  if (dilation_given || from.empty() || !a.link.empty() || !a.link_from.empty()) {
     const DilationSpec d = parse_dilation(a.link_dilation);
     ctx.comm.link.dilation = d.factor;
     if (d.auto_tflops > 0) {
@@ -268,10 +306,14 @@ PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>
   c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output");
   c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")->capture_default_str();
   c.add_option("--link-dilation", a.link_dilation, "F or auto:TFLOPS, as the trainers")->capture_default_str();
-  c.add_option("--algo", a.algo, "all-reduce model: ring | star | hier")->capture_default_str();
+  c.add_option("--algo", a.algo, "all-reduce model: native (as ring) | ring | star | hier")->capture_default_str();
   c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str();
   c.add_option("--validate", a.validate, "results file: each measured DP point beside its prediction");
   c.add_flag("--recommend-cap", a.recommend_cap, "exposed comm per bucket cap 0.25-128 MiB, the best cap and how flat");
+  c.add_option("--calibrate", a.calibrate, "results file: fit this machine's terms (contention, per-call overhead, cores) from its single runs and its DP runs at one K");
+  c.add_option("--fit-modes", a.fit_modes, "--calibrate: fit from these modes' runs only, e.g. naive,interleaved (default: all at the fit K)");
+  c.add_option("--cores", a.cores, "CPUs ranks share (oversubscription above them; 0: not modelled; default: --calibrate's machine)");
+  c.add_option("--validate-caps", a.validate_caps, "results file of a bucket-cap sweep: the recommended cap's measured time against the best measured cap, per cell");
   c.add_option("--format", a.format, "md | csv | json")->capture_default_str();
 }
 

@@ -10,16 +10,16 @@
 
 namespace dpscale::predict {
 
-PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, SyncMode mode, int k) {
+PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, Mode mode, int k) {
   SyncSetup sync = ctx.sync;
   sync.mode = mode;
   PredictRow r;
   r.model = s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name;
-  r.mode = sync_mode_name(mode);
+  r.mode = mode_name(mode);
   r.world_size = k;
-  if (mode == SyncMode::bucketed) r.bucket_cap_mb = sync.bucket_cap_mb;
-  r.p = predict_epoch(s, ctx.workload, sync, ctx.comm, k);
-  r.single_epoch_s = predict_epoch(s, ctx.workload, sync, ctx.comm, 1).epoch_s;
+  if (mode == Mode::bucketed) r.bucket_cap_mb = sync.bucket_cap_mb;
+  r.p = predict_epoch(s, ctx.workload, sync, ctx.comm, k, ctx.terms);
+  r.single_epoch_s = predict_epoch(s, ctx.workload, sync, ctx.comm, 1, ctx.terms).epoch_s;
   r.speedup = r.single_epoch_s / r.p.epoch_s;
   r.efficiency = r.speedup / k;
   r.gamma = r.p.naive_comm_s / r.p.compute_s;
@@ -29,10 +29,10 @@ PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, SyncMode m
 }
 
 std::vector<PredictRow> predict_rows(const std::vector<SingleRun>& singles, const PredictContext& ctx,
-                                     const std::vector<SyncMode>& modes, const std::vector<int>& world_sizes) {
+                                     const std::vector<Mode>& modes, const std::vector<int>& world_sizes) {
   std::vector<PredictRow> rows;
   for (const SingleRun& s : singles) {
-    for (SyncMode m : modes) {
+    for (Mode m : modes) {
       const size_t first = rows.size();
       std::optional<int> knee;
       for (int k : world_sizes) {
@@ -53,11 +53,11 @@ std::string sig4(double v) {
 
 std::string describe_link(const CommModel& comm) {
   std::string s = comm.link.name + " (α " + sig4(comm.link.alpha_us) + " µs, " + sig4(comm.link.gbps) + " GB/s)";
-  if (comm.algo == CommAlgo::hier) {
+  if (comm.algo == AllreduceAlgo::hier) {
     s += " between nodes, " + comm.intra.name + " (α " + format_number(comm.intra.alpha_us) + " µs, " +
          format_number(comm.intra.gbps) + " GB/s) inside, " + std::to_string(comm.gpus_per_node) + " per node";
   }
-  return s + ", dilation ×" + sig4(comm.link.dilation) + ", " + comm_algo_name(comm.algo) + " all-reduce";
+  return s + ", dilation ×" + sig4(comm.link.dilation) + ", " + allreduce_algo_name(comm.algo) + " all-reduce";
 }
 
 namespace {
@@ -83,10 +83,14 @@ nlohmann::ordered_json row_json(const PredictRow& r, const PredictContext& ctx) 
   j["single_epoch_s"] = r.single_epoch_s;
   j["samples"] = ctx.workload.samples;
   j["batch_size"] = ctx.workload.batch;
-  j["algo"] = comm_algo_name(ctx.comm.algo);
+  j["algo"] = allreduce_algo_name(ctx.comm.algo);
   j["link_alpha_us"] = ctx.comm.link.alpha_us;
   j["link_gbps"] = ctx.comm.link.gbps;
   j["link_dilation"] = ctx.comm.link.dilation;
+  j["compute_excess"] = ctx.terms.compute_excess;
+  j["contention_s_per_mib"] = ctx.terms.contention_s_per_mib;
+  j["call_overhead_s"] = ctx.terms.call_overhead_s;
+  j["cores"] = ctx.terms.cores;
   return j;
 }
 
@@ -114,6 +118,7 @@ std::string render_rows(const std::vector<PredictRow>& rows, const PredictContex
   out += "Predicted epochs: " + std::to_string(ctx.workload.samples) + " samples, batch " +
          std::to_string(ctx.workload.batch) + "; compute from " + ctx.compute_source + "; link " + describe_link(ctx.comm) +
          " (" + ctx.link_source + ").\n";
+  if (!ctx.terms_source.empty()) out += ctx.terms_source;
   out += "comm s: naive's blocking all-reduce phase per epoch; exposed s: this mode's comm past backward; "
          "knee: first K with E < 0.8.\n\n";
   out += t.markdown();

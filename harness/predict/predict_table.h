@@ -36,11 +36,13 @@ struct PredictContext {
   CommModel comm;
   std::string compute_source;  // "--from x.jsonl" / "--single ..."
   std::string link_source;     // "preset pcie4" / "fitted to FILE (native, 12 rows, rms 8%)"
+  MachineTerms terms;          // --calibrate's (machine_fit.h); zero: the bare α-β model
+  std::string terms_source;    // describe_fits() lines, or ""
 };
 
-PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, SyncMode mode, int k);
+PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, Mode mode, int k);
 std::vector<PredictRow> predict_rows(const std::vector<SingleRun>& singles, const PredictContext& ctx,
-                                     const std::vector<SyncMode>& modes, const std::vector<int>& world_sizes);
+                                     const std::vector<Mode>& modes, const std::vector<int>& world_sizes);
 
 // md | csv | json (the JSON: a list of row objects).
 std::string render_rows(const std::vector<PredictRow>& rows, const PredictContext& ctx, const std::string& format);

@@ -15,6 +15,24 @@ std::vector<double> cap_grid() {
   return caps;
 }
 
+void judge_caps(CapAdvice& a) {
+  // Judged on the epoch, not the exposed comm alone: with contention a cap also changes compute.
+  a.best = 0;
+  for (size_t i = 1; i < a.rows.size(); ++i) {
+    if (a.rows[i].epoch_s < a.rows[a.best].epoch_s) a.best = i;
+  }
+  const CapRow& b = a.rows[a.best];
+  const double tol = std::max(0.05 * b.exposed_s, 0.005 * b.epoch_s);
+  a.flat_lo_mb = a.flat_hi_mb = b.cap_mb;
+  double worst_epoch = b.epoch_s;
+  for (size_t i = a.best; i-- > 0 && a.rows[i].epoch_s <= b.epoch_s + tol;) a.flat_lo_mb = a.rows[i].cap_mb;
+  for (size_t i = a.best + 1; i < a.rows.size() && a.rows[i].epoch_s <= b.epoch_s + tol; ++i) {
+    a.flat_hi_mb = a.rows[i].cap_mb;
+  }
+  for (const CapRow& r : a.rows) worst_epoch = std::max(worst_epoch, r.epoch_s);
+  a.epoch_spread = worst_epoch / b.epoch_s;
+}
+
 std::vector<CapAdvice> recommend_caps(const std::vector<SingleRun>& singles, const PredictContext& ctx,
                                       const std::vector<int>& world_sizes) {
   std::vector<CapAdvice> out;
@@ -26,20 +44,10 @@ std::vector<CapAdvice> recommend_caps(const std::vector<SingleRun>& singles, con
       for (double cap : cap_grid()) {
         PredictContext c = ctx;
         c.sync.bucket_cap_mb = cap;
-        const PredictRow r = predict_row(s, c, SyncMode::bucketed, k);
+        const PredictRow r = predict_row(s, c, Mode::bucketed, k);
         a.rows.push_back({cap, r.p.calls_per_step, r.p.exposed_s, r.p.epoch_s});
-        if (r.p.exposed_s < a.rows[a.best].exposed_s) a.best = a.rows.size() - 1;
       }
-      const CapRow& b = a.rows[a.best];
-      const double tol = std::max(0.05 * b.exposed_s, 0.005 * b.epoch_s);
-      a.flat_lo_mb = a.flat_hi_mb = b.cap_mb;
-      double worst_epoch = b.epoch_s;
-      for (size_t i = a.best; i-- > 0 && a.rows[i].exposed_s <= b.exposed_s + tol;) a.flat_lo_mb = a.rows[i].cap_mb;
-      for (size_t i = a.best + 1; i < a.rows.size() && a.rows[i].exposed_s <= b.exposed_s + tol; ++i) {
-        a.flat_hi_mb = a.rows[i].cap_mb;
-      }
-      for (const CapRow& r : a.rows) worst_epoch = std::max(worst_epoch, r.epoch_s);
-      a.epoch_spread = worst_epoch / b.epoch_s;
+      judge_caps(a);
       out.push_back(a);
     }
   }
@@ -61,6 +69,7 @@ std::string render_caps(const std::vector<CapAdvice>& advice, const PredictConte
         j["exposed_comm_s"] = r.exposed_s;
         j["epoch_s"] = r.epoch_s;
         j["best"] = i == a.best;
+        j["recommended"] = r.cap_mb == a.recommended_mb();
         j["flat_lo_mb"] = a.flat_lo_mb;
         j["flat_hi_mb"] = a.flat_hi_mb;
         j["epoch_spread"] = a.epoch_spread;
@@ -92,9 +101,10 @@ std::string render_caps(const std::vector<CapAdvice>& advice, const PredictConte
   out += t.markdown() + "\n";
   for (const CapAdvice& a : advice) {
     out += a.model + " K=" + std::to_string(a.world_size) + ": best cap " + format_number(a.rows[a.best].cap_mb) +
-           " MiB (exposed " + fmt_fixed(a.rows[a.best].exposed_s, 4) + " s per epoch); within tolerance from " +
-           format_number(a.flat_lo_mb) + " to " + format_number(a.flat_hi_mb) + " MiB; worst cap's epoch " +
-           fmt_fixed(a.epoch_spread, 3) + "× the best\n";
+           " MiB (exposed " + fmt_fixed(a.rows[a.best].exposed_s, 4) + " s per epoch); " +
+           (a.flat() ? "flat from " + format_number(a.flat_lo_mb) + " to " + format_number(a.flat_hi_mb) + " MiB" : "not flat") +
+           "; use " + format_number(a.recommended_mb()) + " MiB" + (a.flat() ? " (the largest cap of the flat range: fewest calls)" : "") +
+           "; worst cap's epoch " + fmt_fixed(a.epoch_spread, 3) + "× the best\n";
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // step_model.cpp — from a single-device epoch to a K-rank epoch (formulas in step_model.h).
 #include "step_model.h"
 
+#include <cmath>
+
 namespace dpscale::predict {
 
 double step_compute_1(const SingleRun& single, const Workload& w) {
@@ -8,17 +10,42 @@ double step_compute_1(const SingleRun& single, const Workload& w) {
   return single.epoch_s / static_cast<double>(steps1) * (static_cast<double>(w.batch) / single.batch);
 }
 
+StepTimes simulate_with_terms(const MlpSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
+                              double t_compute0, const MachineTerms& terms, double oversub) {
+  auto duration = [&](int64_t nbytes) {
+    return comm.seconds(static_cast<size_t>(nbytes), k) + (k > 1 ? terms.call_overhead_s : 0.0);
+  };
+  double t_c = t_compute0;
+  StepTimes s = simulate_step(launches(spec, sync, t_c), t_c, duration);
+  if (terms.contention_s_per_mib <= 0 || k <= 1) return s;
+  // Backward stretches by the copies of the all-reduces that start while it runs; a longer
+  // backward lets later ones start inside it too, so iterate to the fixed point (monotone,
+  // bounded by all launches overlapping: a few rounds).
+  for (int round = 0; round < 20; ++round) {
+    const std::vector<Launch> ls = launches(spec, sync, t_c);
+    s = simulate_step(ls, t_c, duration);
+    double moved = 0;
+    for (size_t j = 0; j < ls.size(); ++j) {
+      if (s.starts[j] < t_c) moved += ring_moved_mib(static_cast<double>(ls[j].nbytes), k);
+    }
+    const double next = t_compute0 + terms.contention_s_per_mib * oversub * moved;
+    if (std::fabs(next - t_c) <= 1e-12 * next) break;
+    t_c = next;
+  }
+  return simulate_step(launches(spec, sync, t_c), t_c, duration);
+}
+
 EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const SyncSetup& sync, const CommModel& comm,
-                              int k) {
-  const double t_c = step_compute_1(single, w) / k;
-  auto duration = [&](int64_t nbytes) { return comm.seconds(static_cast<size_t>(nbytes), k); };
-  const StepTimes mine = simulate_step(launches(single.spec, sync, t_c), t_c, duration);
-  const StepTimes naive = simulate_step(launches(single.spec, SyncSetup{}, t_c), t_c, duration);
+                              int k, const MachineTerms& terms, int ranks_per_node) {
+  const double oversub = terms.oversubscription(ranks_per_node > 0 ? ranks_per_node : k);
+  const double t_c0 = step_compute_1(single, w) / k * (k > 1 ? 1 + terms.compute_excess : 1.0) * oversub;
+  const StepTimes mine = simulate_with_terms(single.spec, sync, comm, k, t_c0, terms, oversub);
+  const StepTimes naive = simulate_with_terms(single.spec, SyncSetup{}, comm, k, t_c0, terms, oversub);
   EpochPrediction p;
   p.steps = w.samples / w.batch;
   const double n = static_cast<double>(p.steps);
   p.epoch_s = n * mine.step;
-  p.compute_s = n * t_c;
+  p.compute_s = n * mine.compute;
   p.naive_comm_s = n * naive.busy;
   p.busy_s = n * mine.busy;
   p.exposed_s = n * mine.exposed;

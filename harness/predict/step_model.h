@@ -5,9 +5,14 @@
 //   t_c(K)  = (T1 / steps1) · (B / B1) / K               T1: measured single-device epoch at
 //                                                        samples1, batch B1 (steps1 steps)
 //   epoch   = steps · step(t_c(K))                       step from the FIFO simulation
-// Assumed: compute is linear in the rows of the local batch (no per-step overhead that does not
-// shrink with K, no loss of GEMM efficiency at small local batches); ranks are identical (no
-// stragglers); comm and compute do not slow each other down.
+// With machine terms (machine_terms.h; all zero unless calibrated):
+//   t_c0    = t_c(K) · (1 + ε) · O                       before any communication
+//   d(n)    = α-β(n) + o                                 every all-reduce call
+//   t_c     = t_c0 + σ · O · Σ ring_moved(n_j)           over the all-reduces that start on the
+//                                                        channel before backward ends (a fixed
+//                                                        point: a longer backward lets more start)
+// Assumed beyond the terms: ranks are identical (no stragglers); communication is not slowed by
+// compute (the link emulation holds each all-reduce for its modelled time, which dominates).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <string>
 
 #include "comm_time.h"
+#include "machine_terms.h"
 #include "models/mlp_spec.h"
 #include "step_sim.h"
 
@@ -46,7 +52,12 @@ struct EpochPrediction {
 // Compute per step at K = 1 for this workload's batch.
 double step_compute_1(const SingleRun& single, const Workload& w);
 
+// `ranks_per_node` 0: all K ranks on one node (what oversubscription counts).
 EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const SyncSetup& sync, const CommModel& comm,
-                              int k);
+                              int k, const MachineTerms& terms = {}, int ranks_per_node = 0);
+
+// One simulated step with the machine terms applied (the fixed point above).
+StepTimes simulate_with_terms(const MlpSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
+                              double t_compute0, const MachineTerms& terms, double oversub);
 
 }  // namespace dpscale::predict

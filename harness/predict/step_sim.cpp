@@ -11,22 +11,16 @@
 namespace dpscale::predict {
 
 namespace {
-const std::vector<std::string>& mode_names() {
-  static const std::vector<std::string> names = {"naive", "interleaved", "bucketed"};  // SyncMode's order
-  return names;
-}
 constexpr int64_t kLossSlotBytes = sizeof(float);
 }  // namespace
 
-SyncMode parse_sync_mode(const std::string& name) {
-  try {
-    return static_cast<SyncMode>(parse_choice(name, mode_names(), "mode"));
-  } catch (const ValueError& e) {
-    throw OptionError("--modes", e.what());
+Mode parse_dp_mode(const std::string& name) {
+  const ModeInfo* m = find_mode(name);
+  if (m == nullptr || !m->data_parallel) {
+    throw OptionError("--modes", "unknown data-parallel mode '" + name + "' (use naive, interleaved or bucketed)");
   }
+  return m->mode;
 }
-
-const char* sync_mode_name(SyncMode m) { return mode_names()[static_cast<size_t>(m)].c_str(); }
 
 BackwardPlan backward_plan(const MlpSpec& spec) {
   // FLOPs per row of the local batch (the batch size cancels in the shares).
@@ -56,7 +50,9 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
   const BackwardPlan plan = backward_plan(spec);
   std::vector<Launch> ls;
   switch (sync.mode) {
-    case SyncMode::naive:
+    case Mode::single:
+      break;
+    case Mode::naive:
       if (sync.fused) {
         // The trainers' one call over the whole flat buffer, the layout's padding included.
         ls.push_back({t_compute, ParamLayout(spec).param_buffer_count() * static_cast<int64_t>(sizeof(float))});
@@ -64,10 +60,10 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
         for (const GradTensor& g : plan.tensors) ls.push_back({t_compute, g.nbytes});
       }
       break;
-    case SyncMode::interleaved:
+    case Mode::interleaved:
       for (const GradTensor& g : plan.tensors) ls.push_back({g.ready * t_compute, g.nbytes});
       break;
-    case SyncMode::bucketed:
+    case Mode::bucketed:
       // The trainers' own assignment (the same function train_ddp_bucketed calls); each launch
       // sends its bucket's slice, padding between tensors included.
       for (const Bucket& b : assign_buckets(ParamLayout(spec), sync.bucket_cap_mb, sync.first_bucket_mb)) {
@@ -85,7 +81,8 @@ StepTimes simulate_step(const std::vector<Launch>& ls, double t_compute, const s
   double channel_free = 0;
   for (const Launch& l : ls) {
     const double d = duration(l.nbytes);
-    channel_free = std::max(channel_free, l.at) + d;
+    s.starts.push_back(std::max(channel_free, l.at));
+    channel_free = s.starts.back() + d;
     s.busy += d;
   }
   s.calls = static_cast<int>(ls.size());

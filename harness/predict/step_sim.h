@@ -26,13 +26,14 @@
 #include <string>
 #include <vector>
 
+#include "contract/modes.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale::predict {
 
-enum class SyncMode { naive, interleaved, bucketed };
-SyncMode parse_sync_mode(const std::string& name);  // OptionError("--modes", ...) if unknown
-const char* sync_mode_name(SyncMode m);
+// A data-parallel mode of contract/modes.h by name; OptionError("--modes", ...) for an unknown
+// name or `single` (which has no step to simulate).
+Mode parse_dp_mode(const std::string& name);
 
 // Where the gradient of each tensor becomes ready, as a fraction of the step's compute.
 struct GradTensor {
@@ -52,7 +53,7 @@ struct Launch {
 };
 
 struct SyncSetup {
-  SyncMode mode = SyncMode::naive;
+  Mode mode = Mode::naive;
   bool fused = false;                    // naive --fused
   double bucket_cap_mb = 25, first_bucket_mb = 1;
 };
@@ -66,6 +67,7 @@ struct StepTimes {
   double exposed = 0;  // end of the last all-reduce past the end of backward (≥ 0)
   double step = 0;     // compute + exposed
   int calls = 0;
+  std::vector<double> starts;  // when each all-reduce started on the channel, in launch order
 };
 
 // FIFO on one channel; `duration(nbytes)` is the modelled time of one all-reduce.

@@ -1,4 +1,4 @@
-// validate.cpp — measured DP points against their predictions.
+// validate.cpp — measured DP points against their predictions, and the error summary.
 #include "validate.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "calibration.h"
 #include "contract/option_values.h"
 #include "harness/analysis.h"
+#include "harness/results_file.h"
 #include "harness/table.h"
 #include "models/errors.h"
 
@@ -22,43 +23,76 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The prediction of one run, on the setup it recorded.
-EpochPrediction predict_run(const SingleRun& single, const RunRecord& r) {
-  SyncSetup sync;
-  sync.mode = parse_sync_mode(r.mode);
-  const int n_tensors = 2 * (static_cast<int>(r.widths.size()) - 1);
-  sync.fused = sync.mode == SyncMode::naive && r.allreduce_calls_per_step == 1 && n_tensors > 1;
-  if (r.bucket_cap_mb) sync.bucket_cap_mb = *r.bucket_cap_mb;
-  if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
-  CommModel comm;
-  comm.algo = r.allreduce == "star" ? CommAlgo::star : CommAlgo::ring;
-  if (r.link != "none" && r.link_alpha_us && r.link_gbps) {
-    comm.link = LinkModel{r.link, *r.link_alpha_us, *r.link_gbps, r.link_dilation};
+// Nearest rank: the smallest value with at least 90% of the values at or below it.
+double p90(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
+  return v[std::max<size_t>(rank, 1) - 1];
+}
+
+ErrorSummary summarize(const std::vector<ValidationRow>& rows, const std::string& scope) {
+  ErrorSummary s;
+  s.scope = scope;
+  std::vector<double> abs_err, err;
+  bool have_worst = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ValidationRow& r = rows[i];
+    if (r.disturbed || (scope != "all" && r.mode != scope)) continue;
+    abs_err.push_back(std::fabs(r.error));
+    err.push_back(r.error);
+    if (!have_worst || std::fabs(r.error) > std::fabs(rows[s.worst].error)) s.worst = i, have_worst = true;
   }
-  return predict_epoch(single, Workload{r.n_samples, r.global_batch}, sync, comm, r.world_size);
+  s.points = static_cast<int>(err.size());
+  if (s.points > 0) {
+    s.median_abs = median(abs_err);
+    s.p90_abs = p90(abs_err);
+    s.signed_median = median(err);
+  }
+  return s;
+}
+
+std::string describe_row(const ValidationRow& r) {
+  return r.model + " " + r.mode + " K=" + std::to_string(r.world_size) +
+         (r.bucket_cap_mb ? " cap " + format_number(*r.bucket_cap_mb) : "") + (r.link != "none" ? " " + r.link : "");
 }
 
 }  // namespace
 
-Validation validate(const std::string& results_path) {
+std::string ValidationRow::cause() const {
+  return std::fabs(predicted_compute_s - measured_compute_s) >= std::fabs(predicted_comm_s - measured_comm_s) ? "compute"
+                                                                                                              : "comm";
+}
+
+Validation validate(const std::string& results_path, const std::optional<Calibration>& calibration) {
   const ResultsFile f = read_results(results_path);
-  std::map<std::string, SingleRun> singles;
-  for (const SingleRun& s : singles_from_results(results_path)) {
-    singles[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = s;
-  }
   Validation v;
   v.path = results_path;
+  v.calibration = calibration;
+  std::map<std::string, SingleRun> singles;
+  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(results_path)) {
+    singles[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = s;
+  }
+  const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
   std::vector<PointKey> order;
-  std::map<PointKey, std::vector<const RunRecord*>> runs;
+  std::map<PointKey, std::vector<const SweepEntry*>> runs;
   for (const SweepEntry& e : f.entries) {
+    if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
+      throw InputError(results_path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
+                       ", but the calibration " + calibration->path + " on " + calibration->machine.describe() +
+                       "; validate on the calibrated machine's runs");
+    }
     if (!e.ok || !e.record || e.record->mode == "single") continue;
     const PointKey key = PointKey::of(point_from_record(*e.record));
     if (!runs.count(key)) order.push_back(key);
-    runs[key].push_back(&*e.record);
+    runs[key].push_back(&e);
   }
   for (const PointKey& key : order) {
-    const std::vector<const RunRecord*>& rs = runs[key];
-    const RunRecord& r0 = *rs.front();
+    if (calibration && std::find(calibration->fitted.begin(), calibration->fitted.end(), key) != calibration->fitted.end()) {
+      v.fitted.push_back(key.describe());
+      continue;
+    }
+    const std::vector<const SweepEntry*>& es = runs[key];
+    const RunRecord& r0 = *es.front()->record;
     const std::string model = r0.model == "custom" ? widths_to_string(r0.widths) : r0.model;
     const auto s = singles.find(model);
     if (s == singles.end()) {
@@ -67,21 +101,24 @@ Validation validate(const std::string& results_path) {
     }
     std::vector<double> me, pe, mc, pc, mk, pk;
     ValidationRow row;
-    for (const RunRecord* r : rs) {
-      const EpochPrediction p = predict_run(s->second, *r);
-      me.push_back(r->avg_epoch_s);
+    for (const SweepEntry* e : es) {
+      const RunRecord& r = *e->record;
+      const EpochPrediction p = predict_recorded(s->second, r, terms);
+      me.push_back(r.avg_epoch_s);
       pe.push_back(p.epoch_s);
-      mc.push_back(r->mode == "naive" ? r->comm_s.value_or(0) : r->exposed_comm_s.value_or(0));
+      mc.push_back(r.mode == "naive" ? r.comm_s.value_or(0) : r.exposed_comm_s.value_or(0));
       pc.push_back(p.exposed_s);
-      mk.push_back(r->compute_s);
+      mk.push_back(r.compute_s);
       pk.push_back(p.compute_s);
       row.predicted_calls = p.calls_per_step;
+      if (e->state && e->state->disturbed) row.disturbed = true;
     }
     row.model = model;
     row.mode = r0.mode;
+    row.link = r0.link;
     row.world_size = r0.world_size;
     row.bucket_cap_mb = r0.bucket_cap_mb;
-    row.runs = static_cast<int>(rs.size());
+    row.runs = static_cast<int>(es.size());
     row.measured_epoch_s = median(me);
     row.predicted_epoch_s = median(pe);
     row.error = (row.predicted_epoch_s - row.measured_epoch_s) / row.measured_epoch_s;
@@ -95,13 +132,17 @@ Validation validate(const std::string& results_path) {
     row.predicted_speedup = row.single_epoch_s / row.predicted_epoch_s;
     v.rows.push_back(row);
   }
-  if (v.rows.empty()) throw InputError(results_path + ": no data-parallel run with a single-device run of its model");
-  std::vector<double> abs_err;
-  for (size_t i = 0; i < v.rows.size(); ++i) {
-    abs_err.push_back(std::fabs(v.rows[i].error));
-    if (abs_err.back() > std::fabs(v.rows[v.worst].error)) v.worst = i;
+  if (v.rows.empty()) {
+    throw InputError(results_path + ": no held-out data-parallel run with a single-device run of its model to validate");
   }
-  v.median_abs_error = median(abs_err);
+  for (const ModeInfo& m : all_modes()) {
+    if (!m.data_parallel) continue;
+    const ErrorSummary s = summarize(v.rows, m.name);
+    if (s.points > 0) v.summary.push_back(s);
+  }
+  v.summary.push_back(summarize(v.rows, "all"));
+  v.median_abs_error = v.summary.back().median_abs;
+  v.worst = v.summary.back().worst;
   return v;
 }
 
@@ -109,9 +150,25 @@ std::string render_validation(const Validation& v, const std::string& format) {
   if (format == "json") {
     nlohmann::ordered_json j;
     j["results"] = v.path;
+    j["calibration"] = v.calibration ? nlohmann::ordered_json(v.calibration->path) : nlohmann::ordered_json(nullptr);
+    if (v.calibration) {
+      nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+      for (const TermFit& t : v.calibration->fits) {
+        terms.push_back({{"term", t.name}, {"value", t.value}, {"unit", t.unit}, {"runs", t.runs}, {"from", t.from}});
+      }
+      j["terms"] = terms;
+      j["fit_world_size"] = v.calibration->fit_k;
+    }
     j["median_abs_error"] = v.median_abs_error;
-    j["worst"] = v.rows[v.worst].model + " " + v.rows[v.worst].mode + " K=" + std::to_string(v.rows[v.worst].world_size);
+    j["worst"] = describe_row(v.rows[v.worst]);
     j["worst_error"] = v.rows[v.worst].error;
+    j["summary"] = nlohmann::ordered_json::array();
+    for (const ErrorSummary& s : v.summary) {
+      j["summary"].push_back({{"scope", s.scope}, {"points", s.points}, {"median_abs_error", s.median_abs},
+                              {"p90_abs_error", s.p90_abs}, {"signed_median_error", s.signed_median},
+                              {"worst", describe_row(v.rows[s.worst])}, {"worst_error", v.rows[s.worst].error},
+                              {"worst_cause", v.rows[s.worst].cause()}});
+    }
     j["points"] = nlohmann::ordered_json::array();
     for (const ValidationRow& r : v.rows) {
       nlohmann::ordered_json p;
@@ -119,10 +176,13 @@ std::string render_validation(const Validation& v, const std::string& format) {
       p["mode"] = r.mode;
       p["world_size"] = r.world_size;
       p["bucket_cap_mb"] = r.bucket_cap_mb ? nlohmann::ordered_json(*r.bucket_cap_mb) : nlohmann::ordered_json(nullptr);
+      p["link"] = r.link;
       p["runs"] = r.runs;
+      p["disturbed"] = r.disturbed;
       p["measured_epoch_s"] = r.measured_epoch_s;
       p["predicted_epoch_s"] = r.predicted_epoch_s;
       p["error"] = r.error;
+      p["cause"] = r.cause();
       p["measured_comm_s"] = r.measured_comm_s;
       p["predicted_comm_s"] = r.predicted_comm_s;
       p["measured_compute_s"] = r.measured_compute_s;
@@ -135,30 +195,46 @@ std::string render_validation(const Validation& v, const std::string& format) {
       j["points"].push_back(p);
     }
     j["skipped"] = v.skipped;
+    j["fitted"] = v.fitted;
     return j.dump(2) + "\n";
   }
   Table t;
-  t.header = {"model", "mode", "K", "cap MiB", "runs", "measured s", "predicted s", "error", "comm meas.", "comm pred.",
-              "compute meas.", "compute pred.", "calls"};
-  t.right = {false, false, true, true, true, true, true, true, true, true, true, true, true};
+  t.header = {"model", "mode", "K", "cap MiB", "link", "runs", "measured s", "predicted s", "error", "comm meas.",
+              "comm pred.", "compute meas.", "compute pred.", "calls"};
+  t.right = {false, false, true, true, false, true, true, true, true, true, true, true, true, true};
   const bool csv = format == "csv";
   auto num = [&](double x, int d) { return csv ? format_number(x) : fmt_fixed(x, d); };
   for (const ValidationRow& r : v.rows) {
     t.rows.push_back({r.model, r.mode, std::to_string(r.world_size), r.bucket_cap_mb ? format_number(*r.bucket_cap_mb) : "",
-                      std::to_string(r.runs), num(r.measured_epoch_s, 3), num(r.predicted_epoch_s, 3),
+                      r.link, std::to_string(r.runs) + (r.disturbed && !csv ? " disturbed" : ""),
+                      num(r.measured_epoch_s, 3), num(r.predicted_epoch_s, 3),
                       csv ? format_number(r.error) : fmt_signed_percent(r.error), num(r.measured_comm_s, 3),
                       num(r.predicted_comm_s, 3), num(r.measured_compute_s, 3), num(r.predicted_compute_s, 3),
                       std::to_string(r.measured_calls) +
                           (r.measured_calls == r.predicted_calls ? "" : " (model " + std::to_string(r.predicted_calls) + ")")});
   }
   if (csv) return t.csv();
-  std::string out = "Validation of " + v.path + " (epoch seconds; comm: naive's blocking phase, or the exposed wait; error = (predicted - measured) / measured).\n\n";
+  std::string out;
+  if (v.calibration) out += describe_fits(*v.calibration) + "\n";
+  out += "Validation of " + v.path +
+         " (epoch seconds; comm: naive's blocking phase, or the exposed wait; error = (predicted - measured) / measured).\n\n";
   out += t.markdown();
-  const ValidationRow& w = v.rows[v.worst];
-  out += "\nmedian |error| " + fmt_percent(v.median_abs_error, 1) + " over " + std::to_string(v.rows.size()) +
-         " points; worst " + w.model + " " + w.mode + " K=" + std::to_string(w.world_size) +
-         (w.bucket_cap_mb ? " cap " + format_number(*w.bucket_cap_mb) : "") + " at " + fmt_signed_percent(w.error) + "\n";
-  for (const std::string& s : v.skipped) out += "skipped (no single-device run of its model): " + s + "\n";
+  Table s;
+  s.header = {"mode", "points", "median |error|", "P90 |error|", "bias (signed median)", "worst", "its error", "from"};
+  s.right = {false, true, true, true, true, false, true, false};
+  for (const ErrorSummary& e : v.summary) {
+    const ValidationRow& w = v.rows[e.worst];
+    s.rows.push_back({e.scope, std::to_string(e.points), fmt_percent(e.median_abs, 1), fmt_percent(e.p90_abs, 1),
+                      fmt_signed_percent(e.signed_median), describe_row(w), fmt_signed_percent(w.error), w.cause()});
+  }
+  out += "\n" + s.markdown();
+  out += "\nmedian |error| " + fmt_percent(v.median_abs_error, 1) + " over " + std::to_string(v.summary.back().points) +
+         " points; worst " + describe_row(v.rows[v.worst]) + " at " + fmt_signed_percent(v.rows[v.worst].error) + "\n";
+  for (const std::string& x : v.fitted) out += "not scored (the calibration fitted it): " + x + "\n";
+  for (const std::string& x : v.skipped) out += "skipped (no single-device run of its model): " + x + "\n";
+  for (const ValidationRow& r : v.rows) {
+    if (r.disturbed) out += "not in the summary (a run the machine disturbed): " + describe_row(r) + "\n";
+  }
   return out;
 }
 

@@ -1,43 +1,65 @@
-// validate.h — `dpscale predict --validate RESULTS.jsonl`: every measured data-parallel point of a
-// sweep beside the step model's prediction of it.
+// validate.h — `dpscale predict --validate RESULTS.jsonl [--calibrate RUN.jsonl]`: every measured
+// data-parallel point of a sweep beside the step model's prediction of it.
 //
-// Each point is predicted from the same file's single-device run of its model (compute), the
-// link each run recorded (link_alpha_us, link_gbps, its own measured link_dilation, the
-// allreduce algorithm: star as star, native and ring as the ring) and its own setup (samples,
-// batch, K, mode, bucket caps, fused). Repeats: the median of the measured epochs against the
-// median of the per-run predictions. Error = (predicted - measured) / measured.
+// Each point is predicted on its own setup (link, dilation, algorithm, caps, fused, samples,
+// batch, K, nodes) from a single-device run of its model: the calibration file's, with the
+// machine terms fitted there (machine_fit.h), or without --calibrate the same file's, with no
+// terms (the bare α-β model). Repeats: the median of the measured epochs against the median of
+// the per-run predictions. Error = (predicted − measured) / measured.
+//
+// Held out: a point the calibration fitted (same model, mode, K, cap and link) is left out and
+// listed, never scored. A point with a run the machine disturbed is shown, marked, and left out
+// of the summary. The summary, per mode and overall: median |error|, P90 |error| (nearest rank),
+// the signed median (bias: below 0 the model is optimistic), and the worst point with the part
+// of the step its error comes from (compute, or the exposed comm).
+//
+// Refused: a calibration and a results file of two machines.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "machine_fit.h"
 #include "step_model.h"
 
 namespace dpscale::predict {
 
 struct ValidationRow {
-  std::string model, mode;
+  std::string model, mode, link;
   int world_size = 0;
   std::optional<double> bucket_cap_mb;
   int runs = 0;
+  bool disturbed = false;
   double measured_epoch_s = 0, predicted_epoch_s = 0, error = 0;  // error relative to measured
   double measured_comm_s = 0, predicted_comm_s = 0;  // naive: comm_s; overlapped: exposed wait
   double measured_compute_s = 0, predicted_compute_s = 0;
   int measured_calls = 0, predicted_calls = 0;
-  // Against the file's single-device epoch at this point's workload (for the charts).
+  // Against the single-device epoch at this point's workload (for the charts).
   double single_epoch_s = 0, measured_speedup = 0, predicted_speedup = 0;
+  std::string cause() const;  // "compute" or "comm": the larger of the two errors, in seconds
+};
+
+struct ErrorSummary {
+  std::string scope;  // "naive", ..., "all"
+  int points = 0;
+  double median_abs = 0, p90_abs = 0, signed_median = 0;
+  size_t worst = 0;  // index into Validation::rows
 };
 
 struct Validation {
   std::string path;
+  std::optional<Calibration> calibration;
   std::vector<ValidationRow> rows;
+  std::vector<ErrorSummary> summary;    // per mode in table order, then "all"
+  std::vector<std::string> skipped;     // no single-device run of their model
+  std::vector<std::string> fitted;      // left out: the calibration fitted them
+  // The overall summary's fields, kept for callers of the bare validation.
   double median_abs_error = 0;
-  size_t worst = 0;  // index into rows of the largest |error|
-  std::vector<std::string> skipped;  // points with no single-device run of their model
+  size_t worst = 0;
 };
 
-Validation validate(const std::string& results_path);
+Validation validate(const std::string& results_path, const std::optional<Calibration>& calibration = std::nullopt);
 std::string render_validation(const Validation& v, const std::string& format);
 
 }  // namespace dpscale::predict

@@ -88,7 +88,7 @@ TEST(StepModel, OneLayerInterleavedEqualsNaive) {
   const SingleRun s = single_of("784,10", 1.0);
   const CommModel c = ring_link(50, 10, 100);
   SyncSetup inter;
-  inter.mode = SyncMode::interleaved;
+  inter.mode = Mode::interleaved;
   const EpochPrediction n = predict_epoch(s, Workload{4096, 1024}, SyncSetup{}, c, 2);
   const EpochPrediction i = predict_epoch(s, Workload{4096, 1024}, inter, c, 2);
   EXPECT_GT(n.naive_comm_s, 0.05);  // the link matters here (4 steps × 2 calls × ~10 ms)
@@ -102,14 +102,14 @@ TEST(StepModel, OneLayerInterleavedEqualsNaive) {
 TEST(StepModel, BucketedWithAnUnboundedCapIsNaiveFused) {
   const SingleRun s = single_of("large", 8.0);
   const CommModel c = ring_link(50, 300, 150);
-  SyncSetup one_bucket{SyncMode::bucketed, false, 1e6, 1e6};
-  SyncSetup fused{SyncMode::naive, true, 25, 1};
+  SyncSetup one_bucket{Mode::bucketed, false, 1e6, 1e6};
+  SyncSetup fused{Mode::naive, true, 25, 1};
   const EpochPrediction b = predict_epoch(s, Workload{4096, 1024}, one_bucket, c, 2);
   const EpochPrediction f = predict_epoch(s, Workload{4096, 1024}, fused, c, 2);
   EXPECT_EQ(b.calls_per_step, 1);
   EXPECT_DOUBLE_EQ(b.epoch_s, f.epoch_s);
   // Negative control: the default caps give several buckets and a different epoch.
-  const EpochPrediction d = predict_epoch(s, Workload{4096, 1024}, SyncSetup{SyncMode::bucketed, false, 25, 1}, c, 2);
+  const EpochPrediction d = predict_epoch(s, Workload{4096, 1024}, SyncSetup{Mode::bucketed, false, 25, 1}, c, 2);
   EXPECT_GT(d.calls_per_step, 1);
   EXPECT_NE(d.epoch_s, f.epoch_s);
 }
@@ -121,7 +121,7 @@ TEST(StepModel, BucketCountsAreTheTrainers) {
   for (const Case& k : {Case{"small", 1, 5}, Case{"small", 25, 2}, Case{"medium", 1, 9}, Case{"medium", 4, 8},
                         Case{"medium", 25, 3}, Case{"large", 1, 13}, Case{"large", 25, 7}}) {
     const MlpSpec spec = parse_model(k.model);
-    const std::vector<Launch> ls = launches(spec, SyncSetup{SyncMode::bucketed, false, k.cap, 1}, 1.0);
+    const std::vector<Launch> ls = launches(spec, SyncSetup{Mode::bucketed, false, k.cap, 1}, 1.0);
     EXPECT_EQ(static_cast<int>(ls.size()), k.buckets) << k.model << " cap " << k.cap;
     EXPECT_EQ(ls.size(), assign_buckets(ParamLayout(spec), k.cap, 1).size());
     int64_t bytes = 0;
@@ -137,7 +137,7 @@ TEST(StepModel, BucketCountsAreTheTrainers) {
 
 TEST(CommTime, HierarchicalLimitsAndATwoNodeCaseByHand) {
   CommModel h;
-  h.algo = CommAlgo::hier;
+  h.algo = AllreduceAlgo::hier;
   h.link = LinkModel{"ib100", 5, 12.5, 1};
   h.intra = LinkModel{"nvlink", 1, 300, 1};
   h.gpus_per_node = 8;
@@ -153,7 +153,7 @@ TEST(CommTime, HierarchicalLimitsAndATwoNodeCaseByHand) {
   EXPECT_NEAR(h.seconds(B, 16), want, 1e-12);
   EXPECT_LT(h.seconds(B, 16), h.link.ring_seconds(B, 16));  // cheaper than the flat ring on the slow link
   CommModel star = ring_link(5, 12.5, 1);
-  star.algo = CommAlgo::star;
+  star.algo = AllreduceAlgo::star;
   EXPECT_DOUBLE_EQ(star.seconds(B, 4), star.link.star_seconds(B, 4));
 }
 
@@ -186,7 +186,7 @@ TEST(PredictTable, EfficiencyGammaAmdahlAndKnee) {
   ctx.workload = Workload{4096, 1024};
   ctx.comm = ring_link(50, 300, 150);
   const std::vector<int> ks = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-  const std::vector<PredictRow> rows = predict_rows({single_of("medium", 3.0)}, ctx, {SyncMode::naive}, ks);
+  const std::vector<PredictRow> rows = predict_rows({single_of("medium", 3.0)}, ctx, {Mode::naive}, ks);
   ASSERT_EQ(rows.size(), ks.size());
   std::optional<int> knee;
   for (const PredictRow& r : rows) {

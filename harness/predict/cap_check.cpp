@@ -1,0 +1,144 @@
+// cap_check.cpp — the cap advice against a measured cap sweep, cell by cell.
+#include "cap_check.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "calibration.h"
+#include "contract/option_values.h"
+#include "harness/results_file.h"
+#include "harness/table.h"
+#include "models/errors.h"
+
+namespace dpscale::predict {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct CellKey {
+  std::string model, link;
+  int k = 0;
+  auto operator<=>(const CellKey&) const = default;
+};
+
+}  // namespace
+
+CapCheck check_caps(const std::string& caps_path, const std::optional<Calibration>& calibration) {
+  const ResultsFile f = read_results(caps_path);
+  CapCheck out;
+  out.path = caps_path;
+  out.calibration = calibration;
+  std::map<std::string, SingleRun> singles;
+  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(caps_path)) {
+    singles[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = s;
+  }
+  const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
+  std::vector<CellKey> order;
+  std::map<CellKey, std::map<double, std::vector<const SweepEntry*>>> cells;
+  for (const SweepEntry& e : f.entries) {
+    if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
+      throw InputError(caps_path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
+                       ", but the calibration " + calibration->path + " on " + calibration->machine.describe());
+    }
+    if (!e.ok || !e.record || e.record->mode != "bucketed" || !e.record->bucket_cap_mb) continue;
+    const RunRecord& r = *e.record;
+    const CellKey key{r.model == "custom" ? widths_to_string(r.widths) : r.model, r.link, r.world_size};
+    if (!cells.count(key)) order.push_back(key);
+    cells[key][*r.bucket_cap_mb].push_back(&e);
+  }
+  for (const CellKey& key : order) {
+    const auto& caps = cells[key];
+    const auto s = singles.find(key.model);
+    if (s == singles.end() || caps.size() < 2) continue;  // no advice to check without a single or a choice
+    CapCell cell;
+    cell.model = key.model;
+    cell.link = key.link;
+    cell.world_size = key.k;
+    cell.predicted.model = key.model;
+    cell.predicted.world_size = key.k;
+    for (const auto& [cap, es] : caps) {  // ascending caps
+      std::vector<double> measured, predicted_epoch, predicted_exposed;
+      int buckets = 0;
+      for (const SweepEntry* e : es) {
+        measured.push_back(e->record->avg_epoch_s);
+        const EpochPrediction p = predict_recorded(s->second, *e->record, terms);
+        predicted_epoch.push_back(p.epoch_s);
+        predicted_exposed.push_back(p.exposed_s);
+        buckets = p.calls_per_step;
+        if (e->state && e->state->disturbed) cell.disturbed = true;
+      }
+      cell.predicted.rows.push_back({cap, buckets, median(predicted_exposed), median(predicted_epoch)});
+      cell.measured_epoch_s.push_back(median(measured));
+    }
+    judge_caps(cell.predicted);
+    for (size_t i = 0; i < cell.measured_epoch_s.size(); ++i) {
+      if (cell.measured_epoch_s[i] < cell.measured_epoch_s[cell.measured_best]) cell.measured_best = i;
+      if (cell.predicted.rows[i].cap_mb == cell.predicted.recommended_mb()) cell.recommended_epoch_s = cell.measured_epoch_s[i];
+    }
+    out.cells.push_back(cell);
+  }
+  if (out.cells.empty()) throw InputError(caps_path + ": no (model, K, link) with bucketed runs at two or more caps and a single-device run");
+  return out;
+}
+
+std::string render_cap_check(const CapCheck& c, const std::string& format) {
+  int held = 0, judged = 0;
+  for (const CapCell& cell : c.cells) {
+    if (cell.disturbed) continue;
+    ++judged;
+    held += cell.holds();
+  }
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    j["results"] = c.path;
+    j["calibration"] = c.calibration ? nlohmann::ordered_json(c.calibration->path) : nlohmann::ordered_json(nullptr);
+    j["tolerance"] = kCapTolerance;
+    j["cells_holding"] = held;
+    j["cells_judged"] = judged;
+    j["cells"] = nlohmann::ordered_json::array();
+    for (const CapCell& cell : c.cells) {
+      const CapRow& best = cell.predicted.rows[cell.measured_best];
+      j["cells"].push_back({{"model", cell.model}, {"world_size", cell.world_size}, {"link", cell.link},
+                            {"recommended_cap_mb", cell.predicted.recommended_mb()},
+                            {"flat_lo_mb", cell.predicted.flat_lo_mb}, {"flat_hi_mb", cell.predicted.flat_hi_mb},
+                            {"recommended_measured_epoch_s", cell.recommended_epoch_s},
+                            {"best_measured_cap_mb", best.cap_mb},
+                            {"best_measured_epoch_s", cell.measured_epoch_s[cell.measured_best]}, {"gap", cell.gap()},
+                            {"holds", cell.holds()}, {"disturbed", cell.disturbed}});
+    }
+    return j.dump(2) + "\n";
+  }
+  Table t;
+  t.header = {"model", "K", "link", "advice MiB", "flat range MiB", "its epoch s", "best measured MiB", "best epoch s",
+              "gap", "within 3%"};
+  t.right = {false, true, false, true, false, true, true, true, true, false};
+  const bool csv = format == "csv";
+  for (const CapCell& cell : c.cells) {
+    const CapAdvice& a = cell.predicted;
+    t.rows.push_back({cell.model, std::to_string(cell.world_size), cell.link, format_number(a.recommended_mb()),
+                      a.flat() ? format_number(a.flat_lo_mb) + "-" + format_number(a.flat_hi_mb) : "not flat",
+                      csv ? format_number(cell.recommended_epoch_s) : fmt_fixed(cell.recommended_epoch_s, 3),
+                      format_number(a.rows[cell.measured_best].cap_mb),
+                      csv ? format_number(cell.measured_epoch_s[cell.measured_best])
+                          : fmt_fixed(cell.measured_epoch_s[cell.measured_best], 3),
+                      csv ? format_number(cell.gap()) : fmt_signed_percent(cell.gap()),
+                      std::string(cell.holds() ? "yes" : "no") + (cell.disturbed ? " (disturbed)" : "")});
+  }
+  if (csv) return t.csv();
+  std::string out;
+  if (c.calibration) out += describe_fits(*c.calibration) + "\n";
+  out += "Cap advice against the measured cap sweep " + c.path +
+         " (median epoch seconds per cap; the advice: the largest cap of the predicted flat range).\n\n";
+  out += t.markdown();
+  out += "\n" + std::to_string(held) + " of " + std::to_string(judged) +
+         " cells within 3% of the best measured cap (cells with a disturbed run not counted)\n";
+  return out;
+}
+
+}  // namespace dpscale::predict

@@ -1,0 +1,195 @@
+// machine_fit.cpp — the machine terms fitted from one sweep file (formulas in machine_fit.h).
+#include "machine_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "calibration.h"
+#include "contract/option_values.h"
+#include "harness/results_file.h"
+#include "models/errors.h"
+#include "predict_table.h"
+
+namespace dpscale::predict {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+SyncSetup sync_of(const RunRecord& r) {
+  SyncSetup sync;
+  sync.mode = parse_dp_mode(r.mode);
+  const int n_tensors = 2 * (static_cast<int>(r.widths.size()) - 1);
+  sync.fused = sync.mode == Mode::naive && r.allreduce_calls_per_step == 1 && n_tensors > 1;
+  if (r.bucket_cap_mb) sync.bucket_cap_mb = *r.bucket_cap_mb;
+  if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
+  return sync;
+}
+
+// The link the run emulated, as the model sees it. A record keeps one tier (link_alpha_us,
+// link_gbps), so a hierarchical run is modelled as the ring over that link.
+CommModel comm_of(const RunRecord& r) {
+  CommModel comm;
+  const auto& names = allreduce_algo_names();
+  if (std::find(names.begin(), names.end(), r.allreduce) != names.end()) comm.algo = parse_allreduce_algo(r.allreduce);
+  if (comm.algo == AllreduceAlgo::hier) comm.algo = AllreduceAlgo::ring;
+  if (r.link != "none" && r.link_alpha_us && r.link_gbps) {
+    comm.link = LinkModel{r.link, *r.link_alpha_us, *r.link_gbps, r.link_dilation};
+  }
+  return comm;
+}
+
+std::string model_key(const RunRecord& r) { return r.model == "custom" ? widths_to_string(r.widths) : r.model; }
+
+int ranks_per_node(const RunRecord& r) { return std::max(1, r.world_size / std::max(1, r.n_nodes)); }
+
+}  // namespace
+
+EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms) {
+  return predict_epoch(single, Workload{r.n_samples, r.global_batch}, sync_of(r), comm_of(r), r.world_size, terms,
+                       ranks_per_node(r));
+}
+
+Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_modes) {
+  const ResultsFile f = read_results(path);
+  Calibration c;
+  c.path = path;
+  auto where = [&](const SweepEntry& e) { return path + ":" + std::to_string(e.line_no); };
+  int machine_line = 0;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.machine.known) continue;
+    if (!c.machine.known) {
+      c.machine = e.machine;
+      machine_line = e.line_no;
+    } else if (!(e.machine == c.machine)) {
+      throw InputError(where(e) + ": measured on " + e.machine.describe() + ", but line " + std::to_string(machine_line) +
+                       " on " + c.machine.describe() + "; calibrate from one machine's runs");
+    }
+  }
+  auto fit_mode = [&](const std::string& name) {
+    const ModeInfo* m = find_mode(name);
+    if (m == nullptr || !m->data_parallel) return false;
+    return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m->mode) != fit_modes.end();
+  };
+  for (const SweepEntry& e : f.entries) {
+    if (e.point.world_size > 1 && fit_mode(e.point.mode) && (c.fit_k == 0 || e.point.world_size < c.fit_k)) {
+      c.fit_k = e.point.world_size;
+    }
+  }
+  if (c.fit_k == 0) throw InputError(path + ": no data-parallel run " + (fit_modes.empty() ? "" : "of the --fit-modes ") + "to calibrate from");
+  std::vector<const SweepEntry*> fit;
+  bool any_single = false;
+  for (const SweepEntry& e : f.entries) {
+    const bool single = e.point.mode == "single";
+    if (!single && !(e.point.world_size == c.fit_k && fit_mode(e.point.mode))) continue;
+    if (!e.ok) {
+      throw InputError(where(e) + ": run " + e.run.run_id + " failed (" + e.reason +
+                       "); rerun it (dpscale sweep --resume) before calibrating from this file");
+    }
+    if (e.state && e.state->disturbed) {
+      throw InputError(where(e) + ": run " + e.run.run_id + " was disturbed (" + *e.state->disturbed +
+                       "); calibrate from runs on a quiet machine");
+    }
+    if (single) {
+      any_single = true;
+    } else {
+      fit.push_back(&e);
+    }
+  }
+  if (!any_single) throw InputError(path + ": no single-device run to calibrate compute from (the sweep needs mode 'single')");
+  c.singles = singles_from_results(path);
+  std::map<std::string, const SingleRun*> single_of;
+  for (const SingleRun& s : c.singles) single_of[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = &s;
+
+  const RunRecord& first = *fit.front()->record;
+  c.terms.threads = first.threads;
+  c.terms.cores = first.backend == "cpu" && c.machine.known ? c.machine.cpu_count : 0;
+
+  // Per run: the quantities of one step.
+  struct Step {
+    const RunRecord* r;
+    const SingleRun* s;
+    double t_c, oversub, compute, busy;
+  };
+  std::vector<Step> naive, overlapped;
+  std::set<PointKey> keys;
+  for (const SweepEntry* e : fit) {
+    const RunRecord& r = *e->record;
+    const auto s = single_of.find(model_key(r));
+    if (s == single_of.end()) {
+      throw InputError(where(*e) + ": model " + model_key(r) + " has data-parallel runs but no single-device run to calibrate from");
+    }
+    const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_per_epoch));
+    Step st{&r, s->second, step_compute_1(*s->second, Workload{r.n_samples, r.global_batch}) / r.world_size,
+            c.terms.oversubscription(ranks_per_node(r)), r.compute_s / steps,
+            r.comm_busy_s.value_or(r.comm_s.value_or(0)) / steps};
+    (r.mode == "naive" ? naive : overlapped).push_back(st);
+    const PointKey key = PointKey::of(point_from_record(r));
+    if (keys.insert(key).second) c.fitted.push_back(key);
+  }
+
+  // ε, from naive's compute.
+  std::vector<double> eps, over, sig;
+  for (const Step& st : naive) eps.push_back(st.compute / (st.t_c * st.oversub) - 1);
+  if (!eps.empty()) c.terms.compute_excess = std::max(0.0, median(eps));
+  // o, from the all-reduces' measured busy time against their modelled time.
+  auto overhead_of = [](const Step& st) {
+    const SyncSetup sync = sync_of(*st.r);
+    const CommModel comm = comm_of(*st.r);
+    const int k = st.r->world_size;
+    const StepTimes m = simulate_step(launches(st.s->spec, sync, st.compute), st.compute,
+                                      [&](int64_t n) { return comm.seconds(static_cast<size_t>(n), k); });
+    return m.calls > 0 ? (st.busy - m.busy) / m.calls : 0.0;
+  };
+  for (const Step& st : naive.empty() ? overlapped : naive) over.push_back(overhead_of(st));
+  if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median(over));
+  // σ, from the overlapped runs' compute beyond ε, per MiB their all-reduces moved inside backward.
+  for (const Step& st : overlapped) {
+    const SyncSetup sync = sync_of(*st.r);
+    const CommModel comm = comm_of(*st.r);
+    const int k = st.r->world_size;
+    const std::vector<Launch> ls = launches(st.s->spec, sync, st.compute);
+    const StepTimes m = simulate_step(ls, st.compute, [&](int64_t n) {
+      return comm.seconds(static_cast<size_t>(n), k) + c.terms.call_overhead_s;
+    });
+    double moved = 0;
+    for (size_t j = 0; j < ls.size(); ++j) {
+      if (m.starts[j] < st.compute) moved += ring_moved_mib(static_cast<double>(ls[j].nbytes), k);
+    }
+    if (moved > 0) sig.push_back((st.compute - st.t_c * (1 + c.terms.compute_excess) * st.oversub) / (st.oversub * moved));
+  }
+  if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median(sig));
+
+  auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? " run" : " runs"); };
+  c.fits.push_back({"ε compute excess", "%", 100 * c.terms.compute_excess, static_cast<int>(eps.size()),
+                    eps.empty() ? "no naive run at K = " + std::to_string(c.fit_k) + ": assumed 0" : count(eps.size(), "naive")});
+  c.fits.push_back({"σ contention", "ms per MiB moved during backward", 1e3 * c.terms.contention_s_per_mib,
+                    static_cast<int>(sig.size()),
+                    sig.empty() ? "no overlapped run at K = " + std::to_string(c.fit_k) + ": assumed 0"
+                                : count(sig.size(), "overlapped")});
+  c.fits.push_back({"o call overhead", "µs per all-reduce", 1e6 * c.terms.call_overhead_s, static_cast<int>(over.size()),
+                    count(over.size(), naive.empty() ? "overlapped" : "naive")});
+  c.fits.push_back({"C cores", "CPUs", static_cast<double>(c.terms.cores), 0,
+                    c.terms.cores > 0 ? "the runs' machine (" + c.machine.describe() + "), " + std::to_string(c.terms.threads) +
+                                            " BLAS thread(s) per rank"
+                                      : "not modelled (CUDA backend: one rank per device)"});
+  return c;
+}
+
+std::string describe_fits(const Calibration& c) {
+  std::ostringstream out;
+  out << "Calibrated from " << c.path << " at K = " << c.fit_k << " (fitted points, never validated:";
+  for (size_t i = 0; i < c.fitted.size(); ++i) out << (i ? "; " : " ") << c.fitted[i].describe();
+  out << "):\n";
+  for (const TermFit& t : c.fits) out << "- " << t.name << ": " << sig4(t.value) << " " << t.unit << " (" << t.from << ")\n";
+  return out.str();
+}
+
+}  // namespace dpscale::predict

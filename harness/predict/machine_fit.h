@@ -1,0 +1,60 @@
+// machine_fit.h — `dpscale predict --calibrate RUN.jsonl`: the machine terms (machine_terms.h)
+// fitted from one measured sweep file: its single-device runs (T1 per model) and its
+// data-parallel runs at one K (the smallest K > 1 it holds), of the modes `--fit-modes` names
+// (default: every data-parallel mode in the file at that K).
+//
+// Each run r at K, with its own link, dilation and setup, gives t_c = T1/K (its workload), O =
+// oversubscription(K / n_nodes) and its modelled all-reduce times; per step:
+//   ε  from naive runs:        compute / (t_c · O) − 1
+//   o  from naive runs:        (comm busy − Σ modelled d(n)) / calls        (no naive run: from the
+//                                                                         overlapped runs' busy)
+//   σ  from overlapped runs:   (compute − t_c·(1+ε)·O) / (O · MiB moved by all-reduces that
+//                              started before the measured backward ended)
+// Each term is the median over its runs, floored at 0 (a term that would speed a run up is noise).
+// A term without runs to fit it is 0 and says so. The cores are the file's machine's CPUs on the
+// CPU backend, 0 (not modelled) on the CUDA backend.
+//
+// Refused (InputError, one line): a file without a single-device run, a data-parallel model with
+// no single-device run of its own, a failed run among the fit runs or their singles, a run the
+// machine disturbed (its sweep line's system.state.disturbed), lines of more than one machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "contract/modes.h"
+#include "harness/analysis.h"
+#include "harness/sweep_line.h"
+#include "machine_terms.h"
+#include "step_model.h"
+
+namespace dpscale::predict {
+
+struct TermFit {
+  std::string name, unit;  // "σ contention", "ms per MiB"
+  double value = 0;        // in `unit`
+  int runs = 0;            // how many runs it was fitted from (0: not fitted, assumed 0)
+  std::string from;        // "3 naive runs", or why it was not fitted
+};
+
+struct Calibration {
+  std::string path;
+  std::vector<SingleRun> singles;
+  MachineTerms terms;
+  std::vector<TermFit> fits;        // ε, σ, o, cores: what was fitted, how, in which units
+  int fit_k = 0;
+  std::vector<PointKey> fitted;     // the points whose runs were fitted (never validated)
+  MachineFingerprint machine;
+};
+
+// `fit_modes` empty: every data-parallel mode the file holds at the fit K.
+Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_modes = {});
+
+// The prediction of one recorded run on its own setup (link, dilation, algorithm, caps, fused,
+// samples, batch, K, nodes) from `single`, with `terms`.
+EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms);
+
+// Markdown lines "- ε compute excess: 2.1 % (3 naive runs)" for the top of a table.
+std::string describe_fits(const Calibration& c);
+
+}  // namespace dpscale::predict
