@@ -57,6 +57,32 @@ EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, co
                        ranks_per_node(r));
 }
 
+void fit_fixed_step(const std::vector<FixedStepSample>& samples, MachineTerms& terms) {
+  terms.fixed_step_s = terms.fixed_step_s_per_param = 0;
+  if (samples.empty()) return;
+  double n = 0, sp = 0, spp = 0, sf = 0, spf = 0;
+  for (const FixedStepSample& x : samples) {
+    const double k = x.world_size;
+    const double phi = (x.compute_step - x.t1_step / k) / (1 - 1 / k);
+    n += 1, sp += x.params, spp += x.params * x.params, sf += phi, spf += x.params * phi;
+  }
+  const double det = n * spp - sp * sp;
+  if (det > 1e-9 * n * spp) {  // two or more sizes: the line φ0 + φ1·P
+    terms.fixed_step_s = (spp * sf - sp * spf) / det;
+    terms.fixed_step_s_per_param = (n * spf - sp * sf) / det;
+  } else {
+    terms.fixed_step_s = sf / n;
+  }
+  if (terms.fixed_step_s_per_param < 0) {  // a cost falling with size is noise: the mean alone
+    terms.fixed_step_s_per_param = 0;
+    terms.fixed_step_s = sf / n;
+  }
+  if (terms.fixed_step_s < 0) {  // through the origin
+    terms.fixed_step_s = 0;
+    terms.fixed_step_s_per_param = std::max(0.0, spf / spp);
+  }
+}
+
 Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_modes) {
   const ResultsFile f = read_results(path);
   Calibration c;
@@ -135,10 +161,14 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     if (keys.insert(key).second) c.fitted.push_back(key);
   }
 
-  // ε, from naive's compute.
-  std::vector<double> eps, over, sig;
-  for (const Step& st : naive) eps.push_back(st.compute / (st.t_c * st.oversub) - 1);
-  if (!eps.empty()) c.terms.compute_excess = std::max(0.0, median(eps));
+  // φ, from naive's compute.
+  std::vector<double> over, sig;
+  std::vector<FixedStepSample> fixed;
+  for (const Step& st : naive) {
+    fixed.push_back({static_cast<double>(st.s->spec.n_params()), st.r->world_size, st.t_c * st.r->world_size,
+                     st.compute / st.oversub});
+  }
+  fit_fixed_step(fixed, c.terms);
   // o, from the all-reduces' measured busy time against their modelled time.
   auto overhead_of = [](const Step& st) {
     const SyncSetup sync = sync_of(*st.r);
@@ -150,7 +180,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   };
   for (const Step& st : naive.empty() ? overlapped : naive) over.push_back(overhead_of(st));
   if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median(over));
-  // σ, from the overlapped runs' compute beyond ε, per MiB their all-reduces moved inside backward.
+  // σ, from the overlapped runs' compute beyond φ and their launches, per MiB their all-reduces moved inside backward.
   for (const Step& st : overlapped) {
     const SyncSetup sync = sync_of(*st.r);
     const CommModel comm = comm_of(*st.r);
@@ -160,16 +190,23 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
       return comm.seconds(static_cast<size_t>(n), k) + c.terms.call_overhead_s;
     });
     double moved = 0;
+    int inside = 0;
     for (size_t j = 0; j < ls.size(); ++j) {
+      if (ls[j].at < st.compute) ++inside;
       if (m.starts[j] < st.compute) moved += ring_moved_mib(static_cast<double>(ls[j].nbytes), k);
     }
-    if (moved > 0) sig.push_back((st.compute - st.t_c * (1 + c.terms.compute_excess) * st.oversub) / (st.oversub * moved));
+    // What is left after the fixed step and the launches made inside backward is contention.
+    const double t_c0 = c.terms.compute_at(st.t_c * k, static_cast<double>(st.s->spec.n_params()), k, st.oversub);
+    if (moved > 0) sig.push_back((st.compute - t_c0 - c.terms.call_overhead_s * inside) / (st.oversub * moved));
   }
   if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median(sig));
 
   auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? " run" : " runs"); };
-  c.fits.push_back({"ε compute excess", "%", 100 * c.terms.compute_excess, static_cast<int>(eps.size()),
-                    eps.empty() ? "no naive run at K = " + std::to_string(c.fit_k) + ": assumed 0" : count(eps.size(), "naive")});
+  const std::string phi_from =
+      fixed.empty() ? "no naive run at K = " + std::to_string(c.fit_k) + ": assumed 0" : count(fixed.size(), "naive");
+  c.fits.push_back({"φ0 fixed step", "ms per step", 1e3 * c.terms.fixed_step_s, static_cast<int>(fixed.size()), phi_from});
+  c.fits.push_back({"φ1 fixed step per parameter", "ns per step per parameter", 1e9 * c.terms.fixed_step_s_per_param,
+                    static_cast<int>(fixed.size()), phi_from});
   c.fits.push_back({"σ contention", "ms per MiB moved during backward", 1e3 * c.terms.contention_s_per_mib,
                     static_cast<int>(sig.size()),
                     sig.empty() ? "no overlapped run at K = " + std::to_string(c.fit_k) + ": assumed 0"

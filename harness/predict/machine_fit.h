@@ -5,12 +5,13 @@
 //
 // Each run r at K, with its own link, dilation and setup, gives t_c = T1/K (its workload), O =
 // oversubscription(K / n_nodes) and its modelled all-reduce times; per step:
-//   ε  from naive runs:        compute / (t_c · O) − 1
+//   φ  from naive runs:        φ_r = (compute/O − t1/K) / (1 − 1/K), then φ0 + φ1·P by least
+//                              squares over the runs' models (φ1 only with two or more sizes)
 //   o  from naive runs:        (comm busy − Σ modelled d(n)) / calls        (no naive run: from the
 //                                                                         overlapped runs' busy)
-//   σ  from overlapped runs:   (compute − t_c·(1+ε)·O) / (O · MiB moved by all-reduces that
-//                              started before the measured backward ended)
-// Each term is the median over its runs, floored at 0 (a term that would speed a run up is noise).
+//   σ  from overlapped runs:   (compute − t_c0 − o·launches inside backward) / (O · MiB moved by
+//                              all-reduces that started before the measured backward ended)
+// σ and o are the median over their runs, floored at 0 (a term that would speed a run up is noise).
 // A term without runs to fit it is 0 and says so. The cores are the file's machine's CPUs on the
 // CPU backend, 0 (not modelled) on the CUDA backend.
 //
@@ -41,11 +42,20 @@ struct Calibration {
   std::string path;
   std::vector<SingleRun> singles;
   MachineTerms terms;
-  std::vector<TermFit> fits;        // ε, σ, o, cores: what was fitted, how, in which units
+  std::vector<TermFit> fits;        // φ, σ, o, cores: what was fitted, how, in which units
   int fit_k = 0;
   std::vector<PointKey> fitted;     // the points whose runs were fitted (never validated)
   MachineFingerprint machine;
 };
+
+// One naive run's compute per step (oversubscription divided out) against its single's.
+struct FixedStepSample {
+  double params = 0;
+  int world_size = 2;
+  double t1_step = 0, compute_step = 0;
+};
+// φ0 and φ1 (machine_terms.h) from naive runs; neither below 0.
+void fit_fixed_step(const std::vector<FixedStepSample>& samples, MachineTerms& terms);
 
 // `fit_modes` empty: every data-parallel mode the file holds at the fit K.
 Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_modes = {});
@@ -54,7 +64,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
 // samples, batch, K, nodes) from `single`, with `terms`.
 EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms);
 
-// Markdown lines "- ε compute excess: 2.1 % (3 naive runs)" for the top of a table.
+// Markdown lines "- σ contention: 1.2 ms per MiB moved during backward (3 overlapped runs)" for the top of a table.
 std::string describe_fits(const Calibration& c);
 
 }  // namespace dpscale::predict

@@ -7,6 +7,7 @@
 
 #include "calibration.h"
 #include "cap_check.h"
+#include "comm_fit.h"
 #include "contract/trainer_options.h"
 #include "machine_fit.h"
 #include "contract/option_values.h"
@@ -33,7 +34,7 @@ struct PredictArgs {
       world_sizes, bucket_cap_mb = format_number(TrainOptions{}.bucket_cap_mb),
       first_bucket_mb = format_number(TrainOptions{}.first_bucket_mb), link, link_from, link_from_algo = "native",
       link_dilation = "1", algo = "ring", gpus_per_node = "8", validate, format = "md", calibrate, fit_modes, cores,
-      validate_caps;
+      validate_caps, fit_comm, fit_step;
   bool fused = false, recommend_cap = false;
 };
 
@@ -223,9 +224,41 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
 
   // The link: --link-from (fitted), --link, or the --from file's own.
   ctx.comm.algo = parse_algo_option(a.algo);
-  if (!a.link_from.empty() && !a.link.empty()) throw InputError("dpscale predict: give --link or --link-from, not both");
+  if (static_cast<int>(!a.link_from.empty()) + static_cast<int>(!a.link.empty()) + static_cast<int>(!a.fit_comm.empty()) > 1) {
+    throw InputError("dpscale predict: give one of --link, --link-from and --fit-comm");
+  }
   const bool dilation_given = cmd.count("--link-dilation") > 0;
-  if (!a.link_from.empty()) {
+  if (!a.fit_step.empty() && a.fit_comm.empty()) throw InputError("dpscale predict: --fit-step needs --fit-comm (its comm times)");
+  if (!a.fit_comm.empty()) {
+    const CommFit fit = fit_comm(parse_fit_comm(a.fit_comm), singles, ctx.workload, ctx.comm.algo);
+    ctx.comm.link = LinkModel{"fitted", fit.alpha_us, fit.gbps, 1.0};
+    ctx.terms.call_overhead_s = fit.call_overhead_s;
+    std::ostringstream s;
+    s << "fitted to " << fit.points << " naive comm times: α " << sig4(fit.alpha_us) << " µs, β " << sig4(fit.gbps)
+      << " GB/s, per-call overhead " << sig4(fit.call_overhead_s * 1e6) << " µs, rms relative residual "
+      << sig4(fit.rms_rel_residual);
+    if (!a.fit_step.empty()) {
+      // Naive's compute at each K: its epoch less its measured comm, per step.
+      const std::vector<CommSample> comm = parse_fit_comm(a.fit_comm);
+      std::vector<FixedStepSample> fixed;
+      for (const CommSample& e : parse_fit_comm(a.fit_step)) {
+        const auto c = std::find_if(comm.begin(), comm.end(), [&](const CommSample& x) {
+          return x.model == e.model && x.world_size == e.world_size;
+        });
+        if (c == comm.end()) {
+          throw OptionError("--fit-step", e.model + ":" + std::to_string(e.world_size) + " has no comm time in --fit-comm");
+        }
+        const auto single = std::find_if(singles.begin(), singles.end(), [&](const SingleRun& r) { return r.spec.name == e.model; });
+        const double steps = static_cast<double>(ctx.workload.samples / ctx.workload.batch);
+        fixed.push_back({static_cast<double>(single->spec.n_params()), e.world_size, step_compute_1(*single, ctx.workload),
+                         (e.comm_epoch_s - c->comm_epoch_s) / steps});
+      }
+      fit_fixed_step(fixed, ctx.terms);
+      s << "; fixed step " << sig4(ctx.terms.fixed_step_s * 1e3) << " ms + " << sig4(ctx.terms.fixed_step_s_per_param * 1e9)
+        << " ns per parameter, fitted to " << fixed.size() << " naive epochs";
+    }
+    ctx.link_source = s.str();
+  } else if (!a.link_from.empty()) {
     const LinkFit fit = fit_link_from_bench(a.link_from, a.link_from_algo);
     ctx.comm.link = LinkModel{"fitted", fit.alpha_us, fit.gbps, 1.0};
     std::ostringstream s;
@@ -243,7 +276,7 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
   } else {
     throw InputError("dpscale predict: give the link: --link PRESET|ALPHA_US:GBPS or --link-from BENCH.json");
   }
-  if (dilation_given || from.empty() || !a.link.empty() || !a.link_from.empty()) {
+  if (dilation_given || from.empty() || !a.link.empty() || !a.link_from.empty() || !a.fit_comm.empty()) {
     const DilationSpec d = parse_dilation(a.link_dilation);
     ctx.comm.link.dilation = d.factor;
     if (d.auto_tflops > 0) {
@@ -305,6 +338,8 @@ PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>
   c.add_option("--link", a.link, "nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS");
   c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output");
   c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")->capture_default_str();
+  c.add_option("--fit-comm", a.fit_comm, "fit α, β and the per-call overhead to measured naive comm seconds per epoch, e.g. small:2=0.0284,small:4=0.0307");
+  c.add_option("--fit-step", a.fit_step, "with --fit-comm: naive epoch seconds at the same MODEL:K, e.g. small:2=0.0602; their compute fits the per-step cost that does not shrink with K");
   c.add_option("--link-dilation", a.link_dilation, "F or auto:TFLOPS, as the trainers")->capture_default_str();
   c.add_option("--algo", a.algo, "all-reduce model: native (as ring) | ring | star | hier")->capture_default_str();
   c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str();

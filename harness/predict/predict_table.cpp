@@ -87,7 +87,8 @@ nlohmann::ordered_json row_json(const PredictRow& r, const PredictContext& ctx) 
   j["link_alpha_us"] = ctx.comm.link.alpha_us;
   j["link_gbps"] = ctx.comm.link.gbps;
   j["link_dilation"] = ctx.comm.link.dilation;
-  j["compute_excess"] = ctx.terms.compute_excess;
+  j["fixed_step_s"] = ctx.terms.fixed_step_s;
+  j["fixed_step_s_per_param"] = ctx.terms.fixed_step_s_per_param;
   j["contention_s_per_mib"] = ctx.terms.contention_s_per_mib;
   j["call_overhead_s"] = ctx.terms.call_overhead_s;
   j["cores"] = ctx.terms.cores;

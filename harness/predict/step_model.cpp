@@ -17,18 +17,20 @@ StepTimes simulate_with_terms(const MlpSpec& spec, const SyncSetup& sync, const 
   };
   double t_c = t_compute0;
   StepTimes s = simulate_step(launches(spec, sync, t_c), t_c, duration);
-  if (terms.contention_s_per_mib <= 0 || k <= 1) return s;
-  // Backward stretches by the copies of the all-reduces that start while it runs; a longer
-  // backward lets later ones start inside it too, so iterate to the fixed point (monotone,
-  // bounded by all launches overlapping: a few rounds).
+  if (k <= 1 || (terms.contention_s_per_mib <= 0 && terms.call_overhead_s <= 0)) return s;
+  // Backward stretches by the launches made inside it and the copies of the all-reduces that
+  // start while it runs; a longer backward lets later ones start inside it too, so iterate to
+  // the fixed point (monotone, bounded by every launch overlapping: a few rounds).
   for (int round = 0; round < 20; ++round) {
     const std::vector<Launch> ls = launches(spec, sync, t_c);
     s = simulate_step(ls, t_c, duration);
     double moved = 0;
+    int inside = 0;
     for (size_t j = 0; j < ls.size(); ++j) {
+      if (ls[j].at < t_c) ++inside;
       if (s.starts[j] < t_c) moved += ring_moved_mib(static_cast<double>(ls[j].nbytes), k);
     }
-    const double next = t_compute0 + terms.contention_s_per_mib * oversub * moved;
+    const double next = t_compute0 + terms.call_overhead_s * inside + terms.contention_s_per_mib * oversub * moved;
     if (std::fabs(next - t_c) <= 1e-12 * next) break;
     t_c = next;
   }
@@ -38,7 +40,7 @@ StepTimes simulate_with_terms(const MlpSpec& spec, const SyncSetup& sync, const 
 EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const SyncSetup& sync, const CommModel& comm,
                               int k, const MachineTerms& terms, int ranks_per_node) {
   const double oversub = terms.oversubscription(ranks_per_node > 0 ? ranks_per_node : k);
-  const double t_c0 = step_compute_1(single, w) / k * (k > 1 ? 1 + terms.compute_excess : 1.0) * oversub;
+  const double t_c0 = terms.compute_at(step_compute_1(single, w), static_cast<double>(single.spec.n_params()), k, oversub);
   const StepTimes mine = simulate_with_terms(single.spec, sync, comm, k, t_c0, terms, oversub);
   const StepTimes naive = simulate_with_terms(single.spec, SyncSetup{}, comm, k, t_c0, terms, oversub);
   EpochPrediction p;

@@ -6,9 +6,10 @@
 //                                                        samples1, batch B1 (steps1 steps)
 //   epoch   = steps · step(t_c(K))                       step from the FIFO simulation
 // With machine terms (machine_terms.h; all zero unless calibrated):
-//   t_c0    = t_c(K) · (1 + ε) · O                       before any communication
+//   t_c0    = ((t1 − φ)/K + φ) · O                       before any communication (t1 = t_c(1))
 //   d(n)    = α-β(n) + o                                 every all-reduce call
-//   t_c     = t_c0 + σ · O · Σ ring_moved(n_j)           over the all-reduces that start on the
+//   t_c     = t_c0 + o · (calls launched before backward ends)
+//                  + σ · O · Σ ring_moved(n_j)           over the all-reduces that start on the
 //                                                        channel before backward ends (a fixed
 //                                                        point: a longer backward lets more start)
 // Assumed beyond the terms: ranks are identical (no stragglers); communication is not slowed by
