@@ -15,6 +15,7 @@
 #include "models/device.h"
 #include "models/errors.h"
 #include "predict_table.h"
+#include "recommend.h"
 #include "recommend_cap.h"
 #include "textbook.h"
 #include "trainers/gemm_probe.h"
@@ -35,7 +36,7 @@ struct PredictArgs {
       first_bucket_mb = format_number(TrainOptions{}.first_bucket_mb), link, link_from, link_from_algo = "native",
       link_dilation = "1", algo = "ring", gpus_per_node = "8", validate, format = "md", calibrate, fit_modes, cores,
       validate_caps, fit_comm, fit_step;
-  bool fused = false, recommend_cap = false;
+  bool fused = false, recommend_cap = false, recommend = false;
 };
 
 namespace {
@@ -206,7 +207,7 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
   }
   std::vector<Mode> modes;
   for (const std::string& m : split(a.modes, ',')) modes.push_back(parse_dp_mode(m));
-  const std::vector<int> ks = a.world_sizes.empty() ? (a.recommend_cap ? std::vector<int>{2} : default_world_sizes())
+  const std::vector<int> ks = a.world_sizes.empty() ? (a.recommend_cap || a.recommend ? std::vector<int>{2} : default_world_sizes())
                                                     : parse_world_sizes(a.world_sizes);
   for (int k : ks) {
     if (k > ctx.workload.batch) {
@@ -299,6 +300,10 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
   ctx.comm.intra.dilation = ctx.comm.link.dilation;
   ctx.comm.gpus_per_node = static_cast<int>(whole_opt("--gpus-per-node", a.gpus_per_node, 1, 1 << 16));
 
+  if (a.recommend) {
+    std::cout << render_recommendations(recommend(singles, ctx, ks), ctx, format) << std::flush;
+    return 0;
+  }
   if (a.recommend_cap) {
     std::cout << render_caps(recommend_caps(singles, ctx, ks), ctx, format) << std::flush;
     return 0;
@@ -344,6 +349,7 @@ PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>
   c.add_option("--algo", a.algo, "all-reduce model: native (as ring) | ring | star | hier")->capture_default_str();
   c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str();
   c.add_option("--validate", a.validate, "results file: each measured DP point beside its prediction");
+  c.add_flag("--recommend", a.recommend, "per model and K: the mode and cap, and whether 2-byte gradients and accumulation pay, with the predicted gain of each");
   c.add_flag("--recommend-cap", a.recommend_cap, "exposed comm per bucket cap 0.25-128 MiB, the best cap and how flat");
   c.add_option("--calibrate", a.calibrate, "results file: fit this machine's terms (contention, per-call overhead, cores) from its single runs and its DP runs at one K");
   c.add_option("--fit-modes", a.fit_modes, "--calibrate: fit from these modes' runs only, e.g. naive,interleaved (default: all at the fit K)");

@@ -44,10 +44,13 @@ EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const 
   const StepTimes mine = simulate_with_terms(single.spec, sync, comm, k, t_c0, terms, oversub);
   const StepTimes naive = simulate_with_terms(single.spec, SyncSetup{}, comm, k, t_c0, terms, oversub);
   EpochPrediction p;
-  p.steps = w.samples / w.batch;
+  // With accumulation, an optimizer step is A micro-batches; the first A-1 communicate nothing.
+  const int a = std::max(1, sync.accum_steps);
+  p.steps = w.samples / (static_cast<int64_t>(w.batch) * a);
   const double n = static_cast<double>(p.steps);
-  p.epoch_s = n * mine.step;
-  p.compute_s = n * mine.compute;
+  const double silent = (a - 1) * t_c0;
+  p.epoch_s = n * (silent + mine.step);
+  p.compute_s = n * (silent + mine.compute);
   p.naive_comm_s = n * naive.busy;
   p.busy_s = n * mine.busy;
   p.exposed_s = n * mine.exposed;

@@ -5,6 +5,9 @@
 //   t_c(K)  = (T1 / steps1) · (B / B1) / K               T1: measured single-device epoch at
 //                                                        samples1, batch B1 (steps1 steps)
 //   epoch   = steps · step(t_c(K))                       step from the FIFO simulation
+// With --accum-steps A, steps = ⌊samples / (A·B)⌋ and each is (A−1)·t_c plus one simulated step
+// (only the last micro-batch communicates); with 2-byte gradients every all-reduce carries half
+// the bytes (the conversions' cost is left out).
 // With machine terms (machine_terms.h; all zero unless calibrated):
 //   t_c0    = ((t1 − φ)/K + φ) · O                       before any communication (t1 = t_c(1))
 //   d(n)    = α-β(n) + o                                 every all-reduce call

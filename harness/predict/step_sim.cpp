@@ -2,6 +2,7 @@
 #include "step_sim.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "contract/option_values.h"
 #include "models/errors.h"
@@ -72,6 +73,9 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
       break;
   }
   if (!ls.empty()) ls.back().nbytes += kLossSlotBytes;  // the loss rides in the last all-reduce
+  if (sync.wire_bytes_per_byte != 1) {
+    for (Launch& l : ls) l.nbytes = static_cast<int64_t>(std::ceil(static_cast<double>(l.nbytes) * sync.wire_bytes_per_byte));
+  }
   return ls;
 }
 

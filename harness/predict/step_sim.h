@@ -56,6 +56,8 @@ struct SyncSetup {
   Mode mode = Mode::naive;
   bool fused = false;                    // naive --fused
   double bucket_cap_mb = 25, first_bucket_mb = 1;
+  double wire_bytes_per_byte = 1;  // 0.5: 2-byte gradients on the wire (--grad-comm bf16 | fp16)
+  int accum_steps = 1;             // micro-batches per optimizer step; only the last communicates
 };
 
 // The launches of one step with compute t_c, in launch order.

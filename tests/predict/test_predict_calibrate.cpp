@@ -358,3 +358,27 @@ TEST(FitComm, RefusesBadSpecsWithExitStatus2) {
 
 }  // namespace
 }  // namespace dpscale::test
+
+namespace dpscale::test {
+namespace {
+
+TEST(Recommend, TwoByteGradientsPayOnASlowLinkAndNotOnAFastOne) {
+  const nlohmann::json slow = nlohmann::json::parse(
+      dpscale({"predict", "--recommend", "--single", "large=8", "--link", "eth10", "--world-sizes", "4", "--format", "json"}).out);
+  ASSERT_EQ(slow.size(), 1u);
+  // On 10 GbE the step is almost all comm: half the bytes takes off close to half the epoch.
+  EXPECT_GT(slow[0]["two_byte_gain"].get<double>(), 0.3);
+  EXPECT_TRUE(slow[0]["two_byte_pays"].get<bool>());
+  EXPECT_TRUE(slow[0]["accum_pays"].get<bool>());
+  EXPECT_EQ(slow[0]["accum_steps"], 8);
+  const nlohmann::json fast = nlohmann::json::parse(
+      dpscale({"predict", "--recommend", "--single", "xlarge=6", "--link", "nvlink", "--world-sizes", "2", "--format", "json"}).out);
+  EXPECT_LT(fast[0]["two_byte_gain"].get<double>(), 0.03);
+  EXPECT_FALSE(fast[0]["two_byte_pays"].get<bool>());
+  // The mode is the fastest predicted: never naive where overlap exists to be had.
+  EXPECT_NE(fast[0]["mode"], "naive");
+  EXPECT_NE(slow[0]["mode"], "naive");
+}
+
+}  // namespace
+}  // namespace dpscale::test
