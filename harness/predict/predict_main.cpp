@@ -183,6 +183,13 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
     ctx.terms.cores = static_cast<int>(whole_opt("--cores", a.cores, 0, 1 << 20));
   }
   if (!a.from.empty()) {
+    // Marked, not refused: a quick look from a sweep taken beside other work is still a look.
+    int disturbed = 0;
+    std::string first;
+    for (const SweepEntry& e : read_results(a.from).entries) {
+      if (e.state && e.state->disturbed && disturbed++ == 0) first = e.run.run_id + ": " + *e.state->disturbed;
+    }
+    if (disturbed > 0) ctx.busy = std::to_string(disturbed) + " of " + a.from + "'s runs were disturbed (" + first + ")";
     singles = singles_from_results(a.from);
     ctx.workload = Workload{singles.front().samples, singles.front().batch};
     ctx.compute_source = a.from;

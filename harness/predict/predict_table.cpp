@@ -87,6 +87,7 @@ nlohmann::ordered_json row_json(const PredictRow& r, const PredictContext& ctx) 
   j["link_alpha_us"] = ctx.comm.link.alpha_us;
   j["link_gbps"] = ctx.comm.link.gbps;
   j["link_dilation"] = ctx.comm.link.dilation;
+  j["busy"] = ctx.busy.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ctx.busy);
   j["fixed_step_s"] = ctx.terms.fixed_step_s;
   j["fixed_step_s_per_param"] = ctx.terms.fixed_step_s_per_param;
   j["contention_s_per_mib"] = ctx.terms.contention_s_per_mib;
@@ -120,6 +121,7 @@ std::string render_rows(const std::vector<PredictRow>& rows, const PredictContex
          std::to_string(ctx.workload.batch) + "; compute from " + ctx.compute_source + "; link " + describe_link(ctx.comm) +
          " (" + ctx.link_source + ").\n";
   if (!ctx.terms_source.empty()) out += ctx.terms_source;
+  if (!ctx.busy.empty()) out += "**Made on a busy machine**: " + ctx.busy + "; the prediction inherits their noise.\n";
   out += "comm s: naive's blocking all-reduce phase per epoch; exposed s: this mode's comm past backward; "
          "knee: first K with E < 0.8.\n\n";
   out += t.markdown();

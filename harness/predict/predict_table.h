@@ -38,6 +38,7 @@ struct PredictContext {
   std::string link_source;     // "preset pcie4" / "fitted to FILE (native, 12 rows, rms 8%)"
   MachineTerms terms;          // --calibrate's (machine_fit.h); zero: the bare α-β model
   std::string terms_source;    // describe_fits() lines, or ""
+  std::string busy;            // why the runs it was made from were not fit to judge ("": they were)
 };
 
 PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, Mode mode, int k);

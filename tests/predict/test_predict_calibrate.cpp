@@ -382,3 +382,26 @@ TEST(Recommend, TwoByteGradientsPayOnASlowLinkAndNotOnAFastOne) {
 
 }  // namespace
 }  // namespace dpscale::test
+
+namespace dpscale::test {
+namespace {
+
+TEST(Busy, APredictionFromDisturbedRunsIsMarked) {
+  const std::string clean = synthetic_sweep(kTrue);
+  const std::string busy = clean + line(pt("small", "naive", 2, std::nullopt, "50:300", 1),
+                                        modelled_record(pt("small", "naive", 2, std::nullopt, "50:300", 1),
+                                                        single_of("small", 0.5), kTrue),
+                                        Machine{"Test CPU", 2, "others 1.50 CPU, load 5.8"});
+  auto busy_of = [](const std::string& path) {
+    const ProcessResult r = dpscale({"predict", "--from", path, "--world-sizes", "2", "--format", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)[0]["busy"];
+  };
+  EXPECT_TRUE(busy_of(temp_file("clean.jsonl", clean)).is_null());
+  const nlohmann::json b = busy_of(temp_file("busy.jsonl", busy));
+  ASSERT_TRUE(b.is_string());
+  EXPECT_NE(b.get<std::string>().find("others 1.50 CPU"), std::string::npos) << b;
+}
+
+}  // namespace
+}  // namespace dpscale::test
