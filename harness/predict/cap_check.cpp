@@ -62,18 +62,23 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
     cell.world_size = key.k;
     cell.predicted.model = key.model;
     cell.predicted.world_size = key.k;
+    // One dilation for the whole cell (the median of its runs'): advice is given before any run,
+    // so each cap's own measured F must not steer it.
+    std::vector<double> dilations;
+    for (const auto& [cap, es] : caps) {
+      for (const SweepEntry* e : es) dilations.push_back(e->record->link_dilation);
+    }
+    const double dilation = median(dilations);
     for (const auto& [cap, es] : caps) {  // ascending caps
-      std::vector<double> measured, predicted_epoch, predicted_exposed;
-      int buckets = 0;
+      std::vector<double> measured;
       for (const SweepEntry* e : es) {
         measured.push_back(e->record->avg_epoch_s);
-        const EpochPrediction p = predict_recorded(s->second, *e->record, terms);
-        predicted_epoch.push_back(p.epoch_s);
-        predicted_exposed.push_back(p.exposed_s);
-        buckets = p.calls_per_step;
         if (e->state && e->state->disturbed) cell.disturbed = true;
       }
-      cell.predicted.rows.push_back({cap, buckets, median(predicted_exposed), median(predicted_epoch)});
+      RunRecord r = *es.front()->record;
+      r.link_dilation = dilation;
+      const EpochPrediction p = predict_recorded(s->second, r, terms);
+      cell.predicted.rows.push_back({cap, p.calls_per_step, p.exposed_s, p.epoch_s});
       cell.measured_epoch_s.push_back(median(measured));
     }
     judge_caps(cell.predicted);

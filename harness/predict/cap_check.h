@@ -1,7 +1,8 @@
 // cap_check.h — `dpscale predict --validate-caps CAPS.jsonl [--calibrate RUN.jsonl]`: does the
 // cap advice hold? For every cell (model, K, link) of a measured bucket-cap sweep, the advice
-// (recommend_cap.h) over the caps the cell measured, predicted on the cell's own setup (with the
-// calibration's terms and single-device runs, or the file's own singles and no terms), beside
+// (recommend_cap.h) over the caps the cell measured, predicted on the cell's own setup at the
+// median of its runs' dilations (with the calibration's terms and single-device runs, or the
+// file's own singles and no terms), beside
 // what was measured: the recommended cap's median epoch against the best measured cap's.
 // A cell holds when the recommended cap is within 3% of the best measured one.
 #pragma once
