@@ -30,6 +30,8 @@ SyncSetup sync_of(const RunRecord& r) {
   sync.fused = sync.mode == Mode::naive && r.allreduce_calls_per_step == 1 && n_tensors > 1;
   if (r.bucket_cap_mb) sync.bucket_cap_mb = *r.bucket_cap_mb;
   if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
+  if (r.accum_steps) sync.accum_steps = *r.accum_steps;
+  if (r.grad_comm && (*r.grad_comm == "bf16" || *r.grad_comm == "fp16")) sync.wire_bytes_per_byte = 0.5;
   return sync;
 }
 
@@ -125,6 +127,9 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     }
     if (single) {
       any_single = true;
+    } else if (e.record->accum_steps.value_or(1) != 1) {
+      throw InputError(where(e) + ": run " + e.run.run_id +
+                       " accumulates gradients; calibrate from runs with --accum-steps 1 (one all-reduce per step)");
     } else {
       fit.push_back(&e);
     }
