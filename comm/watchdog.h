@@ -39,8 +39,9 @@ class CollectiveWatchdog;
 enum class Channel : int32_t {
   gradients = 0,  // the gradient all-reduces, numbered by the communicator from 1
   world = 1,      // the World's barrier, all-gather, gather and max, numbered by the World
+  nccl_init = 2,  // NCCL's start-up (ncclCommInitRank), once per communicator: sequence number 1
 };
-inline constexpr int kChannels = 2;
+inline constexpr int kChannels = 3;
 
 // What the calling thread waits for. Set by a WaitScope around the collective.
 struct WaitContext {
