@@ -33,7 +33,7 @@ struct LoaderSource {
   const int32_t* y = nullptr;  // [n]
   int in_width = 0;
   int64_t global_batch = 0, local_batch = 0, rank = 0;
-  int64_t steps_per_epoch = 1;
+  int64_t steps_per_epoch = 1;  // global batches per epoch (optimizer steps × --accum-steps)
 };
 
 struct StagedBatch {

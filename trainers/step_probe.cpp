@@ -27,7 +27,8 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
     src.global_batch = s.opts.batch_size;
     src.local_batch = s.local_batch;
     src.rank = s.rank;
-    src.steps_per_epoch = s.steps_per_epoch;
+    // Batches, not optimizer steps: with --accum-steps N each step trains on N global batches.
+    src.steps_per_epoch = s.steps_per_epoch * s.opts.accum_steps;
     lane_ = s.device->make_upload_lane();
     loader_ = std::make_unique<BatchLoader>(src, s.opts.loader_delay_ms, s.opts.prefetch, lane_.get());
     if (!s.device->host_visible()) {
