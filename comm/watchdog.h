@@ -1,7 +1,7 @@
 // watchdog.h — how a rank waits for a collective: polled rather than spun, and watched.
 //
 // Every wait of a collective — the comm thread's all-reduces (native, ring, star), the World's
-// barrier and gathers, NCCL's per-step drain — goes through poll_until() (or mpi_wait_all(),
+// barrier and gathers, NCCL's start-up and per-step drain — goes through poll_until() (or mpi_wait_all(),
 // which polls MPI_Testall):
 //
 //   waited      0 ─ 50 µs         50 µs ─ ...                             timeout T
