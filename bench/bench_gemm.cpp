@@ -2,7 +2,13 @@
 // sgemm as the backend's ceiling.
 //
 //   bench_gemm [--batch=1024] [--threads=1] [--models=small,medium,large,xlarge] [--ceiling=4096]
+//              [--cublas-math=pedantic[,default][,tf32]]
 //              [--benchmark_filter=REGEX] [--benchmark_repetitions=N] [--benchmark_format=json] ...
+//
+// --cublas-math lists the cuBLAS math modes to time (models/device.h), each on a device of its
+// own: `pedantic` (the trainers' exact fp32) under the tag `cuda`, any other as `cuda-<mode>`
+// (gemm/cuda-default/...), so CUBLAS_DEFAULT_MATH and CUBLAS_PEDANTIC_MATH can be compared shape by
+// shape on the same GPU in one run (the GPU kit does).
 //
 // Each shape goes through Device::gemm, so the CPU rows are OpenBLAS exactly as the trainers
 // call it (one BLAS thread by default: one rank = one device), and the CUDA rows are cuBLAS
@@ -124,6 +130,7 @@ struct Config {
   int threads = 1;
   int ceiling_n = 4096;
   std::vector<std::string> models = preset_names();
+  std::vector<std::string> cublas_math = {"pedantic"};
 };
 
 Config parse_config(int& argc, char** argv) {
@@ -134,6 +141,10 @@ Config parse_config(int& argc, char** argv) {
   if (auto v = take_flag(argc, argv, "--models")) {
     c.models = split_list(*v);
     for (const auto& m : c.models) parse_model(m);  // InputError for an unknown preset/width list
+  }
+  if (auto v = take_flag(argc, argv, "--cublas-math")) {
+    c.cublas_math = split_list(*v);
+    for (const auto& m : c.cublas_math) cublas_math_of(DeviceOptions{"cuda", 1, false, 0, m});  // InputError: unknown
   }
   return c;
 }
@@ -198,13 +209,19 @@ int main(int argc, char** argv) {
     ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
     register_backend(*devices.back(), "cpu", cfg, *ceilings.back(), 0.0);
     if (cuda_compiled() && cuda_device_count() > 0) {
-      devices.push_back(make_device(DeviceOptions{"cuda", cfg.threads, false, 0}));
-      ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
       const double peak = gpu_fp32_peak_gflops(0);
+      for (const std::string& math : cfg.cublas_math) {
+        devices.push_back(make_device(DeviceOptions{"cuda", cfg.threads, false, 0, math}));
+        ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
+        register_backend(*devices.back(), math == "pedantic" ? "cuda" : "cuda-" + math, cfg, *ceilings.back(), peak);
+      }
       benchmark::AddCustomContext("cuda_device", devices.back()->name());
       benchmark::AddCustomContext("cuda_fp32_peak_gflops", std::to_string(peak));
-      std::fprintf(stderr, "# bench_gemm: cuda: %s, fp32 peak %.0f GFLOP/s\n", devices.back()->name().c_str(), peak);
-      register_backend(*devices.back(), "cuda", cfg, *ceilings.back(), peak);
+      std::string modes;
+      for (const std::string& m : cfg.cublas_math) modes += (modes.empty() ? "" : ",") + m;
+      benchmark::AddCustomContext("cublas_math", modes);
+      std::fprintf(stderr, "# bench_gemm: cuda: %s, fp32 peak %.0f GFLOP/s, cuBLAS math %s\n",
+                   devices.back()->name().c_str(), peak, modes.c_str());
     } else {
       std::fprintf(stderr, "# bench_gemm: cuBLAS rows skipped (%s)\n",
                    cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");

@@ -56,7 +56,8 @@ class Communicator {
   // issue 11: the gradients' wire format (grad_format.h). With bf16/fp16 every later all-reduce
   // sends 2 bytes per element, except the element at `exact` (the loss slot), summed in fp32 in
   // a one-element all-reduce of its own: a loss read back in bf16 would be off by up to 0.4 %.
-  // Call before the first all-reduce. The base class knows fp32 only (std::logic_error).
+  // Call before the first all-reduce. The base class knows fp32 only (std::logic_error). How
+  // each backend accumulates the 2-byte sums: grad_compress.h (MPI), nccl_communicator.cpp.
   virtual void set_grad_format(GradFormat fmt, const float* exact) {
     (void)exact;
     if (fmt != GradFormat::fp32) throw std::logic_error(name() + " communicator: no 2-byte gradients");
@@ -93,7 +94,8 @@ class Communicator {
 // creates a communicator, so every rank refuses alike.
 void check_comm_options(Backend backend, const LinkModel& link, AllreduceAlgo algo);
 
-// InputError when the backend's communicator cannot send gradients in `fmt` (NCCL: not yet).
+// InputError when the backend's communicator cannot send gradients in `fmt` (NCCL older than
+// 2.10 has no bf16).
 void check_grad_format(Backend backend, GradFormat fmt);
 
 // "2.28.9", or "" when NCCL is not compiled in.

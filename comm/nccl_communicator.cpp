@@ -1,11 +1,24 @@
 // nccl_communicator.cpp — NCCL all-reduce on a comm stream, ordered after compute by events.
+//
+// --grad-comm bf16|fp16: each all-reduce packs its fp32 gradients into a 2-byte staging buffer
+// on the comm stream (nccl_wire.cu), all-reduces that as ncclBfloat16 / ncclHalf and widens the
+// sums back. Accumulation: NCCL adds in the wire type hop by hop — each partial sum is formed
+// wider (fp32 for bf16, half arithmetic with one rounding for fp16) and rounded back to 2 bytes
+// before it travels on, as the MPI path's 2-byte ring does; no fp32 accumulator survives between
+// hops, so a sum over K ranks carries up to K−1 roundings of the wire format (ring; fewer on a
+// tree). The loss slot alone is summed in fp32, in a one-element all-reduce of its own
+// (communicator.h, set_grad_format).
 #include "nccl_communicator.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -13,7 +26,10 @@
 
 #include "inflight.h"
 #include "models/cuda/cuda_check.h"
+#include "models/stamp_clock.h"
 #include "mpi_check.h"
+#include "nccl_order_hook.h"
+#include "nccl_wire.cuh"
 #include "watchdog.h"
 
 #define NCCL_CHECK(call)                                                                     \
@@ -42,15 +58,16 @@ class NcclWork final : public Work {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(Device& dev, MPI_Comm world, CollectiveWatchdog* watchdog)
-      : watchdog_(watchdog), compute_(static_cast<cudaStream_t>(dev.stream())) {
+      : watchdog_(watchdog), compute_(static_cast<cudaStream_t>(dev.stream())), hook_(NcclOrderHook::from_env()) {
     MPI_CHECK(MPI_Comm_rank(world, &rank_));
     MPI_CHECK(MPI_Comm_size(world, &size_));
     ncclUniqueId id;
     if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world));
-    NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+    init_watched(id);
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreate(&anchor_));
   }
   // Unchecked calls: a destructor must not throw. Unwinding from an error (a failed peer, a
   // timeout already handled), the peers may never finish this rank's collectives, and a
@@ -70,6 +87,8 @@ class NcclCommunicator final : public Communicator {
       cudaEventDestroy(e.start);
       cudaEventDestroy(e.end);
     }
+    if (wire_) cudaFreeAsync(wire_, stream_);
+    cudaEventDestroy(anchor_);
     cudaEventDestroy(comm_done_);
     cudaStreamDestroy(stream_);
   }
@@ -85,19 +104,45 @@ class NcclCommunicator final : public Communicator {
     ev.count = count;
     // The gradient was queued on the compute stream; the comm stream starts after it, not
     // after everything the compute stream will do later.
+    ev.queued_s = steady_seconds();
     CUDA_CHECK(cudaEventRecord(ev.ready, compute_));
     CUDA_CHECK(cudaStreamWaitEvent(stream_, ev.ready, 0));
     CUDA_CHECK(cudaEventRecord(ev.start, stream_));
-    NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
+    hook_.before(data, count, stream_);
+    if (fmt_ == GradFormat::fp32) {
+      NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
+    } else {
+      allreduce_2byte(data, count);
+    }
+    hook_.after(data, count, stream_);
     CUDA_CHECK(cudaEventRecord(ev.end, stream_));
     return std::make_unique<NcclWork>(*this, ev.seq, ev.end);
+  }
+
+  void set_grad_format(GradFormat fmt, const float* exact) override {
+    fmt_ = fmt;
+    exact_ = exact;
   }
 
   // Device-side only: later compute (the SGD step) waits for the reduced gradients on the GPU;
   // the host goes on, so a timer on the compute stream sees no host synchronisation.
   void finish() override {
     CUDA_CHECK(cudaEventRecord(comm_done_, stream_));
+    if (hook_.no_finish_wait) return;  // the ordering tests' negative control only
     CUDA_CHECK(cudaStreamWaitEvent(compute_, comm_done_, 0));
+  }
+
+  // The call log (--trace's comm spans, the record's per-bucket busbw): each all-reduce's start
+  // and end events, read when drain() has found them done, on the host's steady clock through
+  // an anchor (stamp_clock.h) recorded on the comm stream whenever it is idle (after a drain).
+  void log_calls(bool on) override {
+    log_ = on;
+    if (on) reanchor();
+  }
+  std::vector<CallTiming> take_call_log() override {
+    std::vector<CallTiming> out;
+    out.swap(log_calls_);
+    return out;
   }
 
   // The host waits for this step's all-reduces (polling NCCL's asynchronous errors, so a dead
@@ -171,14 +216,91 @@ class NcclCommunicator final : public Communicator {
     return v;
   }
 
-  // Every launched all-reduce is done: add their durations to the busy time, free their events.
+  // Every launched all-reduce is done: add their durations to the busy time (and log them),
+  // free their events. The comm stream is idle now: a fresh anchor for the next calls.
   void recycle() {
     for (size_t i = 0; i < used_; ++i) {
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
       busy_s_ += ms * 1e-3;
+      if (log_) {
+        float from_anchor = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&from_anchor, anchor_, events_[i].start));
+        const double start = anchor_host_s_ + from_anchor * 1e-3;
+        log_calls_.push_back(CallTiming{events_[i].data, events_[i].count, events_[i].queued_s, start, start + ms * 1e-3});
+      }
     }
     used_ = 0;
+    if (log_) reanchor();
+  }
+  void reanchor() {
+    CUDA_CHECK(cudaEventRecord(anchor_, stream_));
+    anchor_host_s_ = steady_seconds();
+  }
+
+  // The 2-byte all-reduce (top of file), all on the comm stream: the staging buffer is reused
+  // call after call in stream order and grows stream-ordered (cudaMallocAsync), so no call
+  // waits on the host. The loss slot, when this call covers it, is summed in fp32 first and
+  // left alone by the widening.
+  void allreduce_2byte(float* data, size_t count) {
+    if (count > wire_cap_) {
+      if (wire_) CUDA_CHECK(cudaFreeAsync(wire_, stream_));
+      wire_ = nullptr;
+      CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&wire_), count * sizeof(uint16_t), stream_));
+      wire_cap_ = count;
+    }
+    size_t skip = count;
+    if (exact_ && exact_ >= data && exact_ < data + count) {
+      skip = static_cast<size_t>(exact_ - data);
+      NCCL_CHECK(ncclAllReduce(data + skip, data + skip, 1, ncclFloat, ncclSum, comm_, stream_));
+    }
+    const ncclDataType_t type = fmt_ == GradFormat::bf16 ? ncclBfloat16 : ncclHalf;
+    nccl_wire::pack(fmt_, data, wire_, count, stream_);
+    NCCL_CHECK(ncclAllReduce(wire_, wire_, count, type, ncclSum, comm_, stream_));
+    nccl_wire::unpack(fmt_, wire_, data, count, skip, stream_);
+  }
+
+  // ncclCommInitRank under the collective watchdog: a peer that never joins (dead, stopped, its
+  // network unreachable) would block it forever, so it runs on a thread of its own while this
+  // thread polls under a WaitScope — past --collective-timeout the watchdog names the ranks not
+  // waiting in NCCL's start-up and ends the job, as for a hung all-reduce. The thread shares its
+  // result through a shared_ptr: after a timeout MPI_Abort ends the process with it still blocked.
+  void init_watched(const ncclUniqueId& id) {
+    struct Init {
+      std::atomic<bool> done{false};
+      ncclResult_t result = ncclSuccess;
+      cudaError_t device = cudaSuccess;
+      ncclComm_t comm = nullptr;
+    };
+    auto st = std::make_shared<Init>();
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    const int size = size_, rank = rank_;
+    // Test-only (tests/trainers/test_dp_nccl.cpp), inert unless set: this rank never joins.
+    const char* stall = std::getenv("DPSCALE_TEST_NCCL_INIT_STALL_RANK");
+    const bool stalls = stall && *stall && std::atoi(stall) == rank;
+    std::thread t([st, id, device, size, rank, stalls] {
+      while (stalls) std::this_thread::sleep_for(std::chrono::seconds(1));
+      st->device = cudaSetDevice(device);  // the current GPU is per thread
+      if (st->device == cudaSuccess) st->result = ncclCommInitRank(&st->comm, size, id, rank);
+      st->done.store(true);
+    });
+    try {
+      WaitScope scope(WaitContext{watchdog_, Channel::nccl_init, 1,
+                                  [rank, size] {
+                                    return "NCCL start-up (ncclCommInitRank of rank " + std::to_string(rank) + " of " +
+                                           std::to_string(size) + ": every rank must join it)";
+                                  },
+                                  {}, false});
+      poll_until([&] { return st->done.load(); });
+    } catch (...) {
+      t.detach();
+      throw;
+    }
+    t.join();
+    CUDA_CHECK(st->device);
+    NCCL_CHECK(st->result);
+    comm_ = st->comm;
   }
 
   struct Events {
@@ -186,6 +308,7 @@ class NcclCommunicator final : public Communicator {
     uint64_t seq = 0;  // which all-reduce used them last, for the watchdog's message
     const float* data = nullptr;
     size_t count = 0;
+    double queued_s = 0.0;  // host steady clock at the launch (the call log's queued time)
   };
   // A caller that waits on each all-reduce's Work and never drains (blocking all-reduces) gets
   // the pool back once everything launched is known done, instead of a new set per call.
@@ -211,6 +334,15 @@ class NcclCommunicator final : public Communicator {
   std::vector<Events> events_;  // recycled by drain() every step: no per-step event creation
   size_t used_ = 0;
   double busy_s_ = 0.0;
+  NcclOrderHook hook_;
+  GradFormat fmt_ = GradFormat::fp32;
+  const float* exact_ = nullptr;  // the loss slot: summed in fp32 whatever the wire format
+  uint16_t* wire_ = nullptr;      // the 2-byte staging buffer (comm stream's memory pool)
+  size_t wire_cap_ = 0;
+  bool log_ = false;
+  std::vector<CallTiming> log_calls_;
+  cudaEvent_t anchor_ = nullptr;  // recorded on the idle comm stream at anchor_host_s_
+  double anchor_host_s_ = 0.0;
 };
 
 void NcclWork::wait() { c_.wait_work(seq_, done_); }

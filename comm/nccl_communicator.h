@@ -2,10 +2,12 @@
 // so plain C++ can include it).
 //
 // One NCCL communicator per run, built from an ncclUniqueId that rank 0 makes and broadcasts
-// over MPI; a dedicated comm stream. Each all-reduce first makes the comm stream wait on an
-// event recorded on the compute stream right after its gradient was written, so it can start
-// while backward goes on; finish() waits for the comm stream (polling ncclCommGetAsyncError so
-// a failed peer surfaces as an error, not a hang) and orders the compute stream after it.
+// over MPI (ncclCommInitRank under the collective watchdog); a dedicated comm stream. Each
+// all-reduce first makes the comm stream wait on an event recorded on the compute stream right
+// after its gradient was written, so it can start while backward goes on; finish() orders the
+// compute stream after the comm stream on the device; drain() waits on the host (polling
+// ncclCommGetAsyncError so a failed peer surfaces as an error, not a hang). Gradients travel as
+// fp32, or bf16/fp16 (set_grad_format; accumulation: nccl_communicator.cpp).
 #pragma once
 
 #include <mpi.h>

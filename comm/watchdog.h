@@ -1,7 +1,7 @@
 // watchdog.h — how a rank waits for a collective: polled rather than spun, and watched.
 //
 // Every wait of a collective — the comm thread's all-reduces (native, ring, star), the World's
-// barrier and gathers, NCCL's per-step drain — goes through poll_until() (or mpi_wait_all(),
+// barrier and gathers, NCCL's start-up and per-step drain — goes through poll_until() (or mpi_wait_all(),
 // which polls MPI_Testall):
 //
 //   waited      0 ─ 50 µs         50 µs ─ ...                             timeout T
@@ -39,8 +39,9 @@ class CollectiveWatchdog;
 enum class Channel : int32_t {
   gradients = 0,  // the gradient all-reduces, numbered by the communicator from 1
   world = 1,      // the World's barrier, all-gather, gather and max, numbered by the World
+  nccl_init = 2,  // NCCL's start-up (ncclCommInitRank), once per communicator: sequence number 1
 };
-inline constexpr int kChannels = 2;
+inline constexpr int kChannels = 3;
 
 // What the calling thread waits for. Set by a WaitScope around the collective.
 struct WaitContext {

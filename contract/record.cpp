@@ -217,7 +217,7 @@ std::vector<RecordField> build_fields() {
       later_field("allreduce_unit_bytes", &R::allreduce_unit_bytes,
             "DP modes: bytes of each all-reduce of a step, in launch order (bucket; tensor for interleaved)"),
       later_field("bucket_busbw_gbps", &R::bucket_busbw_gbps,
-            "DP modes (MPI): each all-reduce's median bus bandwidth, 2(K−1)/K·bytes/s/1e9, as `allreduce_unit_bytes`"),
+            "DP modes: each all-reduce's median bus bandwidth, 2(K−1)/K·bytes/s/1e9, as `allreduce_unit_bytes`"),
       // issue 11
       field("accum_steps", &R::accum_steps,
             "micro-batches of `global_batch` rows per optimizer step (`--accum-steps`; null in older records)"),
@@ -225,6 +225,9 @@ std::vector<RecordField> build_fields() {
             "DP modes: gradients' wire format `fp32` | `bf16` | `fp16` (`--grad-comm`); null for single and older records"),
       field("bucket_rule", &R::bucket_rule,
             "bucketed only: `strict` (a bucket never exceeds its cap) | `ddp` (PyTorch DDP: closes after the tensor that reaches the cap)"),
+      later_field("cublas_math", &R::cublas_math,
+                  "the GEMMs' cuBLAS math mode: `pedantic` (exact fp32, the default) | `default` (CUBLAS_DEFAULT_MATH) | "
+                  "`tf32` (`--tf32`); `none` on the CPU backend; \"\" in older records"),
   };
 }
 

@@ -91,6 +91,8 @@ struct RunRecord {
   std::optional<int> accum_steps;
   std::optional<std::string> grad_comm;
   std::optional<std::string> bucket_rule;
+  // the GEMMs' math mode (models/device.h); "" in records written before the field existed
+  std::string cublas_math;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "interval_timer.h"
+#include "stamp_clock.h"
+#include "upload_lane.h"
 
 namespace dpscale {
 
@@ -42,6 +44,9 @@ class Device {
   // A timer of intervals on the compute stream (interval_timer.h). The default is the host clock,
   // right for a synchronous device; the CUDA backend uses events.
   virtual std::unique_ptr<IntervalTimer> make_interval_timer() { return std::make_unique<HostIntervalTimer>(); }
+  // Marks on the compute stream read back on the host's steady clock (stamp_clock.h): the
+  // trace's clock. The default, the host clock, is right for a synchronous device.
+  virtual std::unique_ptr<StampClock> make_stamp_clock() { return std::make_unique<HostStampClock>(); }
 
   // --- linear algebra ---
   // Row-major GEMM: C[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · C, op = transpose or not.
@@ -76,6 +81,12 @@ class Device {
   virtual void flag_nonfinite(const float* x, int64_t n, float* flag) = 0;
   // Bytes of memory this device has in all (CPU: physical memory; CUDA: the GPU's); 0 if unknown.
   virtual uint64_t memory_bytes() const = 0;
+
+  // The GEMMs' math mode as the record names it (cublas_math): "none" where no cuBLAS runs.
+  virtual std::string gemm_math() const { return "none"; }
+  // Host-to-device copies off the compute stream, from pinned host memory (upload_lane.h); null
+  // where device memory is host memory and nothing is uploaded.
+  virtual std::unique_ptr<UploadLane> make_upload_lane() { return nullptr; }
 };
 
 // Owning typed buffer in a device's memory. Move-only.
@@ -118,7 +129,20 @@ struct DeviceOptions {
   int threads = 1;               // BLAS threads per process (CPU backend)
   bool tf32 = false;             // allow TF32 tensor-core GEMMs (CUDA backend)
   int gpu_index = 0;             // which GPU (the node-local rank)
+  // cuBLAS math mode (CUDA backend): "" follows tf32 (tf32 or pedantic); else one of
+  // cublas_math_names(). Only the benchmarks choose it: the trainers run pedantic or --tf32.
+  std::string cublas_math = "";
 };
+
+// The cuBLAS math modes of fp32 GEMMs, as the record and bench_gemm --cublas-math name them:
+//   pedantic  CUBLAS_PEDANTIC_MATH: the prescribed fp32 arithmetic in every phase, no
+//             reduced-precision shortcut (the trainers' default: GPU weights comparable to the CPU's)
+//   default   CUBLAS_DEFAULT_MATH: fp32 in, fp32 compute, cuBLAS free to pick its fastest kernels
+//             (what PyTorch's fp32 matmul runs with TF32 off)
+//   tf32      CUBLAS_TF32_TENSOR_OP_MATH: tensor cores, inputs rounded to TF32 (--tf32)
+const char* const* cublas_math_names();  // null-terminated: pedantic, default, tf32
+// The mode `opts` asks for; InputError naming the choices for an unknown word.
+std::string cublas_math_of(const DeviceOptions& opts);
 
 // Builds the requested backend. "auto" picks CUDA when it was compiled in and a device answers,
 // else CPU. Throws InputError for an unknown backend or "cuda" with no usable GPU.

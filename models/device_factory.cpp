@@ -40,7 +40,24 @@ double gpu_fp32_peak_gflops(int index) {
 #endif
 }
 
+const char* const* cublas_math_names() {
+  static const char* const names[] = {"pedantic", "default", "tf32", nullptr};
+  return names;
+}
+
+std::string cublas_math_of(const DeviceOptions& opts) {
+  if (opts.cublas_math.empty()) return opts.tf32 ? "tf32" : "pedantic";
+  std::string all;
+  for (const char* const* n = cublas_math_names(); *n; ++n) {
+    if (opts.cublas_math == *n) return *n;
+    all += all.empty() ? "" : ", ";
+    all += *n;
+  }
+  throw InputError("--cublas-math: unknown mode '" + opts.cublas_math + "' (use " + all + ")");
+}
+
 std::unique_ptr<Device> make_device(const DeviceOptions& opts) {
+  const std::string math = cublas_math_of(opts);  // refused before any device starts
   if (opts.backend != "auto" && opts.backend != "cpu" && opts.backend != "cuda") {
     throw InputError("--backend: unknown backend '" + opts.backend + "' (use auto, cpu or cuda)");
   }
@@ -51,7 +68,7 @@ std::unique_ptr<Device> make_device(const DeviceOptions& opts) {
     const int n = cuda_device_count();
     if (n == 0) throw InputError("--backend cuda: no CUDA device answers on this machine");
 #if DPSCALE_HAVE_CUDA
-    return make_cuda_device(opts.gpu_index % n, opts.tf32);
+    return make_cuda_device(opts.gpu_index % n, math);
 #endif
   }
   return std::make_unique<CpuDevice>(opts.threads);

@@ -36,7 +36,7 @@ BIN=$BUILD/bin
 
 # The programs the kit runs. The test programs hold the GPU-gated tests (run.sh filters them).
 PROGRAMS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed dpscale
-          bench_gemm bench_allreduce test_models test_dp_nccl test_dp_exactness test_single_gpu)
+          bench_gemm bench_allreduce test_models test_dp_nccl test_nccl_order test_dp_exactness test_single_gpu)
 for p in "${PROGRAMS[@]}"; do [[ -x $BIN/$p ]] || die "$BIN/$p is not built (cmake --build $BUILD)"; done
 
 # DIR: new, empty, or an earlier kit (it has MANIFEST.txt) that is replaced whole.

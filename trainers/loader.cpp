@@ -9,11 +9,19 @@ namespace dpscale {
 
 using Clock = std::chrono::steady_clock;
 
-BatchLoader::BatchLoader(const LoaderSource& src, double delay_ms, int prefetch)
+BatchLoader::HostBlock::HostBlock(UploadLane* lane, size_t nbytes)
+    : lane_(lane), p_(lane ? lane->alloc_host(nbytes) : ::operator new(nbytes)), n_(nbytes) {}
+
+BatchLoader::HostBlock::~HostBlock() {
+  if (lane_) lane_->free_host(p_);
+  else ::operator delete(p_);
+}
+
+BatchLoader::BatchLoader(const LoaderSource& src, double delay_ms, int prefetch, UploadLane* lane)
     : src_(src), delay_ms_(delay_ms), prefetch_(prefetch), slots_(static_cast<size_t>(prefetch) + 1) {
   for (Slot& s : slots_) {
-    s.x.resize(static_cast<size_t>(src.local_batch * src.in_width));
-    s.y.resize(static_cast<size_t>(src.local_batch));
+    s.x = std::make_unique<HostBlock>(lane, static_cast<size_t>(src.local_batch * src.in_width) * sizeof(float));
+    s.y = std::make_unique<HostBlock>(lane, static_cast<size_t>(src.local_batch) * sizeof(int32_t));
   }
   for (int w = 0; w < prefetch_; ++w) workers_.emplace_back([this, w] { worker(w); });
 }
@@ -31,8 +39,8 @@ void BatchLoader::fetch_into(Slot& slot, int64_t seq) {
   if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));
   const int64_t b = seq % src_.steps_per_epoch;
   const int64_t row0 = b * src_.global_batch + src_.rank * src_.local_batch;
-  std::memcpy(slot.x.data(), src_.x + row0 * src_.in_width, slot.x.size() * sizeof(float));
-  std::memcpy(slot.y.data(), src_.y + row0, slot.y.size() * sizeof(int32_t));
+  std::memcpy(slot.x->data(), src_.x + row0 * src_.in_width, slot.x->nbytes());
+  std::memcpy(slot.y->data(), src_.y + row0, slot.y->nbytes());
 }
 
 // Worker w fetches sequence numbers w, w + N, w + 2N, ... Sequence i goes to slot i mod (N+1),
@@ -70,7 +78,7 @@ StagedBatch BatchLoader::next() {
     cv_.wait(lock, [&] { return slot.ready_seq == seq; });
   }
   wait_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
-  return StagedBatch{slot.x.data(), slot.y.data()};
+  return StagedBatch{static_cast<const float*>(slot.x->data()), static_cast<const int32_t*>(slot.y->data())};
 }
 
 double BatchLoader::take_wait_seconds() {

@@ -8,6 +8,10 @@
 // runs (PyTorch's DataLoader with N workers, one batch each in flight); with prefetch 0 the step
 // fetches its own batch. The consumer's blocked time is the loader's time in the record.
 //
+// On a GPU the slots are pinned host memory from the device's UploadLane (models/upload_lane.h),
+// so the step's upload of a staged batch runs on a copy stream with no host synchronisation;
+// elsewhere they are ordinary host memory.
+//
 // Batches come in the training order: sequence number i is batch i mod steps_per_epoch, the
 // order the timed epochs consume them (warm-up does not use the loader). The staging slots
 // hold the same rows the dataset does, so a run with the loader trains exactly as one without.
@@ -15,9 +19,12 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "models/upload_lane.h"
 
 namespace dpscale {
 
@@ -26,7 +33,7 @@ struct LoaderSource {
   const int32_t* y = nullptr;  // [n]
   int in_width = 0;
   int64_t global_batch = 0, local_batch = 0, rank = 0;
-  int64_t steps_per_epoch = 1;
+  int64_t steps_per_epoch = 1;  // global batches per epoch (optimizer steps × --accum-steps)
 };
 
 struct StagedBatch {
@@ -36,7 +43,8 @@ struct StagedBatch {
 
 class BatchLoader {
  public:
-  BatchLoader(const LoaderSource& src, double delay_ms, int prefetch);
+  // `lane` (may be null) allocates the slots' host memory; it must outlive the loader.
+  BatchLoader(const LoaderSource& src, double delay_ms, int prefetch, UploadLane* lane = nullptr);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -47,9 +55,23 @@ class BatchLoader {
   double take_wait_seconds();
 
  private:
+  // Host memory of one slot: the lane's (pinned) or the heap's.
+  class HostBlock {
+   public:
+    HostBlock(UploadLane* lane, size_t nbytes);
+    ~HostBlock();
+    HostBlock(const HostBlock&) = delete;
+    HostBlock& operator=(const HostBlock&) = delete;
+    void* data() const { return p_; }
+    size_t nbytes() const { return n_; }
+
+   private:
+    UploadLane* lane_;
+    void* p_;
+    size_t n_;
+  };
   struct Slot {
-    std::vector<float> x;
-    std::vector<int32_t> y;
+    std::unique_ptr<HostBlock> x, y;
     int64_t ready_seq = -1;  // the sequence number whose rows the slot holds
   };
   void fetch_into(Slot& slot, int64_t seq);  // delay, then copy rows; no lock held

@@ -46,7 +46,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->grad_format = parse_grad_format(opts.grad_comm);
   // hier's node phases sum float, double and integers only (comm/hier_allreduce.h).
   if (s->algo == AllreduceAlgo::hier && s->grad_format != GradFormat::fp32) {
-    throw InputError("--grad-comm " + opts.grad_comm + " does not combine with --allreduce hier (use ring, star or native)");
+    throw InputError("--grad-comm " + opts.grad_comm + " does not combine with --allreduce hier (use native; on the MPI backend also ring or star)");
   }
   // The checkpoint is read (once) before the data: a bad --init fails fast.
   std::vector<float> init_params;

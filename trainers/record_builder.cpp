@@ -17,6 +17,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.mode = mode.name;
   r.backend = backend_name(s.device->backend());
   r.device_name = s.device->name();
+  r.cublas_math = s.device->gemm_math();
   r.model = s.spec.name;
   r.widths = s.spec.widths;
   r.n_params = s.spec.n_params();

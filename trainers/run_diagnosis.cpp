@@ -10,7 +10,8 @@ namespace dpscale {
 
 std::unique_ptr<Tracer> make_tracer(RankSetup& s) {
   if (s.opts.trace_path.empty()) return nullptr;
-  return std::make_unique<Tracer>(parse_trace_steps(s.opts.trace_steps), s.model->layout(), s.model->grads());
+  return std::make_unique<Tracer>(parse_trace_steps(s.opts.trace_steps), s.model->layout(), s.model->grads(),
+                                  s.device->make_stamp_clock());
 }
 
 namespace {
@@ -38,7 +39,10 @@ void write_trace(RankSetup& s, World& world, Tracer& tracer) {
                               {"model", s.spec.name},
                               {"world_size", s.world_size},
                               {"trace_steps", s.opts.trace_steps},
-                              {"clock", "host steady clock, µs since the ranks left the barrier before step 1"}};
+                              {"clock", s.device->backend() == Backend::cuda
+                                            ? "host steady clock, µs since the ranks left the barrier before step 1; "
+                                              "step, compute and comm spans are CUDA events mapped onto it"
+                                            : "host steady clock, µs since the ranks left the barrier before step 1"}};
   std::ofstream out(s.opts.trace_path);
   out << Tracer::merge(per_rank, meta) << "\n";
   if (!out) throw InputError("--trace: cannot write '" + s.opts.trace_path + "'");

@@ -27,8 +27,10 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
     src.global_batch = s.opts.batch_size;
     src.local_batch = s.local_batch;
     src.rank = s.rank;
-    src.steps_per_epoch = s.steps_per_epoch;
-    loader_ = std::make_unique<BatchLoader>(src, s.opts.loader_delay_ms, s.opts.prefetch);
+    // Batches, not optimizer steps: with --accum-steps N each step trains on N global batches.
+    src.steps_per_epoch = s.steps_per_epoch * s.opts.accum_steps;
+    lane_ = s.device->make_upload_lane();
+    loader_ = std::make_unique<BatchLoader>(src, s.opts.loader_delay_ms, s.opts.prefetch, lane_.get());
     if (!s.device->host_visible()) {
       x_dev_ = DeviceBuffer<float>(*s.device, static_cast<size_t>(s.local_batch) * static_cast<size_t>(src.in_width));
       y_dev_ = DeviceBuffer<int32_t>(*s.device, static_cast<size_t>(s.local_batch));
@@ -53,12 +55,17 @@ StepProbe::Batch StepProbe::batch(int64_t batch_index) {
     return Batch{s_.x + row0 * s_.spec.in_width(), s_.y + row0};
   }
   if (tracer_) tracer_->mark(Track::loader);
+  // The previous upload must have read its slot before the loader may refill it (next() frees
+  // it); the step that trained on it has read its losses back since, so this is over at once.
+  if (lane_) lane_->wait_read();
   StagedBatch staged = loader_->next();
   Batch b{staged.x, staged.y};
-  if (!s_.device->host_visible()) {
-    // A GPU trains on device memory: the staged rows go up with the batch (part of its fetch).
-    s_.device->upload(x_dev_.data(), staged.x, x_dev_.nbytes());
-    s_.device->upload(y_dev_.data(), staged.y, y_dev_.nbytes());
+  if (lane_) {
+    // A GPU trains on device memory: the staged rows go up on the lane's copy stream, and the
+    // compute stream waits for them on the device (upload_lane.h) — no host synchronisation.
+    lane_->upload(x_dev_.data(), staged.x, x_dev_.nbytes());
+    lane_->upload(y_dev_.data(), staged.y, y_dev_.nbytes());
+    lane_->end_batch();
     b = Batch{x_dev_.data(), y_dev_.data()};
   }
   if (tracer_) tracer_->span(Track::loader, "loader: wait for batch", {});
@@ -93,6 +100,10 @@ void StepProbe::compute_end() {
 void StepProbe::sync_done() {
   if (!comm_) return;
   if (tracer_) tracer_->span(Track::compute, "wait in finish() (exposed all-reduce)", {});
+}
+
+void StepProbe::step_drained() {
+  if (!comm_) return;
   const std::vector<CallTiming> calls = comm_->take_call_log();
   if (tracer_) tracer_->add_calls(calls);
   if (unit_bytes_.empty()) {
@@ -131,15 +142,12 @@ RankTiming StepProbe::totals() {
   return t;
 }
 
-void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
+void check_diagnosis_options(const TrainOptions& o, int world_size, Backend) {
   const InjectDelay d = parse_inject_delay(o.inject_delay);
   if (!o.trace_path.empty()) {
     std::filesystem::path dir = std::filesystem::path(o.trace_path).parent_path();
     if (dir.empty()) dir = ".";
     if (!std::filesystem::is_directory(dir)) throw InputError("--trace: directory '" + dir.string() + "' does not exist");
-  }
-  if (!o.trace_path.empty() && backend != Backend::cpu) {
-    throw InputError("--trace needs --backend cpu: its compute spans are host times, which on a GPU are launch times");
   }
   if (d.enabled() && d.rank >= world_size) {
     throw InputError("--inject-delay: rank " + std::to_string(d.rank) + " does not exist (the job has " +

@@ -6,8 +6,10 @@
 //   compute_end()    after backward   ┘ the last gradient is ready (the device's IntervalTimer:
 //                                       host clock on the CPU, events on a GPU, no host sync)
 //   backward_begin() between loss and backward (the trace's forward span ends)
-//   sync_done()      after GradSync::finish(): the step's all-reduce timings (MPI's call log)
-//                    feed the per-unit bandwidth and the trace
+//   sync_done()      after GradSync::finish(): the trace's wait span
+//   step_drained()   after GradSync::drain(): the step's all-reduce timings (the communicator's
+//                    call log: MPI's comm thread, NCCL's events) feed the per-unit bandwidth
+//                    and the trace
 //   on_grad_ready    stands between backward and the GradSync: on the --inject-delay rank it
 //                    sleeps once per step before the first gradient is announced (a straggler,
 //                    found before the collective equalises wall time), and tells the trace
@@ -55,6 +57,9 @@ class StepProbe final : public GradListener {
   void backward_begin();
   void compute_end();
   void sync_done();
+  // After GradSync::drain(): the step's all-reduces are done and their call log complete (NCCL
+  // reads its events only then), for the per-unit bandwidth and the trace's comm spans.
+  void step_drained();
   void optimizer_begin();
   void optimizer_end();
   void on_grad_ready(const FlatTensor& t) override;
@@ -63,7 +68,8 @@ class StepProbe final : public GradListener {
   RankTiming totals();
 
   // Per all-reduce of a step, in launch order: its bytes and its median duration (s) over the
-  // timed steps (this rank's comm thread). Empty without a call log (NCCL, a world of one).
+  // timed steps (this rank's comm thread or comm stream). Empty in a world of one with no
+  // communicator.
   std::vector<int64_t> unit_bytes() const;
   std::vector<double> unit_median_s() const;
 
@@ -75,6 +81,8 @@ class StepProbe final : public GradListener {
   InjectDelay delay_;
   bool delay_here_ = false;  // this rank sleeps
   bool first_grad_ = true;
+  std::unique_ptr<UploadLane> lane_;  // a GPU's uploads of the staged batches (before loader_:
+                                      // the loader's pinned slots are the lane's)
   std::unique_ptr<BatchLoader> loader_;
   DeviceBuffer<float> x_dev_;  // a GPU's copy of the staged batch
   DeviceBuffer<int32_t> y_dev_;
@@ -85,8 +93,8 @@ class StepProbe final : public GradListener {
 };
 
 // InputError for diagnosis options this job cannot take (an --inject-delay rank that does not
-// exist; --trace on a GPU, whose compute the host clock does not see). Called in the local
-// set-up, before the first collective.
+// exist, a --trace directory that does not). Called in the local set-up, before the first
+// collective.
 void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend);
 
 }  // namespace dpscale

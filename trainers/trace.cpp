@@ -1,9 +1,10 @@
 // trace.cpp — recording one rank's timeline and merging the ranks' into one trace file.
 #include "trace.h"
 
+#include <algorithm>
+
 namespace dpscale {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::ordered_json;
 
 namespace {
@@ -27,46 +28,34 @@ const char* track_cat(Track t) {
 }
 }  // namespace
 
-Tracer::Tracer(TraceSteps steps, const ParamLayout& layout, const float* grads)
-    : steps_(steps), layout_(layout), grads_(grads), origin_(Clock::now()) {}
+Tracer::Tracer(TraceSteps steps, const ParamLayout& layout, const float* grads, std::unique_ptr<StampClock> device_clock)
+    : steps_(steps), layout_(layout), grads_(grads), device_(std::move(device_clock)), origin_s_(steady_seconds()) {}
 
-void Tracer::set_origin() { origin_ = Clock::now(); }
+StampClock& Tracer::clock_of(Track t) { return t == Track::loader ? static_cast<StampClock&>(host_) : *device_; }
 
-double Tracer::now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
-
-double Tracer::to_us(double steady_s) const {
-  return (steady_s - std::chrono::duration<double>(origin_.time_since_epoch()).count()) * 1e6;
+void Tracer::set_origin() {
+  device_->anchor();
+  origin_s_ = steady_seconds();
 }
 
 void Tracer::begin_step(int64_t step) {
   step_ = step;
   on_ = steps_.contains(step);
   call_index_ = 0;
-  if (on_) mark(Track::step);
+  if (!on_) return;
+  device_->anchor();  // a fresh tie to the host clock per traced step (stamp_clock.h)
+  mark(Track::step);
 }
 
 void Tracer::mark(Track t) {
-  if (on_) marks_[static_cast<int>(t)] = now_us();
-}
-
-void Tracer::push(Track t, const std::string& name, double ts_us, double dur_us, ordered_json args) {
-  args["step"] = step_;
-  ordered_json e;
-  e["name"] = name;
-  e["cat"] = track_cat(t);
-  e["ph"] = "X";
-  e["ts"] = ts_us;
-  e["dur"] = std::max(0.0, dur_us);
-  e["tid"] = static_cast<int>(t);
-  e["args"] = std::move(args);
-  events_.push_back(std::move(e));
+  if (on_) marks_[static_cast<int>(t)] = clock_of(t).stamp();
 }
 
 void Tracer::span(Track t, const std::string& name, ordered_json args) {
   if (!on_) return;
-  const double start = marks_[static_cast<int>(t)];
-  const double end = now_us();
-  push(t, name, start, end - start, std::move(args));
+  const int end = clock_of(t).stamp();
+  args["step"] = step_;
+  spans_.push_back(Span{t, name, true, marks_[static_cast<int>(t)], end, 0.0, 0.0, std::move(args)});
   marks_[static_cast<int>(t)] = end;  // the next span on this track starts here
 }
 
@@ -96,15 +85,31 @@ void Tracer::add_calls(const std::vector<CallTiming>& calls) {
                       {"call", call_index_++},
                       {"first_tensor", first},
                       {"last_tensor", last},
-                      {"queued_us", to_us(c.queued_s)}};
-    push(Track::comm, "all-reduce " + std::to_string(c.count * sizeof(float)) + " B", to_us(c.start_s),
-         (c.end_s - c.start_s) * 1e6, std::move(args));
+                      {"queued_us", (c.queued_s - origin_s_) * 1e6},
+                      {"step", step_}};
+    spans_.push_back(Span{Track::comm, "all-reduce " + std::to_string(c.count * sizeof(float)) + " B", false, -1, -1,
+                          c.start_s, c.end_s, std::move(args)});
   }
 }
 
-std::string Tracer::events_text() const {
+std::string Tracer::events_text() {
   ordered_json a = ordered_json::array();
-  for (const ordered_json& e : events_) a.push_back(e);
+  for (Span& sp : spans_) {
+    double start = sp.start_s, end = sp.end_s;
+    if (sp.stamped) {
+      start = sp.start_id >= 0 ? clock_of(sp.track).seconds(sp.start_id) : origin_s_;
+      end = clock_of(sp.track).seconds(sp.end_id);
+    }
+    ordered_json e;
+    e["name"] = sp.name;
+    e["cat"] = track_cat(sp.track);
+    e["ph"] = "X";
+    e["ts"] = (start - origin_s_) * 1e6;
+    e["dur"] = std::max(0.0, (end - start) * 1e6);
+    e["tid"] = static_cast<int>(sp.track);
+    e["args"] = sp.args;
+    a.push_back(std::move(e));
+  }
   return a.dump();
 }
 

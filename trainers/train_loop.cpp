@@ -81,6 +81,7 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
   // with N > 1, one per micro-batch).
   m.queue_losses();
   sync.drain();
+  if (probe) probe->step_drained();
   StepLosses l = m.take_losses();
   l.local = static_cast<float>((local_sum + l.local) / n_micro);
   return l;

@@ -13,7 +13,9 @@
 #include "../errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
+#include "cuda_stamp_clock.h"
 #include "cuda_timer.h"
+#include "cuda_upload_lane.h"
 #include "kernels.cuh"
 
 namespace dpscale {
@@ -22,7 +24,7 @@ namespace {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int index, bool tf32) : index_(index) {
+  CudaDevice(int index, const std::string& math) : index_(index), math_(math) {
     CUDA_CHECK(cudaSetDevice(index));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
@@ -31,7 +33,9 @@ class CudaDevice final : public Device {
     CUBLAS_CHECK(cublasCreate(&blas_));
     CUBLAS_CHECK(cublasSetStream(blas_, stream_));
     // Exact fp32 unless asked: TF32 would make GPU results differ from the CPU reference.
-    CUBLAS_CHECK(cublasSetMathMode(blas_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    CUBLAS_CHECK(cublasSetMathMode(blas_, math == "tf32"      ? CUBLAS_TF32_TENSOR_OP_MATH
+                                          : math == "default" ? CUBLAS_DEFAULT_MATH
+                                                              : CUBLAS_PEDANTIC_MATH));
     CUDA_CHECK(cudaMalloc(&count_, sizeof(unsigned long long)));
   }
   ~CudaDevice() override {
@@ -68,6 +72,7 @@ class CudaDevice final : public Device {
   void fill(float* x, float value, int64_t n) override { cuda::fill(x, value, n, stream_); }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   std::unique_ptr<IntervalTimer> make_interval_timer() override { return make_cuda_interval_timer(stream_); }
+  std::unique_ptr<StampClock> make_stamp_clock() override { return make_cuda_stamp_clock(stream_); }
 
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
             const float* b, int ldb, float beta, float* c, int ldc) override {
@@ -111,6 +116,8 @@ class CudaDevice final : public Device {
     cuda::sgd(w, g, v, n, lr, momentum, weight_decay, stream_);
   }
   void flag_nonfinite(const float* x, int64_t n, float* flag) override { cuda::flag_nonfinite(x, n, flag, stream_); }
+  std::string gemm_math() const override { return math_; }
+  std::unique_ptr<UploadLane> make_upload_lane() override { return make_cuda_upload_lane(stream_); }
   uint64_t memory_bytes() const override {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -128,6 +135,7 @@ class CudaDevice final : public Device {
   }
 
   int index_;
+  std::string math_;
   std::string name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
@@ -176,8 +184,8 @@ double cuda_fp32_peak_gflops(int index) {
   return static_cast<double>(sms) * lanes * 2.0 * clock_khz * 1e3 / 1e9;
 }
 
-std::unique_ptr<Device> make_cuda_device(int index, bool tf32) {
-  return std::make_unique<CudaDevice>(index, tf32);
+std::unique_ptr<Device> make_cuda_device(int index, const std::string& math) {
+  return std::make_unique<CudaDevice>(index, math);
 }
 
 }  // namespace dpscale

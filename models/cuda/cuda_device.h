@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "../device.h"
 #include "../gpu_uuid.h"
@@ -17,8 +18,8 @@ std::vector<GpuUuid> cuda_visible_uuids();
 // GPU `index`'s fp32 peak in GFLOP/s: SMs × fp32 lanes per SM × 2 (an FMA is two flops) × the
 // peak SM clock the driver reports. 0 where this file does not know the architecture's lanes.
 double cuda_fp32_peak_gflops(int index);
-// A CudaDevice on GPU `index` with its own compute stream and cuBLAS handle. TF32 tensor-core
-// math only when `tf32` is set (the default is exact fp32, matching the CPU backend).
-std::unique_ptr<Device> make_cuda_device(int index, bool tf32);
+// A CudaDevice on GPU `index` with its own compute stream and cuBLAS handle, in cuBLAS math mode
+// `math` (device.h: pedantic | default | tf32; the checked word of cublas_math_of()).
+std::unique_ptr<Device> make_cuda_device(int index, const std::string& math);
 
 }  // namespace dpscale

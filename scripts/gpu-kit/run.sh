@@ -5,10 +5,12 @@
 #   DIR/run.sh OUTDIR                on the GPU machine
 #   DIR/run.sh OUTDIR --self-test    the same steps on this CPU with tiny models (what CI runs)
 #
-# Steps (kit/steps.sh): the GPU-gated tests and the CPU-pinned DP tests; train_single_gpu on
-# the four presets at the workshop's single-GPU settings and one DP trainer per mode at K = 1
-# over NCCL, --tf32 off and on; bench_gemm on cuBLAS against the GPU's fp32 peak;
-# bench_allreduce --algos nccl at K = 1. Before them: unpack the payload, find the machine's
+# Steps (kit/steps.sh, in order of value, each under a cap printed against the budget before
+# the first starts): the stream-ordering and exactness tests on the GPU; bench_gemm on cuBLAS,
+# pedantic against default math, against the GPU's fp32 peak; train_single_gpu on the four
+# presets at the workshop's single-GPU settings; the CPU-pinned DP tests; one DP trainer per mode
+# at K = 1 over NCCL; the same training with --tf32; bench_allreduce --algos nccl at K = 1.
+# Before them: unpack the payload, find the machine's
 # cudart/cuBLAS/NCCL (kit/cuda-libs.sh), and — when the kit's programs cannot run on its CUDA —
 # rebuild them there with its nvcc (kit/build-here.sh).
 #
@@ -140,12 +142,9 @@ if (( ! SELF )); then
   fi
 fi
 
-# --- the steps --------------------------------------------------------------------------------
-step_tests
-step_train fp32
-step_train tf32
-step_gemm
-step_allreduce
+# --- the steps, in order of value (steps.sh: kit_plan) ----------------------------------------
+print_plan
+run_plan
 
 summarize
 log "done in $(elapsed)s: $OUT/00-summary.md"

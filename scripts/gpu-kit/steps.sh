@@ -30,29 +30,62 @@ run_step() {
   return 0
 }
 
-# 1. The GPU-gated tests (they skip, naming why, without a GPU) and the CPU-pinned data-parallel
-# tests a GPU node must still pass. Each binary writes gtest JSON for summary.py; the tests
-# find the programs and mpirun through DPSCALE_BIN_DIR and DPSCALE_MPIEXEC (run.sh sets them).
-step_tests() {
-  local filters=(
-    "test_models:ModelsCudaVsCpu.*:ModelsLossSum.*"
-    "test_dp_nccl:*"
-    "test_single_gpu:SingleBadOption.*"
-  )
-  if (( SELF )); then
-    filters+=("test_dp_exactness:DpExactnessK1.*")
-  else
-    filters+=("test_dp_exactness:DpExactnessK1.*:Modes/DpExactness.*_K2:DpExactnessControls.*")
-  fi
-  local f exe filter
-  for f in "${filters[@]}"; do
-    exe=${f%%:*}; filter=${f#*:}
-    {
-      echo "===== $exe --gtest_filter=$filter"
-    } >> "$OUT/tests.log"
-    run_step "tests:$exe" "$( ((SELF)) && echo 120 || echo 150)" tests.log \
-      "$BIN/$exe" --gtest_filter="$filter" --gtest_output="json:$WORK/gtest-$exe.json" --gtest_color=no
+# The steps in order of value, so that a run its budget cuts short still brings back the most
+# important evidence first: the ordering and exactness tests on the GPU (a wrong answer makes
+# every timing moot), then what the GPU is worth (cuBLAS per GEMM shape, pedantic against
+# default math; one K = 1 training run per preset, against the workshop's single-GPU epochs),
+# then the rest. One line per step: NAME CAP_S FUNCTION ARGS... (a test filter has no spaces).
+kit_plan() {
+  local t=150 tr=150
+  (( SELF )) && { t=120; tr=120; }
+  local exact="DpExactnessK1.*:Modes/DpExactness.*_K2:DpExactnessControls.*"
+  (( SELF )) && exact="DpExactnessK1.*"
+  echo "tests:test_nccl_order 90 step_test test_nccl_order *"
+  echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
+  echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
+  echo "gemm 120 step_gemm"
+  echo "train:fp32:single $tr step_train fp32 single"
+  echo "tests:test_single_gpu 60 step_test test_single_gpu SingleBadOption.*"
+  echo "tests:test_dp_exactness $t step_test test_dp_exactness $exact"
+  echo "train:fp32:dp $tr step_train fp32 dp"
+  echo "train:tf32:single $tr step_train tf32 single"
+  echo "train:tf32:dp $tr step_train tf32 dp"
+  echo "allreduce 60 step_allreduce"
+}
+
+# Prints the plan before anything runs: each step's cap against the budget, and where the caps
+# add up past it (a step then gets what is left; one left under 10 s is skipped).
+print_plan() {
+  local total=$(( BUDGET - RESERVE )) sum=0 name cap rest past
+  log "plan: $(kit_plan | wc -l) steps in order, ${total}s for them (budget ${BUDGET}s less ${RESERVE}s for the summary)"
+  while read -r name cap rest; do
+    sum=$(( sum + cap ))
+    past=""
+    (( sum > total )) && past="  (past the budget if the steps before use their caps)"
+    log "$(printf '  %-24s cap %4ss  caps so far %5ss of %ss%s' "$name" "$cap" "$sum" "$total" "$past")"
+  done < <(kit_plan)
+}
+
+# Runs the plan's steps in order: FUNCTION NAME CAP ARGS... The plan is read whole first: a
+# step's programs (mpirun forwards its stdin to rank 0) must not eat the lines still to come.
+run_plan() {
+  local -a lines step
+  local line
+  mapfile -t lines < <(kit_plan)
+  for line in "${lines[@]}"; do
+    read -r -a step <<< "$line"
+    "${step[2]}" "${step[0]}" "${step[1]}" "${step[@]:3}" < /dev/null
   done
+}
+
+# A GPU-gated test program (its tests skip, naming why, without a GPU) or a CPU-pinned one a GPU
+# node must still pass, under a gtest filter. Each writes gtest JSON for summary.py; the tests
+# find the programs and mpirun through DPSCALE_BIN_DIR and DPSCALE_MPIEXEC (run.sh sets them).
+step_test() {  # step_test NAME CAP EXE FILTER
+  local name=$1 cap=$2 exe=$3 filter=$4
+  echo "===== $exe --gtest_filter=$filter" >> "$OUT/tests.log"
+  run_step "$name" "$cap" tests.log \
+    "$BIN/$exe" --gtest_filter="$filter" --gtest_output="json:$WORK/gtest-$exe.json" --gtest_color=no
 }
 
 # A sweep config (configs/README.md) for the harness, written into $WORK.
@@ -64,47 +97,50 @@ write_config() {  # write_config FILE NAME MODELS_JSON MODES_JSON OPTIONS_JSON
 EOF
 }
 
-# 2. train_single_gpu for each model, then one data-parallel trainer of each mode at K = 1 (the
-# largest model: where the all-reduce is largest), through `dpscale sweep` so every line carries
-# the harness's system description; --tf32 off, then on, each into its own results file. A run
-# the machine disturbed is marked in its line, not rerun: the kit's time is budgeted, one line
-# per run keeps the files as the summary reads them.
-step_train() {
-  local precision=$1 tf32=false
+# Training through `dpscale sweep`, so every line carries the harness's system description:
+# `single` is train_single_gpu on each model (on a GPU the four presets at the workshop's
+# single-GPU settings), `dp` one data-parallel trainer of each mode at K = 1 on the largest model
+# (where the all-reduce is largest); --tf32 off (fp32) or on, each precision into its own results
+# file. A run the machine disturbed is marked in its line, not rerun: the kit's time is budgeted,
+# one line per run keeps the files as the summary reads them.
+step_train() {  # step_train NAME CAP PRECISION single|dp
+  local name=$1 cap=$2 precision=$3 part=$4 tf32=false
   [[ $precision == tf32 ]] && tf32=true
-  local singles dp options
+  local models modes options
   if (( SELF )); then
-    singles='["784,32,10", "784,64,32,10"]'; dp='["784,64,32,10"]'
+    models='["784,32,10", "784,64,32,10"]'
+    [[ $part == dp ]] && models='["784,64,32,10"]'
     options='{"samples": 2048, "batch_size": 256, "epochs": 2, "warmup_steps": 1, "lr": 0.01, "tf32": '$tf32'}'
   else
     # The workshop's single-GPU rows: 32768 samples, batch 1024, lr 0.01, 5 epochs.
-    singles='["small", "medium", "large", "xlarge"]'; dp='["large"]'
+    models='["small", "medium", "large", "xlarge"]'
+    [[ $part == dp ]] && models='["large"]'
     options='{"samples": 32768, "batch_size": 1024, "epochs": 5, "lr": 0.01, "tf32": '$tf32'}'
   fi
-  write_config "$WORK/single-$precision.json" "gpu-$precision" "$singles" '["single"]' "$options"
-  write_config "$WORK/dp-$precision.json" "gpu-$precision" "$dp" '["naive", "interleaved", "bucketed"]' "$options"
-  local file=train-$precision.jsonl cap=150
-  (( SELF )) && cap=120
-  for part in single dp; do
-    run_step "train:$precision:$part" "$cap" - "$BIN/dpscale" sweep "$WORK/$part-$precision.json" \
-      --out "$OUT/$file" --resume --disturbed-reruns 0 --mpirun "$ROOT/bin/mpirun" --bin-dir "$BIN"
-  done
+  modes='["single"]'
+  [[ $part == dp ]] && modes='["naive", "interleaved", "bucketed"]'
+  write_config "$WORK/$part-$precision.json" "gpu-$precision" "$models" "$modes" "$options"
+  local file=train-$precision.jsonl
+  run_step "$name" "$cap" - "$BIN/dpscale" sweep "$WORK/$part-$precision.json" \
+    --out "$OUT/$file" --resume --disturbed-reruns 0 --mpirun "$ROOT/bin/mpirun" --bin-dir "$BIN"
   "$BIN/dpscale" report "$OUT/$file" > "$WORK/report-$precision.md" 2>&3 || log "report $file failed"
 }
 
-# 3a. cuBLAS on every GEMM shape of a step, against the square sgemm and the GPU's fp32 peak
-# (the self-test: the CPU rows of the small preset at batch 64).
-step_gemm() {
+# cuBLAS on every GEMM shape of a step, against the square sgemm and the GPU's fp32 peak, in
+# CUBLAS_PEDANTIC_MATH (the trainers' exact fp32: gemm/cuda/...) and CUBLAS_DEFAULT_MATH
+# (gemm/cuda-default/...), shape by shape on the same GPU (the self-test: the CPU rows of the
+# small preset at batch 64).
+step_gemm() {  # step_gemm NAME CAP
   local args
   if (( SELF )); then args=(--models=small --batch=64 --ceiling=256 --benchmark_filter=^gemm/cpu/ --benchmark_min_time=0.02)
-  else args=(--benchmark_filter=^gemm/cuda/ --benchmark_min_time=0.2); fi
-  run_step gemm 120 - "$BIN/bench_gemm" "${args[@]}" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json
+  else args=("--cublas-math=pedantic,default" --benchmark_filter=^gemm/cuda --benchmark_min_time=0.2); fi
+  run_step "$1" "$2" - "$BIN/bench_gemm" "${args[@]}" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json
 }
 
-# 3b. The all-reduce at K = 1, nccl-tests style (the self-test: MPI's own, no NCCL on a CPU).
-step_allreduce() {
+# The all-reduce at K = 1, nccl-tests style (the self-test: MPI's own, no NCCL on a CPU).
+step_allreduce() {  # step_allreduce NAME CAP
   local algos=nccl max=256M
   (( SELF )) && { algos=native; max=16M; }
-  run_step allreduce 60 bench_allreduce.txt "$ROOT/bin/mpirun" --allow-run-as-root --oversubscribe --bind-to none \
+  run_step "$1" "$2" bench_allreduce.txt "$ROOT/bin/mpirun" --allow-run-as-root --oversubscribe --bind-to none \
     -np 1 "$BIN/bench_allreduce" --algos "$algos" -b 8 -e "$max" -c 1 --benchmark_color=false
 }

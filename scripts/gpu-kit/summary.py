@@ -148,6 +148,28 @@ def gemm_table(out):
     return lines, head
 
 
+def math_table(out):
+    """CUBLAS_PEDANTIC_MATH (gemm/cuda/...) against CUBLAS_DEFAULT_MATH (gemm/cuda-default/...),
+    shape by shape: which the trainers' fp32 should use. Empty when bench_gemm timed one mode."""
+    try:
+        data = json.loads(read(os.path.join(out, "bench_gemm.json")))
+    except json.JSONDecodeError:
+        return []
+    times = {}
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        m = re.match(r"gemm/(cuda(?:-[a-z0-9]+)?)/(.*)", b.get("name", "").replace("/manual_time", ""))
+        if m:
+            times.setdefault(m.group(2), {})[m.group(1)] = b.get("real_time")
+    lines = ["| GEMM | pedantic (ms) | default (ms) | pedantic/default |", "|---|---:|---:|---:|"]
+    for shape, by in times.items():
+        p, d = by.get("cuda"), by.get("cuda-default")
+        if p and d:
+            lines.append(f"| {shape} | {fmt(p, 3)} | {fmt(d, 3)} | {fmt(p / d, 2)} |")
+    return lines if len(lines) > 2 else []
+
+
 def main():
     out, work, self_test = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     sysk = system_keys(out)
@@ -166,6 +188,10 @@ def main():
                 "", "```", report or "(no report)", "```", ""]
     lines, head = gemm_table(out)
     doc += [f"## GEMMs of a training step (bench_gemm.json; {head})", ""] + lines + [""]
+    math = math_table(out)
+    if math:
+        doc += ["## cuBLAS math for fp32: pedantic against default (bench_gemm.json; > 1: default is faster)", ""]
+        doc += math + [""]
     table = read(os.path.join(out, "bench_allreduce.txt"))
     start = table.find("# dpscale bench_allreduce")  # the nccl-tests table, after Google Benchmark's listing
     doc += ["## All-reduce at K = 1 (bench_allreduce.txt)", "", "```",

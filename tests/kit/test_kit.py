@@ -225,7 +225,7 @@ class SelfTest(unittest.TestCase):
             self.assertIn(heading, s)
         # Every step row says ok (a row: | name | status | seconds | note |).
         steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
-        self.assertEqual(len(steps), 10, steps)
+        self.assertEqual(len(steps), 11, steps)
         self.assertEqual([st for _, st in steps if st != "ok"], [])
 
     def test_training_records(self):

@@ -48,6 +48,20 @@ TEST_P(DpDiagnosisOff, OptionsChangeNoWeight) {
   EXPECT_FALSE(trained(dir, exe, "short", {"--max-steps", "7"}) == base);
 }
 
+// With --accum-steps 2 a step trains on two global batches: the loader must hand each
+// micro-batch its own rows, in the loop's order (an epoch is steps × 2 batches, not steps).
+TEST(DpDiagnosisOffAccum, LoaderFeedsEveryMicroBatchItsRows) {
+  ScratchDir dir("diag_off_accum");
+  const std::vector<std::string> accum = {"--accum-steps", "2"};
+  const Weights base = trained(dir, "train_dp_naive", "base", accum);
+  for (const std::string prefetch : {"0", "2"}) {
+    SCOPED_TRACE("--prefetch " + prefetch);
+    EXPECT_TRUE(trained(dir, "train_dp_naive", "loader" + prefetch,
+                        accum + std::vector<std::string>{"--loader-delay-ms", "1", "--prefetch", prefetch}) == base)
+        << "the loader's batches are not the micro-batches' rows";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DpDiagnosisOff,
                          ::testing::Values("train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"),
                          [](const auto& info) { return std::string(info.param).substr(6); });

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -126,6 +127,120 @@ TEST(DpNcclK1, Tf32ChangesTheArithmeticOnly) {
   ASSERT_EQ(la.size(), lb.size());
   for (size_t e = 0; e < la.size(); ++e) EXPECT_NEAR(lb[e], la[e], 1e-2 * std::fabs(la[e])) << "epoch " << e + 1;
   std::printf("tf32 vs fp32: worst diff/(1e-2 update) %.3g\n%s", loose.worst_ratio, loose.report.c_str());
+}
+
+// --grad-comm bf16 | fp16 over NCCL at K = 1: the sum over one rank is the rank's own gradients,
+// so the weights are fp32's with every gradient rounded to 2 bytes once — not bit-identical
+// (the rounding reached the wire), yet within 1e-2 of the update; the record says what was sent.
+TEST(DpNcclK1, TwoByteGradientsRoundOnlyTheWire) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-2byte");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 99);
+  const auto fp32 = run_dp(kModes[2], 1, args_for("cuda", init, dir.file("fp32.safetensors")));
+  const Weights w0 = read_weights(init), a = read_weights(dir.file("fp32.safetensors"));
+  for (const std::string fmt : {"bf16", "fp16"}) {
+    SCOPED_TRACE(fmt);
+    const std::string out = dir.file(fmt + ".safetensors");
+    const auto rec = run_dp(kModes[2], 1, args_for("cuda", init, out) + std::vector<std::string>{"--grad-comm", fmt});
+    expect_nccl_record(rec, 1);
+    EXPECT_EQ(rec["grad_comm"], fmt);
+    // 2 bytes an element, but the 4-byte loss slot (its own fp32 all-reduce).
+    EXPECT_LT(rec["allreduce_bytes_per_step"].get<int64_t>(), fp32["allreduce_bytes_per_step"].get<int64_t>() * 6 / 10);
+    const Weights b = read_weights(out);
+    EXPECT_FALSE(a == b) << fmt << " left every weight bit-identical to fp32: the 2-byte path never ran";
+    const Comparison loose = compare_weights(w0, a, b, 3, 1e-2);
+    EXPECT_TRUE(loose.pass) << fmt << " moved the weights by more than 1% of the update:\n" << loose.report;
+  }
+}
+
+// --trace on CUDA: the step and compute spans come from CUDA events, the comm spans from the
+// all-reduces' start/end events on the comm stream; per-bucket busbw reaches the record.
+TEST(DpNcclK1, TraceHasEventSpansAndBusbw) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-trace");
+  const std::string init = dir.file("init.safetensors"), path = dir.file("trace.json");
+  write_random_checkpoint(init, kTinyModel, 5);
+  const auto rec = run_dp(kModes[2], 1, args_for("cuda", init, dir.file("w.safetensors")) +
+                                            std::vector<std::string>{"--trace", path, "--trace-steps", "2:3"});
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  int steps = 0, backward = 0, comm = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    const int tid = e["tid"];
+    steps += tid == 0;
+    backward += tid == 1 && e["name"].get<std::string>().rfind("backward ", 0) == 0;
+    if (tid == 2) {
+      ++comm;
+      EXPECT_GT(e["args"]["bytes"].get<int64_t>(), 0);
+    }
+  }
+  EXPECT_EQ(steps, 2);
+  EXPECT_EQ(backward, 2 * 6);  // three layers, weight and bias each
+  EXPECT_EQ(comm, 2 * rec["allreduce_calls_per_step"].get<int>());
+  EXPECT_EQ(rec["bucket_busbw_gbps"].size(), rec["allreduce_unit_bytes"].size());
+  EXPECT_FALSE(rec["allreduce_unit_bytes"].empty());
+  EXPECT_EQ(rec["cublas_math"], "pedantic");
+}
+
+// The loader on a GPU (--prefetch): staged batches in pinned memory go up on the upload lane's
+// copy stream, ordered against compute by events. The same rows in the same order, so the
+// weights are bit for bit those of the run without it — also with two uploads per step
+// (--accum-steps 2), where a late copy would train a micro-batch on the previous one's rows.
+TEST(DpNcclK1, LoaderUploadsTrainTheSameRows) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-loader");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 17);
+  for (const std::string accum : {"1", "2"}) {
+    SCOPED_TRACE("--accum-steps " + accum);
+    const std::vector<std::string> common = {"--accum-steps", accum};  // accum 2: one step an epoch
+    run_dp(kModes[2], 1, args_for("cuda", init, dir.file("plain.safetensors")) + common);
+    run_dp(kModes[2], 1, args_for("cuda", init, dir.file("loader.safetensors")) + common +
+                             std::vector<std::string>{"--prefetch", "2", "--loader-delay-ms", "1"});
+    EXPECT_TRUE(read_weights(dir.file("loader.safetensors")) == read_weights(dir.file("plain.safetensors")))
+        << "the loader's uploads changed the weights";
+  }
+}
+
+// --allreduce hier on NCCL, alone and with a 2-byte format: refused before NCCL starts, one line
+// of the trainer's, exit 2 (NCCL runs its own algorithms, hierarchical across nodes already).
+TEST(DpNcclK1, HierIsRefusedInOneLine) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-hier");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--allreduce", "hier"}, "NCCL runs its own algorithms"},
+      {{"--allreduce", "hier", "--grad-comm", "bf16"}, "does not combine with --allreduce hier"}};
+  for (const auto& [extra, what] : cases) {
+    const std::vector<std::string> argv =
+        mpirun_argv(1, "train_dp_naive", args_for("cuda", init, dir.file("w.safetensors")) + extra);
+    const ProcessResult r = run(argv, 120);
+    EXPECT_EQ(r.exit_code, 2) << describe(argv, r);
+    EXPECT_EQ(count_results_lines(r.out), 0) << describe(argv, r);
+    EXPECT_EQ(count_occurrences(r.err, what), 1) << describe(argv, r);
+    // The trainer's lines start with its name (mpirun's own never do).
+    EXPECT_EQ(count_occurrences("\n" + r.err, "\ntrain_dp_naive:") + count_occurrences("\n" + r.err, "\ntrain_dp_naive (rank"), 1)
+        << "want one line of the trainer's:\n" << describe(argv, r);
+  }
+}
+
+// NCCL's start-up under the watchdog: one rank that never joins ncclCommInitRank
+// (DPSCALE_TEST_NCCL_INIT_STALL_RANK) ends the job past --collective-timeout, naming the start-up.
+TEST(DpNcclStartup, StalledInitEndsTheJob) {
+  REQUIRE_GPUS(2);
+  ScratchDir dir("nccl-init");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kTinyModel, 1);
+  std::vector<std::string> argv = mpirun_argv(2, "train_dp_naive", args_for("cuda", init, dir.file("w.safetensors")) +
+                                                                      std::vector<std::string>{"--collective-timeout", "5"});
+  argv.insert(argv.begin() + 1, {"-x", "DPSCALE_TEST_NCCL_INIT_STALL_RANK=1"});
+  const ProcessResult r = run(argv, 120);
+  EXPECT_NE(r.exit_code, 0) << describe(argv, r);
+  EXPECT_NE(r.err.find("NCCL start-up"), std::string::npos) << describe(argv, r);
 }
 
 // K = 2 and 4 over NCCL against one GPU: the identity test_dp_exactness.cpp checks on MPI.
