@@ -25,12 +25,15 @@ std::string cap_text(const std::optional<double>& cap) { return cap ? format_num
 std::string markdown(const Analysis& a, const std::string& source) {
   const bool any_cap = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
   const bool any_link = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.link != "none"; });
+  const bool any_placement =
+      std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return !p.key.placement.empty(); });
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
 
   Table t;
   t.header = {"Model", "Mode", "K"};
   if (any_cap) t.header.push_back("Cap MB");
   if (any_link) t.header.push_back("Link");
+  if (any_placement) t.header.push_back("Nodes×Ranks");
   for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
                         "Naive Amdahl"}) {
     t.header.push_back(h);
@@ -47,6 +50,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     last_model = p.key.model;
     if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
     if (any_link) r.push_back(p.key.link);
+    if (any_placement) r.push_back(p.key.placement.empty() ? "—" : p.key.placement);
     r.push_back(fmt_params(p.n_params));
     r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
     r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
@@ -105,14 +109,14 @@ std::string markdown(const Analysis& a, const std::string& source) {
 
 std::string csv(const Analysis& a) {
   Table t;
-  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
+  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "placement", "n_params", "runs",
               "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
               "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
               "comm_fraction", "gamma", "amdahl_max", "reason"};
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
     t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
-                      p.key.link, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
+                      p.key.link, p.key.placement, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
                       format_number(p.epoch_s.min), format_number(p.epoch_s.max),
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
@@ -122,7 +126,7 @@ std::string csv(const Analysis& a) {
   for (const FailedRun& r : a.failed) {
     const SweepPoint& p = r.entry.point;
     std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
-                                    p.link};
+                                    p.link, p.placement()};
     row.resize(t.header.size() - 1);
     row.push_back(r.entry.reason);
     t.rows.push_back(std::move(row));
@@ -156,6 +160,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["world_size"] = p.key.world_size;
     o["bucket_cap_mb"] = opt_json(p.key.bucket_cap_mb);
     o["link"] = p.key.link;
+    o["placement"] = p.key.placement;
     o["n_params"] = p.n_params;
     o["runs"] = p.runs;
     o["setup"] = setup_json(p.first);
