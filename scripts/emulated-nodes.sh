@@ -123,12 +123,10 @@ up() {
 # succeeds (the slurm tests then skip, naming the reason). The owner is recorded only when this
 # call started it.
 slurm_up() {
-  local owner=$1 if_possible=$2 rc=0 running=0
-  "$HERE/emulated-slurm.sh" status >/dev/null 2>&1 && running=1
-  "$HERE/emulated-slurm.sh" up || rc=$?
+  local owner=$1 if_possible=$2 rc=0
+  "$HERE/emulated-slurm.sh" up ${owner:+--owner "$owner"} || rc=$?
   if [[ $rc -eq $SKIP && $if_possible -eq 1 ]]; then return 0; fi
   [[ $rc -eq 0 ]] || exit "$rc"
-  if [[ -n $owner && $running -eq 0 ]]; then echo "$owner" >"$DIR/slurm.owner"; fi
 }
 
 down() {
@@ -140,10 +138,7 @@ down() {
     esac
   done
   if [[ -n $owner && "$(cat "$DIR/owner" 2>/dev/null)" != "$owner" ]]; then
-    if [[ "$(cat "$DIR/slurm.owner" 2>/dev/null)" == "$owner" ]]; then
-      "$HERE/emulated-slurm.sh" down
-      rm -f "$DIR/slurm.owner"
-    fi
+    "$HERE/emulated-slurm.sh" down --owner "$owner" >/dev/null
     echo "emulated-nodes: left up (not made by '$owner')"
     return 0
   fi

@@ -5,8 +5,10 @@
 # own, for Open MPI's per-host names; see scripts/ns-rsh). No cgroups: processes are tracked by
 # walking /proc (proctrack/linuxproc), tasks are not confined (task/none).
 #
-#   scripts/emulated-slurm.sh up      start (the nodes must be up); waits until both are idle
-#   scripts/emulated-slurm.sh down    stop every daemon `up` started (idempotent)
+#   scripts/emulated-slurm.sh up [--owner NAME]    start (the nodes must be up); waits until both
+#                                                  are idle; records NAME when it started them
+#   scripts/emulated-slurm.sh down [--owner NAME]  stop every daemon `up` started (idempotent);
+#                                                  with --owner only if that owner started them
 #   scripts/emulated-slurm.sh check   exit 0 when Slurm can run here, else 77 with the reason
 #
 # Called by `emulated-nodes.sh up --slurm` and `down`. Everything lives in $DPSCALE_NODES_DIR/slurm
@@ -89,6 +91,8 @@ in_node() {
 }
 
 up() {
+  local owner=""
+  [[ ${1:-} == --owner && $# -ge 2 ]] && owner=$2
   local reason; reason=$(why_not)
   if [[ -n $reason ]]; then echo "emulated-slurm: cannot run Slurm: $reason" >&2; exit $SKIP; fi
   [[ -f $DIR/hostfile && -e /run/netns/${NS[0]} ]] || die "the emulated nodes are not up (scripts/emulated-nodes.sh up)"
@@ -108,7 +112,10 @@ up() {
   # Both nodes idle within 30 s, or say what the logs say.
   local i
   for ((i = 0; i < 60; ++i)); do
-    if [[ $(sinfo_ -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 2 ]]; then status; return 0; fi
+    if [[ $(sinfo_ -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 2 ]]; then
+      if [[ -n $owner ]]; then echo "$owner" >"$S/owner"; fi
+      status; return 0
+    fi
     sleep 0.5
   done
   echo "emulated-slurm: the nodes did not become idle; last log lines:" >&2
@@ -134,6 +141,9 @@ stop_pid() {
 
 down() {
   [[ -d $S ]] || { echo "emulated-slurm: down"; return 0; }
+  if [[ ${1:-} == --owner && "$(cat "$S/owner" 2>/dev/null)" != "${2:-}" ]]; then
+    echo "emulated-slurm: left up (not started by '${2:-}')"; return 0
+  fi
   for n in "${NS[@]}"; do stop_pid "$S/slurmd.$n.pid"; done
   stop_pid "$S/slurmctld.pid"
   stop_pid "$S/munged.pid"
@@ -148,8 +158,8 @@ status() {
 }
 
 case "${1:-}" in
-  up) up ;;
-  down) down ;;
+  up) shift; up "$@" ;;
+  down) shift; down "$@" ;;
   status) status ;;
   check) reason=$(why_not); if [[ -n $reason ]]; then echo "$reason"; exit $SKIP; fi; echo "Slurm can run here" ;;
   *) echo "usage: $0 up | down | status | check" >&2; exit 2 ;;
