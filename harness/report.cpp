@@ -87,7 +87,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     const PointStats& p = *best[m];
     out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(p.key.mode) + ", K=" +
            std::to_string(p.key.world_size) + (p.key.bucket_cap_mb ? ", cap " + format_number(*p.key.bucket_cap_mb) + " MB" : "") +
-           "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
+           (p.key.placement.empty() ? "" : ", " + p.key.placement) + "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
   }
 
   out += diagnosis_markdown(a);  // issue 9
@@ -109,26 +109,28 @@ std::string markdown(const Analysis& a, const std::string& source) {
 
 std::string csv(const Analysis& a) {
   Table t;
-  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "placement", "n_params", "runs",
+  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
               "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
               "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
-              "comm_fraction", "gamma", "amdahl_max", "reason"};
+              "comm_fraction", "gamma", "amdahl_max", "reason", "placement"};
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
     t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
-                      p.key.link, p.key.placement, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
+                      p.key.link, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
                       format_number(p.epoch_s.min), format_number(p.epoch_s.max),
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
                       format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
-                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max), ""});
+                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max), "",
+                      p.key.placement});
   }
   for (const FailedRun& r : a.failed) {
     const SweepPoint& p = r.entry.point;
     std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
-                                    p.link, p.placement()};
-    row.resize(t.header.size() - 1);
+                                    p.link};
+    row.resize(t.header.size() - 2);
     row.push_back(r.entry.reason);
+    row.push_back(p.placement());
     t.rows.push_back(std::move(row));
   }
   return t.csv();
@@ -191,6 +193,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
                            {"world_size", p.world_size},
                            {"bucket_cap_mb", opt_json(p.bucket_cap_mb)},
                            {"link", p.link},
+                           {"placement", p.placement()},
                            {"reason", r.entry.reason},
                            {"duration_s", r.entry.run.duration_s},
                            {"retried_ok", r.retried_ok}});
