@@ -112,7 +112,7 @@ std::string csv(const Analysis& a) {
   t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
               "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
               "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
-              "comm_fraction", "gamma", "amdahl_max", "reason", "placement"};
+              "comm_fraction", "gamma", "amdahl_max", "placement", "reason"};
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
     t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
@@ -121,16 +121,16 @@ std::string csv(const Analysis& a) {
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
                       format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
-                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max), "",
-                      p.key.placement});
+                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max),
+                      p.key.placement, ""});
   }
   for (const FailedRun& r : a.failed) {
     const SweepPoint& p = r.entry.point;
     std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
                                     p.link};
     row.resize(t.header.size() - 2);
-    row.push_back(r.entry.reason);
     row.push_back(p.placement());
+    row.push_back(r.entry.reason);
     t.rows.push_back(std::move(row));
   }
   return t.csv();
