@@ -154,6 +154,8 @@ std::vector<RecordField> build_fields() {
             "parameters (small 1,462,538 · medium 8,432,138 · large 35,211,786 · xlarge 51,993,098)"),
       field("world_size", &R::world_size, "ranks K (1 for single)"),
       field("n_nodes", &R::n_nodes, "distinct nodes the ranks ran on"),
+      field("ranks_per_node", &R::ranks_per_node, "the most ranks on one node (2 for 2+2; null in older records)"),
+      field("nodes", &R::nodes, "the nodes' host names, comma-separated, in the order of their first rank"),
       field("global_batch", &R::global_batch, "global batch B"),
       field("local_batch", &R::local_batch, "rows per rank, B/K"),
       field("dataset", &R::dataset, "`synthetic` | `fashion-mnist` | `npy`"),

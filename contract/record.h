@@ -31,6 +31,10 @@ struct RunRecord {
   int64_t n_params = 0;
   int world_size = 1;
   int n_nodes = 1;
+  // Placement: the most ranks on one node, and the nodes' host names in rank order (null in
+  // records written before they were recorded).
+  std::optional<int> ranks_per_node;
+  std::optional<std::string> nodes;
   int global_batch = 0;
   int local_batch = 0;
   std::string dataset;

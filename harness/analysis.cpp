@@ -56,6 +56,10 @@ std::vector<double> median_curve(const std::vector<const RunRecord*>& recs,
 
 std::string PointKey::describe() const {
   SweepPoint p{model, mode, world_size, bucket_cap_mb, link, 0};
+  if (const auto x = placement.find('x'); x != std::string::npos) {
+    p.nodes = std::stoi(placement.substr(0, x));
+    p.ranks_per_node = std::stoi(placement.substr(x + 1));
+  }
   return p.describe();
 }
 
@@ -134,7 +138,8 @@ Analysis analyse(const ResultsFile& f) {
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
     const PointStats* single = a.find({s.key.model, mode_name(Mode::single), 1, std::nullopt, "none"});
-    const PointStats* naive = a.find({s.key.model, mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link});
+    const PointStats* naive =
+        a.find({s.key.model, mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link, s.key.placement});
     const ModeInfo* mode = find_mode(s.key.mode);
     const bool data_parallel = mode && mode->data_parallel;
     const bool overlapped = mode && mode->wait_field == WaitField::exposed_comm_s;

@@ -28,8 +28,11 @@ struct PointKey {
   int world_size = 1;
   std::optional<double> bucket_cap_mb;
   std::string link = "none";
+  std::string placement;  // "2x2" (nodes x ranks per node); "" where the sweep asked for none
 
-  static PointKey of(const SweepPoint& p) { return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link}; }
+  static PointKey of(const SweepPoint& p) {
+    return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link, p.placement()};
+  }
   auto operator<=>(const PointKey&) const = default;
   bool operator==(const PointKey&) const = default;
   std::string describe() const;  // "large bucketed K=2 cap 25 MB pcie4"

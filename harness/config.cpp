@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/placement_axis.h"
 #include "models/fnv1a.h"
 #include "models/mlp_spec.h"
 
@@ -22,7 +23,7 @@ using json = nlohmann::ordered_json;  // keeps the config's order of options
 
 const std::vector<std::string> kTopKeys = {"name",    "description", "models",    "modes",   "world_sizes",
                                            "bucket_caps_mb", "link", "link_dilation", "backend", "timeout_s",
-                                           "repeats", "nice", "options"};
+                                           "repeats", "nice", "options", "nodes", "ranks_per_node"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -86,13 +87,19 @@ std::string SweepPoint::run_id(const std::string& config_name) const {
   std::string id = config_name + "/" + model + "-" + mode + "-k" + std::to_string(world_size);
   if (bucket_cap_mb) id += "-cap" + format_number(*bucket_cap_mb);
   if (link != "none") id += "-" + link;
+  if (nodes > 0) id += "-p" + placement();
   return id + "-r" + std::to_string(repeat);
+}
+
+std::string SweepPoint::placement() const {
+  return nodes > 0 ? std::to_string(nodes) + "x" + std::to_string(ranks_per_node) : "";
 }
 
 std::string SweepPoint::describe() const {
   std::string d = model + " " + mode + " K=" + std::to_string(world_size);
   if (bucket_cap_mb) d += " cap " + format_number(*bucket_cap_mb) + " MB";
   if (link != "none") d += " " + link;
+  if (nodes > 0) d += " " + placement();
   return d;
 }
 
@@ -209,6 +216,30 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     c.bucket_caps_mb = {TrainOptions{}.bucket_cap_mb};  // PyTorch DDP's default, as the trainer's
   }
 
+  for (const char* key : {"nodes", "ranks_per_node"}) {
+    if (!j.contains(key)) continue;
+    const json& v = p.array(j, key);
+    std::vector<int>& out = std::string(key) == "nodes" ? c.nodes : c.ranks_per_node;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string k = std::string(key) + "[" + std::to_string(i) + "]";
+      if (!v[i].is_number_integer()) p.fail(k, "must be an integer");
+      try {
+        out.push_back(static_cast<int>(parse_whole(v[i].dump(), 1, kMaxWorldSize)));
+      } catch (const ValueError& e) {
+        p.fail(k, std::string(e.what()) + "; allowed 1 to " + std::to_string(kMaxWorldSize));
+      }
+      if (std::count(out.begin(), out.end(), out.back()) > 1) p.fail(k, "repeats " + std::to_string(out.back()));
+    }
+  }
+  if (!c.nodes.empty() || !c.ranks_per_node.empty()) {
+    if (!any_dp) p.fail(!c.nodes.empty() ? "nodes" : "ranks_per_node", "places ranks, but no mode is data-parallel");
+    try {
+      for (int k : c.world_sizes) placements_for(c.nodes, c.ranks_per_node, k);
+    } catch (const InputError& e) {
+      throw ConfigError(source + ": " + e.what());
+    }
+  }
+
   // Top-level keys that set trainer flags: the trainers' parsers check them. A dilation may be
   // written as a number.
   if (j.contains("link")) c.link = p.trainer_value("link", j["link"], "link");
@@ -299,6 +330,8 @@ SweepConfig load_config(const std::string& path) {
 std::string config_hash(const SweepConfig& c) {
   nlohmann::json j = {{"link", c.link}, {"link_dilation", c.link_dilation}, {"backend", c.backend}};
   if (c.nice != 0) j["nice"] = c.nice;  // only when set: configs without it keep their hash
+  // The placement axis is a list like world_sizes: left out, so adding a placement and resuming
+  // extends a sweep (each point's run id names its placement).
   nlohmann::json opts = nlohmann::json::array();
   for (const TrainerArg& a : c.options) opts.push_back({a.option->key, a.value});
   j["options"] = opts;
@@ -318,11 +351,15 @@ std::vector<SweepPoint> expand(const SweepConfig& c, int repeats) {
         for (const std::string& mode : c.modes) {
           const ModeInfo& info = mode_named(mode);
           if (!info.data_parallel) continue;
-          if (!option("bucket_cap_mb").accepted_by(info.mode)) {
-            runs.push_back({model, mode, k, std::nullopt, c.link, r});
-            continue;
+          for (const Placement& pl : placements_for(c.nodes, c.ranks_per_node, k)) {
+            if (!option("bucket_cap_mb").accepted_by(info.mode)) {
+              runs.push_back({model, mode, k, std::nullopt, c.link, r, pl.nodes, pl.ranks_per_node});
+              continue;
+            }
+            for (double cap : c.bucket_caps_mb) {
+              runs.push_back({model, mode, k, cap, c.link, r, pl.nodes, pl.ranks_per_node});
+            }
           }
-          for (double cap : c.bucket_caps_mb) runs.push_back({model, mode, k, cap, c.link, r});
         }
       }
     }

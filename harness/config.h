@@ -43,6 +43,10 @@ struct SweepConfig {
   std::vector<std::string> modes;          // names from the mode table (contract/modes.h)
   std::vector<int> world_sizes;            // data-parallel K values
   std::vector<double> bucket_caps_mb;      // bucketed only
+  // Placement axis (placement_axis.h): nodes N and/or ranks per node R; each data-parallel K
+  // runs once per placement N x R = K. Both empty: the launcher places the ranks.
+  std::vector<int> nodes;
+  std::vector<int> ranks_per_node;
   std::string link = "none";               // --link of the DP trainers
   std::string link_dilation = "1";         // --link-dilation
   std::string backend = "auto";            // --backend
@@ -60,8 +64,14 @@ struct SweepPoint {
   std::optional<double> bucket_cap_mb;     // bucketed only
   std::string link = "none";               // "none" for single (it has no link)
   int repeat = 0;                          // 0-based
+  // The placement asked for: nodes x ranks per node (both 0: none asked, the launcher's own).
+  int nodes = 0;
+  int ranks_per_node = 0;
 
-  // "<config>/<model>-<mode>-k<K>[-cap<C>][-<link>]-r<repeat>": unique in a sweep, the --resume key.
+  // "2x2" (nodes x ranks per node), or "" when none was asked for.
+  std::string placement() const;
+
+  // "<config>/<model>-<mode>-k<K>[-cap<C>][-<link>][-p<N>x<R>]-r<repeat>": unique in a sweep, the --resume key.
   std::string run_id(const std::string& config_name) const;
   // "large bucketed K=2 cap 4 MB pcie4" for progress lines.
   std::string describe() const;

@@ -111,12 +111,16 @@ int main(int argc, char** argv) {
   sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this")
       ->check(whole_in(1, kMaxWorldSize));
-  sweep->add_option("--launcher", so.launch.launcher, "mpirun | none (none: every run starts directly)")
-      ->check(CLI::IsMember({"mpirun", "none"}))
-      ->capture_default_str();
+  so.launch.launcher = "";  // auto: srun inside a Slurm allocation, else mpirun (resolve_launcher)
+  sweep->add_option("--launcher", so.launch.launcher,
+                    "mpirun | srun | none (default: srun inside a Slurm allocation, else mpirun; none: every run "
+                    "starts directly)")
+      ->check(CLI::IsMember({"mpirun", "srun", "none"}));
   sweep->add_option("--mpirun", so.launch.mpirun, "the mpirun executable")->capture_default_str();
   sweep->add_option("--mpirun-args", mpirun_args, "extra mpirun arguments, split on spaces (no shell)");
   sweep->add_option("--hostfile", so.launch.hostfile, "mpirun --hostfile for multi-node sweeps");
+  std::string srun_args;
+  sweep->add_option("--srun-args", srun_args, "extra srun arguments for every job step, split on spaces (no shell)");
   sweep->add_option("--bind-to", so.launch.bind_to, "Open MPI --bind-to (none | core | socket ...)")->capture_default_str();
   sweep->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)");
   sweep->add_option("--probe-seconds", so.probe_s, "the GEMM probe between runs (0: none; the machine's state is still recorded)")
@@ -213,6 +217,7 @@ int main(int argc, char** argv) {
   try {
     if (*sweep) {
       so.launch.mpirun_args = split_words(mpirun_args);
+      so.launch.srun_args = split_words(srun_args);
       return run_sweep(so);
     }
     if (*report) {

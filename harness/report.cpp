@@ -25,12 +25,15 @@ std::string cap_text(const std::optional<double>& cap) { return cap ? format_num
 std::string markdown(const Analysis& a, const std::string& source) {
   const bool any_cap = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
   const bool any_link = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.link != "none"; });
+  const bool any_placement =
+      std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return !p.key.placement.empty(); });
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
 
   Table t;
   t.header = {"Model", "Mode", "K"};
   if (any_cap) t.header.push_back("Cap MB");
   if (any_link) t.header.push_back("Link");
+  if (any_placement) t.header.push_back("Nodes×Ranks");
   for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
                         "Naive Amdahl"}) {
     t.header.push_back(h);
@@ -47,6 +50,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     last_model = p.key.model;
     if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
     if (any_link) r.push_back(p.key.link);
+    if (any_placement) r.push_back(p.key.placement.empty() ? "—" : p.key.placement);
     r.push_back(fmt_params(p.n_params));
     r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
     r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
@@ -83,7 +87,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     const PointStats& p = *best[m];
     out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(p.key.mode) + ", K=" +
            std::to_string(p.key.world_size) + (p.key.bucket_cap_mb ? ", cap " + format_number(*p.key.bucket_cap_mb) + " MB" : "") +
-           "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
+           (p.key.placement.empty() ? "" : ", " + p.key.placement) + "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
   }
 
   out += diagnosis_markdown(a);  // issue 9
@@ -108,7 +112,7 @@ std::string csv(const Analysis& a) {
   t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
               "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
               "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
-              "comm_fraction", "gamma", "amdahl_max", "reason"};
+              "comm_fraction", "gamma", "amdahl_max", "placement", "reason"};
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
     t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
@@ -117,13 +121,15 @@ std::string csv(const Analysis& a) {
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
                       format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
-                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max), ""});
+                      num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max),
+                      p.key.placement, ""});
   }
   for (const FailedRun& r : a.failed) {
     const SweepPoint& p = r.entry.point;
     std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
                                     p.link};
-    row.resize(t.header.size() - 1);
+    row.resize(t.header.size() - 2);
+    row.push_back(p.placement());
     row.push_back(r.entry.reason);
     t.rows.push_back(std::move(row));
   }
@@ -156,6 +162,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["world_size"] = p.key.world_size;
     o["bucket_cap_mb"] = opt_json(p.key.bucket_cap_mb);
     o["link"] = p.key.link;
+    o["placement"] = p.key.placement;
     o["n_params"] = p.n_params;
     o["runs"] = p.runs;
     o["setup"] = setup_json(p.first);
@@ -186,6 +193,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
                            {"world_size", p.world_size},
                            {"bucket_cap_mb", opt_json(p.bucket_cap_mb)},
                            {"link", p.link},
+                           {"placement", p.placement()},
                            {"reason", r.entry.reason},
                            {"duration_s", r.entry.run.duration_s},
                            {"retried_ok", r.retried_ok}});

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <set>
 
+#include "harness/capacity.h"
 #include "harness/config.h"
 #include "harness/line_appender.h"
 #include "harness/machine_state.h"
@@ -138,7 +139,9 @@ int run_sweep(SweepOptions o) {
               << " ranks (--max-world-size)\n";
   }
 
+  resolve_launcher(o.launch);
   check_world_fit(runs, o.launch, online_cpus());
+  check_placements_fit(runs, o.launch);
 
   const std::string mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
   o.launch.open_mpi = mpi_version.empty() || mpi_version.find("Open MPI") != std::string::npos ||
@@ -147,7 +150,7 @@ int run_sweep(SweepOptions o) {
   const std::string bin_dir = resolve_bin_dir(o.bin_dir);
   auto argv_of = [&](const SweepPoint& p) {
     return launch_argv(o.launch, (fs::path(bin_dir) / mode_named(p.mode).executable).string(), p.mode, p.world_size,
-                       trainer_args(c, p));
+                       trainer_args(c, p), p.nodes, p.ranks_per_node);
   };
 
   if (o.dry_run) {
@@ -205,7 +208,8 @@ int run_sweep(SweepOptions o) {
   std::vector<double> weights;
   for (const SweepPoint& p : pending) weights.push_back(model_weight(p.model));
   Progress progress(weights);
-  std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs -> " << o.out_path;
+  std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs (launcher " << o.launch.launcher
+            << ") -> " << o.out_path;
   if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
   std::cerr << std::endl;
 

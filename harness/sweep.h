@@ -13,6 +13,11 @@
 // Reliability (issue 12): one sweep per --out (out_lock.h), each line fsync'ed before the next
 // run (line_appender.h), --resume repairs a torn last line and refuses another config's file
 // (config_hash in config.h), and a SIGKILLed sweep takes its run with it (subprocess.h's guard).
+// Under Slurm (--launcher srun, the default inside an allocation) each run is a job step
+// (launcher.h); the timeout's SIGTERM reaches srun, which cancels its step, and a step cancelled
+// from outside (scancel JOB.STEP) ends srun non-zero: a failed run, recorded, that --resume reruns.
+// Points that need more nodes or slots than the allocation or hostfile has are refused before
+// anything runs (capacity.h).
 #pragma once
 
 #include <functional>
@@ -35,7 +40,7 @@ struct SweepOptions {
   std::string backend;                  // overrides the config's "backend" when set
   int max_world_size = 0;               // > 0: leave out points with more ranks
   std::string bin_dir;                  // trainers; "" = $DPSCALE_BIN_DIR, else next to dpscale
-  LaunchOptions launch;                 // open_mpi / as_root are detected by run_sweep
+  LaunchOptions launch;                 // open_mpi / as_root are detected by run_sweep; launcher "" = auto
   // The machine's state around each run (machine_state.h): the GEMM probe's length between runs
   // (0: no probe), and how often a run the machine disturbed is run again at once.
   double probe_s = 0.5;

@@ -20,6 +20,10 @@ nlohmann::ordered_json point_json(const SweepPoint& p) {
   j["world_size"] = p.world_size;
   j["bucket_cap_mb"] = p.bucket_cap_mb ? json(*p.bucket_cap_mb) : json(nullptr);
   j["link"] = p.link;
+  if (p.nodes > 0) {
+    j["nodes"] = p.nodes;
+    j["ranks_per_node"] = p.ranks_per_node;
+  }
   j["repeat"] = p.repeat;
   return j;
 }
@@ -106,6 +110,13 @@ SweepEntry parse_sweep_line(const json& j) {
   }
   e.point.link = field<std::string>(p, "point", "link");
   e.point.repeat = p.contains("repeat") ? field<int>(p, "point", "repeat") : 0;
+  if (p.contains("nodes")) {
+    e.point.nodes = field<int>(p, "point", "nodes");
+    e.point.ranks_per_node = field<int>(p, "point", "ranks_per_node");
+    if (e.point.nodes < 1 || e.point.ranks_per_node < 1 || e.point.nodes * e.point.ranks_per_node != e.point.world_size) {
+      throw std::runtime_error("'point.nodes' x 'point.ranks_per_node' is not 'point.world_size'");
+    }
+  }
   if (j.contains("run") && j.at("run").is_object()) {
     const json& r = j.at("run");
     if (r.contains("config")) e.run.config = field<std::string>(r, "run", "config");

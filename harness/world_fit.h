@@ -4,7 +4,8 @@
 // --oversubscribe, so Open MPI itself would start any number). Beyond kRanksPerCpu ranks per
 // online CPU a rank gets under a quarter of a core, the timings measure the scheduler, and each
 // rank still holds its own copy of the data and model: `world_sizes: [1000]` on a 2-core machine
-// is a mistake, refused before anything runs. With --hostfile the slots are mpirun's business.
+// is a mistake, refused before anything runs. With --hostfile the hostfile's slots decide
+// (capacity.h).
 #pragma once
 
 #include <vector>

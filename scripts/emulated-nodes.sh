@@ -10,12 +10,18 @@
 # with scripts/ns-rsh as the rsh agent, which enters the namespace named by the host instead of
 # ssh-ing to it (scripts/ns-mpirun puts the flags together).
 #
-#   scripts/emulated-nodes.sh up [--rate 1gbit]   create (idempotent; a second `up` only re-caps)
-#   scripts/emulated-nodes.sh down                remove everything `up` made (idempotent)
+#   scripts/emulated-nodes.sh up [--rate 1gbit] [--slurm]
+#                                                 create (idempotent; a second `up` only re-caps);
+#                                                 --slurm also starts a real Slurm on the two nodes
+#                                                 (scripts/emulated-slurm.sh; clients: scripts/ns-slurm)
+#   scripts/emulated-nodes.sh down                remove everything `up` made, Slurm's daemons
+#                                                 first (idempotent)
 #   For the CTest fixture (tests/twonode): `up --if-possible --owner ctest` exits 0 with the
 #   reason where namespaces cannot be made (the tests then skip, saying why), and records that
 #   it made the nodes; `down --owner ctest` removes them only if that `up` made them, so a
-#   test run leaves nodes someone set up by hand as it found them.
+#   test run leaves nodes someone set up by hand as it found them. With --slurm the same holds
+#   for Slurm on its own: a fixture that found the nodes up but Slurm down starts Slurm, and its
+#   `down --owner` stops Slurm only.
 #   scripts/emulated-nodes.sh status              exit 0 when up, 1 when not; prints the state
 #   scripts/emulated-nodes.sh check               exit 0 when namespaces can be made here, else
 #                                                 77 with the reason (CTest's skip code)
@@ -34,6 +40,7 @@ SUBNET=10.77.0.0/24
 SLOTS=${DPSCALE_NODE_SLOTS:-4}
 DIR=${DPSCALE_NODES_DIR:-/run/dpscale-nodes}
 SKIP=77
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 die() { echo "emulated-nodes: $*" >&2; exit 2; }
 
@@ -52,14 +59,15 @@ why_not() {
 ns_exists() { [[ -e /run/netns/$1 ]]; }
 
 up() {
-  local rate=1gbit if_possible=0 owner=""
+  local rate=1gbit if_possible=0 owner="" slurm=0
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --if-possible) if_possible=1; shift ;;
+      --slurm) slurm=1; shift ;;
       --owner) [[ $# -ge 2 ]] || die "--owner needs a name"; owner=$2; shift 2 ;;
       --rate) [[ $# -ge 2 ]] || die "--rate needs a value (e.g. 1gbit, 200mbit)"; rate=$2; shift 2 ;;
       --rate=*) rate=${1#--rate=}; shift ;;
-      *) die "unknown argument '$1' (up [--rate RATE] [--if-possible] [--owner NAME])" ;;
+      *) die "unknown argument '$1' (up [--rate RATE] [--slurm] [--if-possible] [--owner NAME])" ;;
     esac
   done
   [[ $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] || die "--rate '$rate' is not a tc rate (e.g. 1gbit, 500mbit)"
@@ -73,7 +81,9 @@ up() {
   ns_exists "${NS[0]}" && existed=1
   # The fixture leaves nodes someone already set up exactly as they are (rate included).
   if [[ -n $owner && $existed -eq 1 ]] && status >/dev/null; then
-    echo "emulated-nodes: already up; left as they are"; status; return 0
+    echo "emulated-nodes: already up; left as they are"; status
+    [[ $slurm -eq 1 ]] && slurm_up "$owner" "$if_possible"
+    return 0
   fi
 
   for i in 0 1; do ns_exists "${NS[$i]}" || ip netns add "${NS[$i]}"; done
@@ -106,6 +116,17 @@ up() {
   probe=$(ip netns exec "${NS[0]}" timeout 3 bash -c "exec 3<>/dev/tcp/${ADDR[1]}/9" 2>&1 || true)
   [[ $probe == *refused* ]] || die "namespaces made but ${NS[0]} cannot reach ${ADDR[1]} over the veth pair (${probe:-timeout})"
   status
+  if [[ $slurm -eq 1 ]]; then slurm_up "$owner" "$if_possible"; fi
+}
+
+# Slurm on the nodes (scripts/emulated-slurm.sh). Where it cannot run, --if-possible says why and
+# succeeds (the slurm tests then skip, naming the reason). The owner is recorded only when this
+# call started it.
+slurm_up() {
+  local owner=$1 if_possible=$2 rc=0
+  "$HERE/emulated-slurm.sh" up ${owner:+--owner "$owner"} || rc=$?
+  if [[ $rc -eq $SKIP && $if_possible -eq 1 ]]; then return 0; fi
+  [[ $rc -eq 0 ]] || exit "$rc"
 }
 
 down() {
@@ -117,9 +138,12 @@ down() {
     esac
   done
   if [[ -n $owner && "$(cat "$DIR/owner" 2>/dev/null)" != "$owner" ]]; then
+    "$HERE/emulated-slurm.sh" down --owner "$owner" >/dev/null
     echo "emulated-nodes: left up (not made by '$owner')"
     return 0
   fi
+  # Slurm's daemons live in the namespaces: stopped before the namespaces go.
+  "$HERE/emulated-slurm.sh" down >/dev/null
   for i in 0 1; do
     if ns_exists "${NS[$i]}"; then ip netns delete "${NS[$i]}"; fi  # takes its veth end (and so the pair) with it
   done
@@ -139,6 +163,7 @@ status() {
     [[ -n $addr && -n $qdisc ]] || ok=1
   done
   [[ -f $DIR/hostfile ]] && echo "hostfile: $DIR/hostfile" || { echo "hostfile: absent"; ok=1; }
+  if [[ -d $DIR/slurm ]]; then "$HERE/emulated-slurm.sh" status || true; fi
   return $ok
 }
 
@@ -147,5 +172,5 @@ case "${1:-}" in
   down) shift; down "$@" ;;
   status) status ;;
   check) reason=$(why_not); if [[ -n $reason ]]; then echo "$reason"; exit $SKIP; fi; echo "namespaces can be made here" ;;
-  *) echo "usage: $0 up [--rate RATE] [--if-possible] [--owner NAME] | down [--owner NAME] | status | check" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--rate RATE] [--slurm] [--if-possible] [--owner NAME] | down [--owner NAME] | status | check" >&2; exit 2 ;;
 esac

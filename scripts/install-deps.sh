@@ -19,6 +19,7 @@ PACKAGES=(
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   chromium                 # tests/plots: the reproduction page rendered as a reader sees it
   iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
+  slurm-wlm munge          # a real Slurm on the emulated nodes (scripts/emulated-slurm.sh, ctest -L slurm)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
   clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (issue 12)
 )

@@ -23,6 +23,8 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.n_params = s.spec.n_params();
   r.world_size = s.world_size;
   r.n_nodes = ctx.n_nodes;
+  r.ranks_per_node = ctx.ranks_per_node;
+  r.nodes = ctx.nodes;
   r.global_batch = o.batch_size;
   r.local_batch = s.local_batch;
   r.dataset = s.data.kind;

@@ -20,6 +20,8 @@ struct RecordContext {
   std::string allreduce = "none";
   LinkModel link;
   int n_nodes = 1;
+  int ranks_per_node = 1;
+  std::string nodes;  // host names, comma-separated (placement.h)
   std::string mpi_library, nccl_version;
   std::string timestamp;
   std::optional<bool> replicas_agree;  // the end-of-run replica check; null for a world of one

@@ -18,6 +18,7 @@
 #include "models/errors.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
+#include "placement.h"
 #include "record_builder.h"
 #include "run_diagnosis.h"
 #include "rank_setup.h"
@@ -186,6 +187,9 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     ctx.link = LinkModel{};  // a world of one has no link
   }
   ctx.n_nodes = world.n_nodes();
+  const RankPlacement placement = gather_placement(world);
+  ctx.ranks_per_node = placement.ranks_per_node;
+  ctx.nodes = placement.nodes;
   ctx.mpi_library = world.library_version();
   ctx.nccl_version = comm ? nccl_version() : "";
   ctx.timestamp = timestamp;

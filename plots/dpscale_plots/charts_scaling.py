@@ -39,20 +39,25 @@ def _log2_k_axis(ax, ks):
     ax.set_xlim(ks[0] / 1.25, ks[-1] * 1.25)
 
 
-def _series(results, model, mode, field):
+def _series(results, model, mode, field, nodes=None):
     """[(K, value, spread)] of the report's speedup or efficiency, starting at the single run
-    (1.0 for both): every mode's curve leaves from the baseline."""
+    (1.0 for both): every mode's curve leaves from the baseline. nodes: one placement's node
+    count (None: whichever placement the report has first)."""
     base = results.single(model).median(field)
     pts = [(1, base, None)]
     for k in results.ks(model):
-        p = results.get(model, mode, k)
+        p = results.get(model, mode, k, nodes=nodes)
         if p is not None and p.median(field) is not None:
             pts.append((k, *p.stat(field)))
     return pts if len(pts) > 1 else []
 
 
-def _speedup_series(results, model, mode):
-    return _series(results, model, mode, "speedup")
+def _speedup_series(results, model, mode, nodes=None):
+    return _series(results, model, mode, "speedup", nodes)
+
+
+# One line per placement in chart 2: the node count's line style.
+NODE_STYLES = ["-", "-.", (0, (1, 1)), (0, (6, 2))]  # "--" is the ideal line
 
 
 def _efficiency_series(results, model, mode):
@@ -62,7 +67,12 @@ def _efficiency_series(results, model, mode):
 def chart2_speedup(results):
     models = _scaling_models(results)
     modes = [m for m in DP_MODES if any(_speedup_series(results, md, m) for md in models)]
+    node_counts = results.node_counts()
+    placed = node_counts != [None]
     legend = _mode_lines(modes) + [
+        Line2D([], [], color=MUTED, linestyle=NODE_STYLES[i % len(NODE_STYLES)],
+               label=f"{n} node{'s' if n > 1 else ''} (K/{n} ranks each)")
+        for i, n in enumerate(node_counts) if placed] + [
         Line2D([], [], color=MUTED, linestyle="--", label="ideal linear (S = K)"),
         # In the legend, not on the line: lines leaving (1, 1) would cross a label there.
         Line2D([], [], color=MUTED, linestyle=":", label="1× = one device")]
@@ -76,11 +86,13 @@ def chart2_speedup(results):
         ax.plot(ks, ks, color=MUTED, linestyle="--", linewidth=1)
         ax.axhline(1.0, color=MUTED, linestyle=":", linewidth=1)
         ends = []
-        for mode in modes:
-            pts = _speedup_series(results, model, mode)
-            if pts:
-                _plot_with_spread(ax, pts, MODE_COLOR[mode])
-                ends.append((pts[-1][1], pts[-1][0], mode))
+        for i, nodes in enumerate(node_counts):
+            for mode in modes:
+                pts = _speedup_series(results, model, mode, nodes)
+                if pts:
+                    _plot_with_spread(ax, pts, MODE_COLOR[mode], linestyle=NODE_STYLES[i % len(NODE_STYLES)])
+                    if i == 0:
+                        ends.append((pts[-1][1], pts[-1][0], mode))
         _label_line_ends(ax, ends, top=max(ks))
         _log2_k_axis(ax, ks)
         ax.set_ylim(0, max([max(ks)] + [s for s, _, _ in ends]) * 1.08)
@@ -90,9 +102,9 @@ def chart2_speedup(results):
     return fig
 
 
-def _plot_with_spread(ax, pts, color, hollow_below=None):
+def _plot_with_spread(ax, pts, color, hollow_below=None, linestyle="-"):
     ks, ys = [p[0] for p in pts], [p[1] for p in pts]
-    ax.plot(ks, ys, color=color, marker="o", linewidth=1.8, markersize=5, zorder=3)
+    ax.plot(ks, ys, color=color, marker="o", linewidth=1.8, markersize=5, zorder=3, linestyle=linestyle)
     for k, y, spread in pts:
         if spread:
             ax.errorbar(k, y, yerr=[[y - spread[0]], [spread[1] - y]], fmt="none",

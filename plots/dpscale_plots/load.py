@@ -30,6 +30,11 @@ POINT_FIELDS = {
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",
     "diagnosis": "object?",  # issue 9: the triad, the label, per-rank times (charts 9, 10)
 }
+# Fields a report point may lack: reports written before they existed (the committed
+# reproduction reports) are still read.
+OPTIONAL_POINT_FIELDS = {
+    "placement": "str",  # "2x2": nodes x ranks per node; "" where the sweep placed none
+}
 SETUP_FIELDS = {
     "backend": "str", "device_name": "str", "global_batch": "int", "n_samples": "int",
     "epochs": "int", "link_alpha_us": "number?", "link_gbps": "number?",
@@ -131,6 +136,9 @@ def _check_point(where, p):
         raise BadInput(f"{where}: a JSON {_kind(p)}, expected an object")
     for name, shape in POINT_FIELDS.items():
         _check_field(where, p, name, shape)
+    for name, shape in OPTIONAL_POINT_FIELDS.items():
+        if name in p:
+            _check_field(where, p, name, shape)
     if p["mode"] not in MODE_LABEL:
         raise BadInput(f"{where}: unknown mode {p['mode']!r} "
                        f"(expected one of {', '.join(MODE_LABEL)})")

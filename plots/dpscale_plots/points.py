@@ -22,6 +22,10 @@ class Point:
         self.model, self.mode, self.k = d["model"], d["mode"], d["world_size"]
         self.cap = None if d["bucket_cap_mb"] is None else float(d["bucket_cap_mb"])
         self.link = d["link"]
+        # The placement the sweep asked for ("2x2": nodes x ranks per node; "" for none, as in
+        # reports made before placements existed): a line per node count in chart 2.
+        self.placement = d.get("placement", "")
+        self.nodes = int(self.placement.split("x")[0]) if self.placement else 0
         self.n = d["runs"]  # successful repeats
 
     def median(self, name):
@@ -95,14 +99,21 @@ class Results:
                               "runs); speedups compare unlike runs")
 
     # --- lookups ---
-    def get(self, model, mode, k, cap=None):
-        """The point, or None. For bucketed without a cap: the cap charts 1-6 show."""
+    def get(self, model, mode, k, cap=None, nodes=None):
+        """The point, or None. For bucketed without a cap: the cap charts 1-6 show. nodes: the
+        placement's node count (None: the first placement the report has)."""
         if mode == "bucketed" and cap is None:
             cap = self.display_cap(model, k)
         for p in self.points:
-            if (p.model, p.mode, p.k) == (model, mode, k) and (mode != "bucketed" or p.cap == cap):
+            if (p.model, p.mode, p.k) == (model, mode, k) and (mode != "bucketed" or p.cap == cap) \
+                    and (nodes is None or p.nodes == nodes or p.mode == "single"):
                 return p
         return None
+
+    def node_counts(self):
+        """The placements' node counts ([None] where the sweep asked for no placement)."""
+        counts = sorted({p.nodes for p in self.points if p.mode != "single" and p.nodes})
+        return counts or [None]
 
     def caps(self, model, k):
         return sorted({p.cap for p in self.points

@@ -2,6 +2,7 @@
 // every kind of bad config is refused with the key's name (exit 2 through the command too).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include <algorithm>
@@ -281,10 +282,11 @@ TEST(HarnessConfig, SweepFlagsAndWorldSizesOutOfRangeExit2) {
   EXPECT_NE(big.err.find("world size 1000 needs 1000 ranks on this machine"), std::string::npos) << big.err;
   EXPECT_NE(big.err.find("at most " + std::to_string(most)), std::string::npos) << big.err;
   EXPECT_EQ(test::lines_of(big.err).size(), 1u) << big.err;
-  // Controls: left out by --max-world-size, or placed by a hostfile, it is accepted.
+  // Controls: left out by --max-world-size, or placed by a hostfile with the slots, it is accepted.
   const ProcessResult dropped = test::dpscale({"sweep", cfg, "--dry-run", "--max-world-size", "2"});
   EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
   EXPECT_EQ(test::lines_of(dropped.out).size(), 2u) << dropped.out;
+  std::ofstream(dir.file("hosts")) << "node0 slots=500\nnode1 slots=500\n";
   const ProcessResult hosts = test::dpscale({"sweep", cfg, "--dry-run", "--hostfile", dir.file("hosts")});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
   EXPECT_NE(hosts.out.find("-np 1000"), std::string::npos) << hosts.out;

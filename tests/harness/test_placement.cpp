@@ -1,0 +1,91 @@
+// test_placement.cpp — the placement axis and where a placed point runs: the placements of each
+// world size, the launchers' command lines for them (mpirun --npernode, a Slurm job step), and
+// the nodes and slots read from a hostfile or a Slurm allocation, against which points are
+// refused (the command-line refusals, exit 2 and one line, are in tests/slurm).
+#include <gtest/gtest.h>
+
+#include "harness/capacity.h"
+#include "harness/config.h"
+#include "harness/launcher.h"
+#include "harness/placement_axis.h"
+
+namespace dpscale {
+namespace {
+
+using V = std::vector<std::string>;
+
+std::vector<std::pair<int, int>> pairs(const std::vector<Placement>& ps) {
+  std::vector<std::pair<int, int>> out;
+  for (const Placement& p : ps) out.push_back({p.nodes, p.ranks_per_node});
+  return out;
+}
+
+TEST(PlacementAxis, EachListDerivesTheOtherAndBothPair) {
+  using P = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(pairs(placements_for({1, 2, 4}, {}, 4)), (P{{1, 4}, {2, 2}, {4, 1}}));
+  EXPECT_EQ(pairs(placements_for({}, {1, 2}, 4)), (P{{4, 1}, {2, 2}}));
+  EXPECT_EQ(pairs(placements_for({1, 2}, {1, 2, 4}, 4)), (P{{1, 4}, {2, 2}}));
+  EXPECT_EQ(pairs(placements_for({}, {}, 4)), (P{{0, 0}}));
+  EXPECT_THROW(placements_for({3}, {}, 4), InputError);
+  EXPECT_THROW(placements_for({}, {3}, 4), InputError);
+  EXPECT_THROW(placements_for({2}, {1}, 4), InputError);
+}
+
+TEST(PlacementAxis, ConfigExpandsOneRunPerPlacementWithItsOwnRunId) {
+  const SweepConfig c = parse_config(
+      R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2, 4], "nodes": [1, 2],
+          "options": {"batch_size": 256}})",
+      "c.json");
+  V ids;
+  for (const SweepPoint& p : expand(c, 1)) ids.push_back(p.run_id("c"));
+  EXPECT_EQ(ids, (V{"c/small-single-k1-r0", "c/small-naive-k2-p1x2-r0", "c/small-naive-k2-p2x1-r0",
+                    "c/small-naive-k4-p1x4-r0", "c/small-naive-k4-p2x2-r0"}));
+}
+
+TEST(PlacementLaunch, MpirunFillsHostsBySlurmStepsAskForNodes) {
+  LaunchOptions m;
+  m.as_root = false;
+  EXPECT_EQ(launch_argv(m, "t", "naive", 4, {"-x"}, 2, 2),
+            (V{"mpirun", "--oversubscribe", "--bind-to", "none", "--npernode", "2", "-np", "4", "t", "-x"}));
+  LaunchOptions s;
+  s.launcher = "srun";
+  s.srun_args = {"--gpus-per-task=1"};
+  EXPECT_EQ(launch_argv(s, "t", "naive", 4, {}, 2, 2),
+            (V{"srun", "--mpi=pmix", "--kill-on-bad-exit=1", "-N", "2", "--ntasks-per-node", "2", "-n", "4",
+               "--gpus-per-task=1", "t"}));
+  EXPECT_EQ(launch_argv(s, "t", "single", 1, {}),
+            (V{"srun", "--mpi=none", "--kill-on-bad-exit=1", "-N", "1", "-n", "1", "--gpus-per-task=1", "t"}));
+}
+
+SweepPoint placed(int k, int n) {
+  SweepPoint p;
+  p.model = "small";
+  p.mode = "naive";
+  p.world_size = k;
+  p.nodes = n;
+  p.ranks_per_node = k / n;
+  return p;
+}
+
+TEST(PlacementCapacity, HostfileAndAllocationBoundNodesAndSlots) {
+  const NodeCapacity h = hostfile_capacity("# two nodes\na slots=4\nb slots=1 # small\na slots=2\nc\n", "H");
+  EXPECT_EQ(h.slots, (std::vector<int>{6, 1, kUnbounded}));
+  EXPECT_NO_THROW(check_capacity({placed(4, 2)}, h));  // a and c take 2 each
+  EXPECT_THROW(check_capacity({placed(4, 4)}, hostfile_capacity("a slots=4\nb slots=4\n", "H")), InputError);
+  EXPECT_THROW(check_capacity({placed(8, 2)}, hostfile_capacity("a slots=4\nb slots=3\n", "H")), InputError);
+
+  const NodeCapacity s = slurm_capacity("9", "n[0-3]", "4", "4,2(x3)");
+  EXPECT_EQ(s.slots, (std::vector<int>{4, 2, 2, 2}));
+  EXPECT_NO_THROW(check_capacity({placed(8, 4)}, s));
+  EXPECT_THROW(check_capacity({placed(8, 2)}, s), InputError);  // 2 nodes of 4 slots: only one
+  try {
+    check_capacity({placed(4, 4)}, slurm_capacity("9", "n[0-1]", "2", "4(x2)"));
+    FAIL() << "4 nodes from an allocation of 2";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "small naive K=4 4x1 needs 4 nodes; the Slurm allocation (job 9: n[0-1], CPUs per node 4(x2)) has 2");
+  }
+  EXPECT_THROW(slurm_capacity("9", "n0", "2", "4"), InputError);  // names one node of two
+}
+
+}  // namespace
+}  // namespace dpscale
