@@ -206,7 +206,8 @@ std::vector<RecordField> build_fields() {
       later_field("prefetch", &R::prefetch, "`--prefetch`: batches fetched ahead in the background"),
       later_field("inject_delay", &R::inject_delay, "`--inject-delay RANK:MS` (\"\" if none)"),
       later_field("bottleneck", &R::bottleneck, "`compute` | `communication` | `loader` | `straggler` (the README's rule)"),
-      later_field("straggler_rank", &R::straggler_rank, "the slow rank when `bottleneck` is `straggler`, else null"),
+      later_field("straggler_rank", &R::straggler_rank,
+            "the rank slower than the others (`straggler_cause` says where; `bottleneck` is `straggler` when it bounds the step), else null"),
       later_field("diagnosis", &R::diagnosis, "one line: the label and the number behind it"),
       later_field("triad_steps", &R::triad_steps, "`--triad N` (0: no triad)"),
       later_field("triad_step_s", &R::triad_step_s, "triad: a full step (compute + all-reduces), slowest rank"),
@@ -225,6 +226,9 @@ std::vector<RecordField> build_fields() {
             "DP modes: gradients' wire format `fp32` | `bf16` | `fp16` (`--grad-comm`); null for single and older records"),
       field("bucket_rule", &R::bucket_rule,
             "bucketed only: `strict` (a bucket never exceeds its cap) | `ddp` (PyTorch DDP: closes after the tensor that reaches the cap)"),
+      later_field("straggler_cause", &R::straggler_cause,
+            "DP modes: `compute` | `loader` | `link`, where `straggler_rank` loses its time (per-step medians; README's rule); null: none"),
+      later_field("tf32", &R::tf32, "`--tf32`: TF32 tensor-core GEMMs allowed (CUDA); absent in older records: false"),
   };
 }
 

@@ -188,7 +188,7 @@ std::vector<TrainerOption> build_table() {
                 kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
            ConfigUse::options, false),
       // --- issue 9: why a run scaled as it did (faults to inject, the triad, the trace) ---
-      text("inject_delay", "--inject-delay", "RANK:MS: that rank sleeps MS each step during backward (a straggler)",
+      text("inject_delay", "--inject-delay", "RANK:MS[:compute|loader|link]: that rank is MS slower each step, in backward (spread over its gradients), its loader or its link (a straggler)",
            kDataParallel, ValueKind::text, [](const std::string& v) { parse_inject_delay(v); },
            [](auto& o) -> auto& { return o.inject_delay; }),
       real("loader_delay_ms", "--loader-delay-ms", "every rank waits MS for each batch (a starved input pipeline)",
