@@ -20,6 +20,11 @@ nlohmann::ordered_json point_json(const SweepPoint& p) {
   j["world_size"] = p.world_size;
   j["bucket_cap_mb"] = p.bucket_cap_mb ? json(*p.bucket_cap_mb) : json(nullptr);
   j["link"] = p.link;
+  if (!p.axes.empty()) {
+    nlohmann::ordered_json axes = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : p.axes) axes[key] = value;
+    j["axes"] = axes;
+  }
   j["repeat"] = p.repeat;
   return j;
 }
@@ -106,8 +111,21 @@ SweepEntry parse_sweep_line(const json& j) {
   }
   e.point.link = field<std::string>(p, "point", "link");
   e.point.repeat = p.contains("repeat") ? field<int>(p, "point", "repeat") : 0;
+  if (p.contains("axes")) {
+    if (!p.at("axes").is_object()) throw std::runtime_error("'point.axes' is not an object");
+    for (const auto& [key, value] : p.at("axes").items()) {
+      if (!find_option(key)) throw std::runtime_error("'point.axes." + key + "' is no trainer option");
+      if (!value.is_string()) throw std::runtime_error("'point.axes." + key + "' has the wrong type");
+      e.point.axes.emplace_back(key, value.get<std::string>());
+    }
+  }
   if (j.contains("run") && j.at("run").is_object()) {
     const json& r = j.at("run");
+    if (r.contains("argv")) {
+      // The point key's settings come from the flags the run was given (point_settings.h).
+      e.run.argv = field<std::vector<std::string>>(r, "run", "argv");
+      e.point.settings = settings_of_argv(e.run.argv);
+    }
     if (r.contains("config")) e.run.config = field<std::string>(r, "run", "config");
     if (r.contains("run_id")) e.run.run_id = field<std::string>(r, "run", "run_id");
     if (r.contains("duration_s")) e.run.duration_s = field<double>(r, "run", "duration_s");

@@ -121,7 +121,7 @@ inline std::string sweep_line(const SweepPoint& p, const std::optional<RunRecord
 
 inline SweepPoint pt(const std::string& model, const std::string& mode, int k,
                      std::optional<double> cap = std::nullopt, const std::string& link = "none", int repeat = 0) {
-  return SweepPoint{model, mode, k, cap, mode == "single" ? "none" : link, repeat};
+  return SweepPoint{model, mode, k, cap, mode == "single" ? "none" : link, repeat, {}, default_settings()};
 }
 
 }  // namespace dpscale::test
