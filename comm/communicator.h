@@ -32,8 +32,10 @@ struct CallTiming {
   const float* data = nullptr;  // where the reduced floats start (which tensors they are)
   size_t count = 0;             // floats
   double queued_s = 0.0, start_s = 0.0, end_s = 0.0;
-  // Of end_s - start_s, the time after the real all-reduce returned: the emulated link's
-  // hold. A rank whose link is slow holds longer; a rank that arrived late holds less.
+  // Of end_s - start_s, the time past where the link model says the call ends (the later of
+  // the real call's end and the modelled link time): what this rank's link took beyond the
+  // link every rank shares. Not the whole hold: a rank that arrives late at a call holds
+  // longest, so the hold would blame lateness on the link.
   double link_s = 0.0;
 };
 

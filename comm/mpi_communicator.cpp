@@ -139,15 +139,17 @@ void MpiCommunicator::run() {
       std::cerr << "dpscale (rank " << rank_ << "): comm thread: " << e.what() << std::endl;
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    const auto real_end = Clock::now();
+    // Where the link model says this call ends: the real call's end, or the modelled time's.
+    auto model_end = Clock::now();
     if (link_.enabled()) {
       // Hold until the modelled link time has passed since the all-reduce began: the real
       // transfer counts towards it, so the result takes max(real, modelled).
       // Capped at a year: converting a larger double to the clock's int64 nanoseconds
       // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
       const double model_s = std::min(modelled_seconds(algo_, link_, wire_bytes, shape_), 3.2e7);
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(model_s)));
+      const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_s));
+      model_end = std::max(model_end, deadline);
+      std::this_thread::sleep_until(deadline);
     }
     const double slow_s = slow_extra_s_.load();
     const size_t slow_floats = slow_floats_.load();
@@ -159,7 +161,7 @@ void MpiCommunicator::run() {
     }
     const auto end = Clock::now();
     const double elapsed = std::chrono::duration<double>(end - start).count();
-    const double link_s = std::chrono::duration<double>(end - real_end).count();
+    const double link_s = std::max(0.0, std::chrono::duration<double>(end - model_end).count());
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_s_ += elapsed;

@@ -11,7 +11,8 @@
 # turns with the round (round i: rank i mod K). One short bucketed run each: a 0.5 M-parameter
 # MLP, 30 timed steps (the rule must answer within the first 50), the eth10 emulated link. Each
 # run appends one line to OUT/runs.jsonl: the condition, the load average before it, and the
-# record's straggler fields. `table` prints the detection table of OUT/runs.jsonl:
+# record's straggler fields (CAUSES="link" CLEAN=0 runs only those). `table` prints the
+# detection table of OUT/runs.jsonl:
 #
 #   scripts/straggler-experiment.sh table OUT
 set -euo pipefail
@@ -65,8 +66,8 @@ PY
 
 for ((round = 0; round < N; round++)); do
   for k in $KS; do
-    run_one "$k" clean 0 none "$round"
-    for cause in compute loader link; do run_one "$k" "$cause-10" 10 "$cause" "$round"; done
+    [ "${CLEAN:-1}" = 1 ] && run_one "$k" clean 0 none "$round"
+    for cause in ${CAUSES:-compute loader link}; do run_one "$k" "$cause-10" 10 "$cause" "$round"; done
     if ((round < N_SMALL)); then
       for pct in $SMALL; do run_one "$k" "compute-$pct" "$pct" compute "$round"; done
     fi

@@ -13,7 +13,7 @@
 //                    (a straggler, found before the collective equalises wall time), and tells
 //                    the trace
 // Per step it also keeps this rank's compute (host backends: wall and the thread's CPU time),
-// loader wait and link hold, whose medians over the timed steps find a straggler and its cause
+// loader wait and link time, whose medians over the timed steps find a straggler and its cause
 // (trainers/straggler.h): a median ignores the few steps a busy machine took from one rank.
 //
 // The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
@@ -43,7 +43,7 @@ struct RankTiming {
   double loader_s = 0.0;
   // Per-step medians: compute (on the CPU backend with one BLAS thread the compute thread's
   // CPU time; a GPU's mean, whose per-step times would need a host sync), loader wait, link
-  // hold (CallTiming::link_s summed over the step's all-reduces).
+  // time (CallTiming::link_s summed over the step's all-reduces).
   double compute_med_s = 0.0, loader_med_s = 0.0, link_med_s = 0.0;
 };
 

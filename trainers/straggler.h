@@ -1,18 +1,18 @@
 // straggler.h — which rank is slower than the others, and where it loses its time.
 //
 // The all-reduce makes every rank wait for the slowest, so every rank's step time looks the
-// same; each rank's compute, loader wait and link hold, measured separately, do not. Per cause
+// same; each rank's compute, loader wait and link time, measured separately, do not. Per cause
 // X in the order compute, loader, link, with X_r rank r's per-step median:
 //
 //   s = argmax_r X_r,  excess = X_s − median of the other ranks' X,  share = excess / step
 //
 // The larger of the compute and loader shares names rank s and its cause when it reaches
-// kStragglerShare; only then is the link's share looked at. The order matters: a rank that is
-// late for any reason arrives last at every all-reduce and so holds its link longest (the
-// others spent that time waiting in the real call), so a late rank's link excess is a
-// consequence; its compute or loader excess is the cause. A slow link lengthens neither. The
-// larger of the two, not the first: a rank that sleeps on its loader finds its caches cold and
-// computes a little longer after it.
+// kStragglerShare; only then is the link's share looked at. A rank's link time is what its
+// all-reduces took past the shared link model's end (CallTiming::link_s), not its whole hold: a
+// rank late for any reason arrives last at every call and holds longest, which would blame its
+// lateness (or mere arrival jitter on a link-bound run) on its link. A slow loader or link
+// lengthens no rank's compute; the larger of compute and loader, not the first, because a rank
+// that sleeps on its loader finds its caches cold and computes a little longer after it.
 #pragma once
 
 #include <optional>
