@@ -32,6 +32,11 @@ struct CallTiming {
   const float* data = nullptr;  // where the reduced floats start (which tensors they are)
   size_t count = 0;             // floats
   double queued_s = 0.0, start_s = 0.0, end_s = 0.0;
+  // Of end_s - start_s, the time past where the link model says the call ends (the later of
+  // the real call's end and the modelled link time): what this rank's link took beyond the
+  // link every rank shares. Not the whole hold: a rank that arrives late at a call holds
+  // longest, so the hold would blame lateness on the link.
+  double link_s = 0.0;
 };
 
 class Work {
@@ -87,6 +92,14 @@ class Communicator {
   // communicator that cannot time single calls on the host (NCCL) keeps none.
   virtual void log_calls(bool) {}
   virtual std::vector<CallTiming> take_call_log() { return {}; }
+  // --inject-delay RANK:MS:link on this rank: every all-reduce holds `extra_s_per_step` times
+  // its share of `floats_per_step` longer, a slower link on this rank alone. MPI only (checked
+  // before the job starts: contract/diagnosis_options.h).
+  virtual void slow_link(double extra_s_per_step, size_t floats_per_step) {
+    (void)extra_s_per_step;
+    (void)floats_per_step;
+    throw std::logic_error(name() + " communicator: no emulated link to slow down");
+  }
 };
 
 // InputError when the link emulation or the algorithm cannot run on the communicator this

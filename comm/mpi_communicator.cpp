@@ -139,22 +139,35 @@ void MpiCommunicator::run() {
       std::cerr << "dpscale (rank " << rank_ << "): comm thread: " << e.what() << std::endl;
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    // Where the link model says this call ends: the real call's end, or the modelled time's.
+    auto model_end = Clock::now();
     if (link_.enabled()) {
       // Hold until the modelled link time has passed since the all-reduce began: the real
       // transfer counts towards it, so the result takes max(real, modelled).
       // Capped at a year: converting a larger double to the clock's int64 nanoseconds
       // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
       const double model_s = std::min(modelled_seconds(algo_, link_, wire_bytes, shape_), 3.2e7);
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(model_s)));
+      const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_s));
+      model_end = std::max(model_end, deadline);
+      std::this_thread::sleep_until(deadline);
     }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double slow_s = slow_extra_s_.load();
+    const size_t slow_floats = slow_floats_.load();
+    if (slow_s > 0 && slow_floats > 0) {
+      // The slower link of an injected straggler: this call's share of the step's extra time.
+      const double extra = slow_s * static_cast<double>(task.count) / static_cast<double>(slow_floats);
+      std::this_thread::sleep_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                       std::chrono::duration<double>(extra)));
+    }
+    const auto end = Clock::now();
+    const double elapsed = std::chrono::duration<double>(end - start).count();
+    const double link_s = std::max(0.0, std::chrono::duration<double>(end - model_end).count());
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_s_ += elapsed;
       if (log_calls_) {
         const double start_s = seconds_since_epoch(start);
-        call_log_.push_back(CallTiming{task.data, task.count, task.queued_s, start_s, start_s + elapsed});
+        call_log_.push_back(CallTiming{task.data, task.count, task.queued_s, start_s, start_s + elapsed, link_s});
       }
       completed_ = task.seq;
     }

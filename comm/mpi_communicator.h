@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -43,6 +44,12 @@ class MpiCommunicator final : public Communicator {
     exact_ = exact;
   }
 
+  // May change between steps (a delay that is a share of the step): the comm thread reads it.
+  void slow_link(double extra_s_per_step, size_t floats_per_step) override {
+    slow_floats_ = floats_per_step;
+    slow_extra_s_ = extra_s_per_step;
+  }
+
   const LinkModel& link() const { return link_; }
   AllreduceAlgo algo() const { return algo_; }
 
@@ -67,6 +74,8 @@ class MpiCommunicator final : public Communicator {
   CollectiveWatchdog* watchdog_;
   GradFormat fmt_ = GradFormat::fp32;
   const float* exact_ = nullptr;  // summed in fp32 whatever fmt_ (the loss slot)
+  std::atomic<double> slow_extra_s_{0.0};  // slow_link()
+  std::atomic<size_t> slow_floats_{0};
 
   std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;

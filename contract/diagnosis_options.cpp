@@ -16,16 +16,40 @@ std::pair<std::string, std::string> split_colon(const std::string& text, const s
 }
 }  // namespace
 
+const char* cause_name(DelayCause c) {
+  switch (c) {
+    case DelayCause::loader: return "loader";
+    case DelayCause::link: return "link";
+    default: return "compute";
+  }
+}
+
 InjectDelay parse_inject_delay(const std::string& text) {
   if (text.empty()) return {};
-  const std::string form = "RANK:MS, e.g. 1:150";
-  const auto [rank, ms] = split_colon(text, form);
+  const std::string form = "RANK:MS[:compute|loader|link], e.g. 1:150 or 1:10%:link";
+  std::string head = text;
   InjectDelay d;
+  if (const auto last = text.rfind(':'); last != std::string::npos && text.find(':') != last) {
+    const std::string cause = text.substr(last + 1);
+    head = text.substr(0, last);
+    if (cause == "loader") {
+      d.cause = DelayCause::loader;
+    } else if (cause == "link") {
+      d.cause = DelayCause::link;
+    } else if (cause != "compute") {
+      throw ValueError("must be " + form + ": the cause is compute, loader or link (got '" + text + "')");
+    }
+  }
+  const auto [rank, ms] = split_colon(head, form);
   try {
     d.rank = static_cast<int>(parse_whole(rank, 0, 1 << 20));
-    d.ms = parse_real(ms, {0.0, false}, {600000.0});
+    if (!ms.empty() && ms.back() == '%') {
+      d.pct = parse_real(ms.substr(0, ms.size() - 1), {0.0, false}, {1000.0});
+    } else {
+      d.ms = parse_real(ms, {0.0, false}, {600000.0});
+    }
   } catch (const ValueError&) {
-    throw ValueError("must be " + form + " with RANK ≥ 0 and 0 < MS ≤ 600000 (got '" + text + "')");
+    throw ValueError("must be " + form + " with RANK ≥ 0, 0 < MS ≤ 600000 or 0 < PCT% ≤ 1000% (got '" + text + "')");
   }
   return d;
 }

@@ -8,14 +8,26 @@
 
 namespace dpscale {
 
-// --inject-delay RANK:MS: that rank sleeps MS milliseconds every timed step, during backward,
-// before its first gradient is announced. "" (the default) is no delay.
+// Where an injected straggler loses its time: its backward compute, its loader, or its link.
+enum class DelayCause { compute, loader, link };
+const char* cause_name(DelayCause c);
+
+// --inject-delay RANK:MS[:CAUSE]: that rank is MS milliseconds slower every timed step (MS may
+// be a share of its step, "10%": that much of the running median of its own step times), in
+//   compute (the default)  backward: MS spread over its gradients, before each is announced
+//   loader                 its batch arrives MS late (counted as its loader wait)
+//   link                   its emulated link: its all-reduces take MS longer per step, each
+//                          its share of the step's floats (the comm thread holds after the call)
+// "" (the default) is no delay.
 struct InjectDelay {
   int rank = -1;  // -1: none
   double ms = 0.0;
-  bool enabled() const { return rank >= 0 && ms > 0.0; }
+  double pct = 0.0;  // "10%": ms is 0, the delay is pct/100 of the rank's step
+  DelayCause cause = DelayCause::compute;
+  bool enabled() const { return rank >= 0 && (ms > 0.0 || pct > 0.0); }
+  bool on(int r, DelayCause c) const { return enabled() && rank == r && cause == c; }
 };
-// Throws ValueError: "must be RANK:MS, e.g. 1:150 (got 'x')".
+// Throws ValueError: "must be RANK:MS[:compute|loader|link], e.g. 1:150 or 1:10%:link (got 'x')".
 InjectDelay parse_inject_delay(const std::string& text);
 
 // --trace-steps A:B: the timed steps (1-based, inclusive, counted over the whole run) a trace

@@ -208,7 +208,8 @@ std::vector<RecordField> build_fields() {
       later_field("prefetch", &R::prefetch, "`--prefetch`: batches fetched ahead in the background"),
       later_field("inject_delay", &R::inject_delay, "`--inject-delay RANK:MS` (\"\" if none)"),
       later_field("bottleneck", &R::bottleneck, "`compute` | `communication` | `loader` | `straggler` (the README's rule)"),
-      later_field("straggler_rank", &R::straggler_rank, "the slow rank when `bottleneck` is `straggler`, else null"),
+      later_field("straggler_rank", &R::straggler_rank,
+            "the rank slower than the others (`straggler_cause` says where; `bottleneck` is `straggler` when it bounds the step), else null"),
       later_field("diagnosis", &R::diagnosis, "one line: the label and the number behind it"),
       later_field("triad_steps", &R::triad_steps, "`--triad N` (0: no triad)"),
       later_field("triad_step_s", &R::triad_step_s, "triad: a full step (compute + all-reduces), slowest rank"),
@@ -230,6 +231,9 @@ std::vector<RecordField> build_fields() {
       later_field("cublas_math", &R::cublas_math,
                   "the GEMMs' cuBLAS math mode: `pedantic` (exact fp32, the default) | `default` (CUBLAS_DEFAULT_MATH) | "
                   "`tf32` (`--tf32`); `none` on the CPU backend; \"\" in older records"),
+      later_field("straggler_cause", &R::straggler_cause,
+            "DP modes: `compute` | `loader` | `link`, where `straggler_rank` loses its time (per-step medians; README's rule); null: none"),
+      later_field("tf32", &R::tf32, "`--tf32`: TF32 tensor-core GEMMs allowed (CUDA); absent in older records: false"),
   };
 }
 

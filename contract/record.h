@@ -97,6 +97,9 @@ struct RunRecord {
   std::optional<std::string> bucket_rule;
   // the GEMMs' math mode (models/device.h); "" in records written before the field existed
   std::string cublas_math;
+  // The straggler rule (trainers/straggler.h): where the straggler_rank loses its time.
+  std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
+  bool tf32 = false;                           // --tf32 (absent in older records: false)
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -37,7 +37,7 @@ std::function<void(TrainOptions&, const std::string&)> setter(std::string flag, 
 // one lambda serves the setter (TrainOptions&) and the getter (const TrainOptions&).
 TrainerOption make(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind) {
   return TrainerOption{std::move(key), std::move(flag), std::move(help), std::move(modes), kind, ConfigUse::options,
-                       true, {}, {}};
+                       true, true, "", {}, {}};
 }
 
 template <class Field>
@@ -99,6 +99,19 @@ TrainerOption with(TrainerOption t, ConfigUse use, bool shapes_run = true) {
   return t;
 }
 
+// Where a file lives, how long to wait, what to print, what to do after the timed epochs: the
+// same measurement whatever the value.
+TrainerOption unmeasured(TrainerOption t) {
+  t.measured = false;
+  return t;
+}
+
+// A config may sweep it as the list `key`.
+TrainerOption axis(TrainerOption t, std::string key) {
+  t.axis = std::move(key);
+  return t;
+}
+
 std::vector<TrainerOption> build_table() {
   const auto path = [](const std::string& v) { parse_nonempty(v); };
   std::vector<TrainerOption> t = {
@@ -109,15 +122,15 @@ std::vector<TrainerOption> build_table() {
              [](auto& o) -> auto& { return o.data.kind; }),
       whole("samples", "--samples", "training samples (0 = synthetic 32768 / all of a file)", kAll, 0, INT64_MAX / 2,
             [](auto& o) -> auto& { return o.data.samples; }),
-      with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
+      unmeasured(with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.data_dir; }),
-           ConfigUse::options, false),
-      with(text("features", "--features", "npy: float32 features [N, in_width]", kAll, ValueKind::text, path,
+           ConfigUse::options, false)),
+      unmeasured(with(text("features", "--features", "npy: float32 features [N, in_width]", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.features; }),
-           ConfigUse::options, false),
-      with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
+           ConfigUse::options, false)),
+      unmeasured(with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.labels; }),
-           ConfigUse::options, false),
+           ConfigUse::options, false)),
       whole("batch_size", "--batch-size", "global batch; each of K ranks takes batch/K rows", kAll, 1, INT_MAX,
                 [](auto& o) -> auto& { return o.batch_size; }),
       whole("epochs", "--epochs", "passes over the data (an incomplete last batch is dropped)", kAll, 1, 1000000,
@@ -134,7 +147,7 @@ std::vector<TrainerOption> build_table() {
             [](auto& o) -> auto& { return o.max_steps; }),
       [] {
         TrainerOption s{"seed", "--seed", "seed of the initial weights and of the synthetic data", kAll,
-                        ValueKind::whole, ConfigUse::options, true, {}, {}};
+                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}};
         s.set = setter("--seed", [](TrainOptions& o, const std::string& v) { o.seed = parse_unsigned(v); });
         s.get = [](const TrainOptions& o) { return std::to_string(o.seed); };
         return s;
@@ -145,16 +158,16 @@ std::vector<TrainerOption> build_table() {
       with(whole("threads", "--threads", "BLAS threads per process (CPU backend)", kAll, 1, 1024,
                      [](auto& o) -> auto& { return o.device.threads; }),
            ConfigUse::options, false),
-      switch_("tf32", "--tf32", "allow TF32 tensor-core GEMMs (CUDA backend)", kAll,
-              [](auto& o) -> auto& { return o.device.tf32; }),
-      with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,
+      axis(switch_("tf32", "--tf32", "allow TF32 tensor-core GEMMs (CUDA backend)", kAll,
+              [](auto& o) -> auto& { return o.device.tf32; }), "tf32"),
+      unmeasured(with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.init_path; }),
-           ConfigUse::never, false),
-      with(text("save", "--save", "write final weights to a safetensors file", kAll, ValueKind::text, path,
+           ConfigUse::never, false)),
+      unmeasured(with(text("save", "--save", "write final weights to a safetensors file", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.save_path; }),
-           ConfigUse::never, false),
-      with(switch_("quiet", "--quiet", "no per-epoch progress on stderr", kAll, [](auto& o) -> auto& { return o.quiet; }),
-           ConfigUse::never, false),
+           ConfigUse::never, false)),
+      unmeasured(with(switch_("quiet", "--quiet", "no per-epoch progress on stderr", kAll, [](auto& o) -> auto& { return o.quiet; }),
+           ConfigUse::never, false)),
       with(text("link", "--link", "emulated link (MPI): none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS | intra=SPEC,inter=SPEC[,ranks-per-node=L]",
                 kDataParallel, ValueKind::text, [](const std::string& v) { parse_link(v); },
                 [](auto& o) -> auto& { return o.link; }),
@@ -163,9 +176,9 @@ std::vector<TrainerOption> build_table() {
                 ValueKind::text, [](const std::string& v) { parse_dilation(v); },
                 [](auto& o) -> auto& { return o.link_dilation; }),
            ConfigUse::sweep),
-      text("allreduce", "--allreduce", "MPI all-reduce algorithm: native | ring | star | hier", kDataParallel,
+      axis(text("allreduce", "--allreduce", "MPI all-reduce algorithm: native | ring | star | hier", kDataParallel,
            ValueKind::choice, [](const std::string& v) { parse_allreduce_algo(v); },
-           [](auto& o) -> auto& { return o.allreduce; }),
+           [](auto& o) -> auto& { return o.allreduce; }), "allreduces"),
       switch_("fused", "--fused", "one all-reduce of the whole gradient buffer", {Mode::naive},
               [](auto& o) -> auto& { return o.fused; }),
       with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed},
@@ -183,45 +196,43 @@ std::vector<TrainerOption> build_table() {
       // 5 minutes: under the sweep's 30-minute run timeout, so a hang is named by the trainer, and
       // far above this suite's longest legitimate wait (a rank loading data at start-up, rank 0's
       // test evaluation and --save at the end: seconds). PyTorch's NCCL default is 10 minutes.
-      with(real("collective_timeout", "--collective-timeout",
+      unmeasured(with(real("collective_timeout", "--collective-timeout",
                 "abort the job when a collective (all-reduce, barrier, gather) waits longer (seconds)",
                 kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
-           ConfigUse::options, false),
+           ConfigUse::options, false)),
       // --- issue 9: why a run scaled as it did (faults to inject, the triad, the trace) ---
-      text("inject_delay", "--inject-delay", "RANK:MS: that rank sleeps MS each step during backward (a straggler)",
+      text("inject_delay", "--inject-delay", "RANK:MS[:compute|loader|link]: that rank is MS slower each step, in backward (spread over its gradients), its loader or its link (a straggler)",
            kDataParallel, ValueKind::text, [](const std::string& v) { parse_inject_delay(v); },
            [](auto& o) -> auto& { return o.inject_delay; }),
       real("loader_delay_ms", "--loader-delay-ms", "every rank waits MS for each batch (a starved input pipeline)",
            kAll, {0.0}, {600000.0}, [](auto& o) -> auto& { return o.loader_delay_ms; }),
       whole("prefetch", "--prefetch", "fetch the next N batches in the background while a step runs", kAll, 0, 64,
             [](auto& o) -> auto& { return o.prefetch; }),
-      whole("triad", "--triad", "after the epochs: N full, N compute-only and N comm-only steps (weights restored)",
-            kDataParallel, 0, 100000, [](auto& o) -> auto& { return o.triad; }),
-      with(text("trace", "--trace", "write a Chrome/Perfetto trace-event JSON of --trace-steps (all ranks)", kAll,
+      unmeasured(whole("triad", "--triad", "after the epochs: N full, N compute-only and N comm-only steps (weights restored)",
+            kDataParallel, 0, 100000, [](auto& o) -> auto& { return o.triad; })),
+      unmeasured(with(text("trace", "--trace", "write a Chrome/Perfetto trace-event JSON of --trace-steps (all ranks)", kAll,
                 ValueKind::text, path, [](auto& o) -> auto& { return o.trace_path; }),
-           ConfigUse::never, false),
-      with(text("trace_steps", "--trace-steps", "A:B: the timed steps --trace records (1-based, inclusive)", kAll,
+           ConfigUse::never, false)),
+      unmeasured(with(text("trace_steps", "--trace-steps", "A:B: the timed steps --trace records (1-based, inclusive)", kAll,
                 ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
                 [](auto& o) -> auto& { return o.trace_steps; }),
-           ConfigUse::never, false),
+           ConfigUse::never, false)),
       // --- issue 11: gradient accumulation, the gradients' wire format, DDP's bucket rule ---
-      with(whole("accum_steps", "--accum-steps",
+      axis(with(whole("accum_steps", "--accum-steps",
                  "micro-batches of --batch-size per optimizer step: gradients accumulate locally, one "
                  "all-reduce on the last (DDP's no_sync); the step is one device's at N x batch",
                  kAll, 1, 1 << 20, [](auto& o) -> auto& { return o.accum_steps; }),
-           // A config's "options" (one value per config) until the harness's point key learns
-           // it: as a sweep axis, runs differing only in it would be merged as repeats.
-           ConfigUse::options),
-      with(choice("grad_comm", "--grad-comm",
+           // In a config's "options" (one value for every run) or swept by its list.
+           ConfigUse::options), "accum_steps"),
+      axis(with(choice("grad_comm", "--grad-comm",
                   "gradients on the wire: fp32 | bf16 | fp16 (2 bytes each, summed in fp32 where the "
                   "algorithm allows, cast back)",
                   kDataParallel, {"fp32", "bf16", "fp16"}, "gradient format", [](auto& o) -> auto& { return o.grad_comm; }),
-           // A config's "options" until the harness's point key learns it (as accum_steps).
-           ConfigUse::options),
-      choice("bucket_rule", "--bucket-rule",
+           ConfigUse::options), "grad_comm"),
+      axis(choice("bucket_rule", "--bucket-rule",
              "strict: a bucket never exceeds its cap | ddp: close a bucket after the tensor that "
              "reaches the cap (PyTorch DDP)",
-             {Mode::bucketed}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }),
+             {Mode::bucketed}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }), "bucket_rule"),
   };
   return t;
 }

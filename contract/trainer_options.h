@@ -77,6 +77,11 @@ struct TrainerOption {
   ValueKind kind;
   ConfigUse config;
   bool shapes_run;      // in the fingerprint all ranks must share (paths and verbosity are not)
+  // Changes the measurement: two runs that differ only in it are two points of a report, never
+  // repeats of one (harness/point_settings.h derives the point key from this flag).
+  bool measured = true;
+  // The config's top-level key that sweeps it as a list ("allreduces"); "" when none does.
+  std::string axis;
   // Parses and checks `value` (a switch gets "true"), storing it; throws OptionError naming the flag.
   std::function<void(TrainOptions&, const std::string&)> set;
   // The value as text (defaults in --help, the fingerprint).

@@ -60,8 +60,38 @@ std::string PointKey::describe() const {
     p.nodes = std::stoi(placement.substr(0, x));
     p.ranks_per_node = std::stoi(placement.substr(x + 1));
   }
+  p.settings = settings;
   return p.describe();
 }
+
+PointKey PointKey::as(const std::string& m, int k, std::optional<double> cap, const std::string& l) const {
+  const ModeInfo* info = find_mode(m);
+  // The placement is kept for naive beside a placed point; the single run has none.
+  return {model, m, k, cap, l, k == 1 ? std::string() : placement, info ? settings_for_mode(settings, info->mode) : settings};
+}
+
+namespace {
+// Whether the point's mode takes option `key` (a single run has no grad_comm to show).
+bool takes(const PointKey& k, const std::string& key) {
+  const ModeInfo* m = find_mode(k.mode);
+  const TrainerOption* t = find_option(key);
+  return m && t && t->accepted_by(m->mode);
+}
+}  // namespace
+
+std::vector<std::string> varying_settings(const std::vector<PointKey>& keys) {
+  std::vector<std::string> out;
+  for (const auto& [key, _] : default_settings()) {
+    std::set<std::string> values;
+    for (const PointKey& k : keys) {
+      if (takes(k, key)) values.insert(setting(k.settings, key));
+    }
+    if (values.size() > 1) out.push_back(key);
+  }
+  return out;
+}
+
+std::string setting_text(const PointKey& k, const std::string& key) { return takes(k, key) ? setting(k.settings, key) : "—"; }
 
 Spread spread_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -137,9 +167,8 @@ Analysis analyse(const ResultsFile& f) {
 
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
-    const PointStats* single = a.find({s.key.model, mode_name(Mode::single), 1, std::nullopt, "none"});
-    const PointStats* naive =
-        a.find({s.key.model, mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link, s.key.placement});
+    const PointStats* single = a.find(s.key.as(mode_name(Mode::single), 1, std::nullopt, "none"));
+    const PointStats* naive = a.find(s.key.as(mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link));
     const ModeInfo* mode = find_mode(s.key.mode);
     const bool data_parallel = mode && mode->data_parallel;
     const bool overlapped = mode && mode->wait_field == WaitField::exposed_comm_s;

@@ -22,21 +22,33 @@
 
 namespace dpscale {
 
-// What runs are matched on, across repeats and across files.
+// What runs are matched on, across repeats and across files: the point's own fields and every
+// option that changes the measurement (point_settings.h), so a field added here or an option
+// flagged in the table is matched on everywhere (report, compare, the gate) at once.
 struct PointKey {
   std::string model, mode;
   int world_size = 1;
   std::optional<double> bucket_cap_mb;
   std::string link = "none";
   std::string placement;  // "2x2" (nodes x ranks per node); "" where the sweep asked for none
+  Settings settings = default_settings();
 
   static PointKey of(const SweepPoint& p) {
-    return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link, p.placement()};
+    return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link, p.placement(), p.settings};
   }
+  // The key of a run of `mode` at `world_size` beside this one (the single run a speedup is
+  // measured against, naive at the same K): settings that mode does not take at their default.
+  PointKey as(const std::string& mode, int world_size, std::optional<double> cap, const std::string& link) const;
   auto operator<=>(const PointKey&) const = default;
   bool operator==(const PointKey&) const = default;
-  std::string describe() const;  // "large bucketed K=2 cap 25 MB pcie4"
+  std::string describe() const;  // "large bucketed K=2 cap 25 MB pcie4 grad_comm=bf16"
 };
+
+// The settings' keys whose values differ between the keys whose modes take them (the report's
+// extra columns), in the option table's order.
+std::vector<std::string> varying_settings(const std::vector<PointKey>& keys);
+// A key's value of setting `key` for a column: "—" where its mode does not take the option.
+std::string setting_text(const PointKey& k, const std::string& key);
 
 // median, min, max of one quantity over a point's repeats
 struct Spread {

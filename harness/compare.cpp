@@ -101,10 +101,14 @@ std::string render_comparison(const Comparison& c, const CompareOptions& o, cons
   const bool any_repeat = std::any_of(c.points.begin(), c.points.end(), [](auto& p) {
     return (p.base && p.base->runs > 1) || (p.now && p.now->runs > 1);
   });
+  std::vector<PointKey> keys;
+  for (const ComparedPoint& p : c.points) keys.push_back(p.key);
+  const std::vector<std::string> varying = varying_settings(keys);
   Table t;
   t.header = {"Model", "Mode", "K"};
   if (any_cap) t.header.push_back("Cap MB");
   if (any_link) t.header.push_back("Link");
+  for (const std::string& key : varying) t.header.push_back(key);
   for (const char* h : {"Speedup (base → new)", "E", "Comm %"}) t.header.push_back(h);
   if (o.absolute) t.header.push_back("Throughput/s");
   if (any_repeat) t.header.push_back("Spread base/new");
@@ -121,6 +125,7 @@ std::string render_comparison(const Comparison& c, const CompareOptions& o, cons
     std::vector<std::string> r = {p.key.model, mode_label(p.key.mode), std::to_string(p.key.world_size)};
     if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
     if (any_link) r.push_back(p.key.link);
+    for (const std::string& key : varying) r.push_back(setting_text(p.key, key));
     r.push_back(arrow(get(p.base, sp), get(p.now, sp), 2, "×"));
     r.push_back(arrow(get(p.base, ef), get(p.now, ef), 2));
     r.push_back(arrow_pct(get(p.base, cf), get(p.now, cf)));

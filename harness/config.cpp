@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "harness/placement_axis.h"
+#include "contract/option_rules.h"
 #include "models/fnv1a.h"
 #include "models/mlp_spec.h"
 
@@ -81,6 +82,42 @@ struct Parser {
   }
 };
 
+// The option rules between options (contract/option_rules.h) on every run the config expands
+// to: a combination a trainer would refuse is refused here, naming the config's keys for the
+// flags the trainer's words name.
+void check_rules(const SweepConfig& c, const Parser& p) {
+  for (const SweepPoint& pt : expand(c, 1)) {
+    if (!mode_named(pt.mode).data_parallel) continue;
+    TrainOptions o;
+    o.mode = mode_named(pt.mode).mode;
+    const std::vector<std::string> args = trainer_args(c, pt);
+    for (size_t i = 0; i < args.size(); ++i) {
+      for (const TrainerOption& t : trainer_options()) {
+        if (t.flag != args[i]) continue;
+        const bool has_value = t.kind != ValueKind::switch_ && i + 1 < args.size();
+        t.set(o, has_value ? args[i + 1] : "true");
+        if (has_value) ++i;
+        break;
+      }
+    }
+    try {
+      check_option_rules(o, pt.world_size);
+    } catch (const InputError& e) {
+      const std::string words = e.what();
+      std::vector<std::string> keys;
+      for (const TrainerOption& t : trainer_options()) {
+        if (words.find(t.flag + " ") == std::string::npos && words.find(t.flag + ":") == std::string::npos) continue;
+        std::string key = t.config == ConfigUse::sweep ? t.key : "options." + t.key;
+        for (const ConfigAxis& a : c.axes) {
+          if (a.option == &t) key = t.axis;
+        }
+        keys.push_back("'" + key + "'");
+      }
+      throw ConfigError(p.src + ": " + join(keys) + ": the run " + pt.describe() + " would be refused: " + words);
+    }
+  }
+}
+
 }  // namespace
 
 std::string SweepPoint::run_id(const std::string& config_name) const {
@@ -88,6 +125,7 @@ std::string SweepPoint::run_id(const std::string& config_name) const {
   if (bucket_cap_mb) id += "-cap" + format_number(*bucket_cap_mb);
   if (link != "none") id += "-" + link;
   if (nodes > 0) id += "-p" + placement();
+  for (const auto& [key, value] : axes) id += "-" + key + "=" + value;
   return id + "-r" + std::to_string(repeat);
 }
 
@@ -100,6 +138,7 @@ std::string SweepPoint::describe() const {
   if (bucket_cap_mb) d += " cap " + format_number(*bucket_cap_mb) + " MB";
   if (link != "none") d += " " + link;
   if (nodes > 0) d += " " + placement();
+  if (const std::string a = describe_axes(settings); !a.empty()) d += " " + a;
   return d;
 }
 
@@ -116,12 +155,16 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     throw ConfigError(source + ": not valid JSON: a number out of range");
   }
   if (!j.is_object()) throw ConfigError(source + ": a config must be a JSON object");
+  std::vector<std::string> top_keys = kTopKeys;
+  for (const TrainerOption& t : trainer_options()) {
+    if (!t.axis.empty()) top_keys.push_back(t.axis);
+  }
   for (const auto& [key, _] : j.items()) {
-    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
+    if (std::find(top_keys.begin(), top_keys.end(), key) == top_keys.end()) {
       const TrainerOption* opt = find_option(key);
       const bool is_option = opt && opt->config == ConfigUse::options;
       p.fail(key, std::string("is not a config key") +
-                      (is_option ? " (trainer options go inside \"options\")" : " (known: " + join(kTopKeys) + ")"));
+                      (is_option ? " (trainer options go inside \"options\")" : " (known: " + join(top_keys) + ")"));
     }
   }
 
@@ -303,6 +346,31 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
     }
   }
 
+  // The axes: a list (or one value) under the option's axis key, each value checked by the
+  // option's own parser; an option is swept or set in "options", not both.
+  for (const TrainerOption& t : trainer_options()) {
+    if (t.axis.empty() || !j.contains(t.axis)) continue;
+    for (const TrainerArg& a : c.options) {
+      if (a.option == &t) p.fail(t.axis, "sweeps " + t.key + ", which \"options\" also sets: set it in one place");
+    }
+    const json& v = j[t.axis];
+    const json list = v.is_array() ? v : json::array({v});
+    if (list.empty()) p.fail(t.axis, "must be a non-empty array");
+    ConfigAxis axis{&t, {}};
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string key = t.axis + "[" + std::to_string(i) + "]";
+      std::string text = p.trainer_value(key, list[i], t.key);
+      TrainOptions scratch;
+      t.set(scratch, text);
+      text = t.get(scratch);  // as the key renders it: 4 and 4.0, ring and ring, alike
+      if (std::find(axis.values.begin(), axis.values.end(), text) != axis.values.end()) {
+        p.fail(key, "repeats " + t.key + " " + text);
+      }
+      axis.values.push_back(text);
+    }
+    c.axes.push_back(std::move(axis));
+  }
+
   // Every rank takes an equal shard of the global batch: a world size that does not divide it is
   // refused here, in the trainer's words, instead of failing every run of that size.
   TrainOptions batch;
@@ -316,6 +384,7 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
                  std::to_string(batch.batch_size) + " (options.batch_size; each rank takes an equal shard)");
     }
   }
+  check_rules(c, p);
   return c;
 }
 
@@ -341,24 +410,52 @@ std::string config_hash(const SweepConfig& c) {
   return hex;
 }
 
+namespace {
+
+// Every combination of the axes' values that `mode` takes (axes it does not take: left out, so
+// a single run is not repeated once per all-reduce algorithm), in the axes' order.
+std::vector<Settings> axis_combinations(const SweepConfig& c, Mode mode) {
+  std::vector<Settings> out = {{}};
+  for (const ConfigAxis& a : c.axes) {
+    if (!a.option->accepted_by(mode)) continue;
+    std::vector<Settings> next;
+    for (const Settings& s : out) {
+      for (const std::string& v : a.values) {
+        Settings t = s;
+        t.emplace_back(a.option->key, v);
+        next.push_back(std::move(t));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<SweepPoint> expand(const SweepConfig& c, int repeats) {
   const bool has_single = std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return !mode_named(m).data_parallel; });
   std::vector<SweepPoint> runs;
+  auto add = [&](SweepPoint p) {
+    for (Settings axes : axis_combinations(c, mode_named(p.mode).mode)) {
+      p.axes = std::move(axes);
+      p.settings = settings_of_args(trainer_args(c, p));
+      runs.push_back(p);
+    }
+  };
   for (int r = 0; r < repeats; ++r) {
     for (const std::string& model : c.models) {
-      if (has_single) runs.push_back({model, mode_name(Mode::single), 1, std::nullopt, "none", r});
+      if (has_single) add({model, mode_name(Mode::single), 1, std::nullopt, "none", r, {}, {}});
       for (int k : c.world_sizes) {
         for (const std::string& mode : c.modes) {
           const ModeInfo& info = mode_named(mode);
           if (!info.data_parallel) continue;
           for (const Placement& pl : placements_for(c.nodes, c.ranks_per_node, k)) {
             if (!option("bucket_cap_mb").accepted_by(info.mode)) {
-              runs.push_back({model, mode, k, std::nullopt, c.link, r, pl.nodes, pl.ranks_per_node});
+              add({model, mode, k, std::nullopt, c.link, r, pl.nodes, pl.ranks_per_node});
               continue;
             }
-            for (double cap : c.bucket_caps_mb) {
-              runs.push_back({model, mode, k, cap, c.link, r, pl.nodes, pl.ranks_per_node});
-            }
+            for (double cap : c.bucket_caps_mb) add({model, mode, k, cap, c.link, r, pl.nodes, pl.ranks_per_node});
           }
         }
       }
@@ -380,6 +477,15 @@ std::vector<std::string> trainer_args(const SweepConfig& c, const SweepPoint& p)
     a.insert(a.end(), {option("link").flag, p.link, option("link_dilation").flag, c.link_dilation});
   }
   if (p.bucket_cap_mb) a.insert(a.end(), {option("bucket_cap_mb").flag, format_number(*p.bucket_cap_mb)});
+  for (const auto& [key, value] : p.axes) {
+    const TrainerOption& t = option(key);
+    if (!t.accepted_by(mode.mode)) continue;
+    if (t.kind != ValueKind::switch_) {
+      a.insert(a.end(), {t.flag, value});
+    } else if (value == "true") {
+      a.push_back(t.flag);
+    }
+  }
   return a;
 }
 

@@ -1,13 +1,16 @@
 // config.h — a sweep definition (configs/*.json) and its expansion into runs.
 //
-// A config names models, modes, world sizes, bucket caps, the link and the base trainer options:
+// A config names models, modes, world sizes, bucket caps, the link, the base trainer options and
+// any option axes (a list under the option's axis key, TrainerOption::axis: "accum_steps",
+// "grad_comm", "bucket_rule", "allreduces", "tf32"; a single value is a list of one):
 //
 //   { "name": "workshop", "models": ["small", "medium"], "modes": ["single", "naive", "bucketed"],
 //     "world_sizes": [2, 4], "bucket_caps_mb": [25], "link": "none",
 //     "options": { "samples": 32768, "batch_size": 1024, "lr": 0.01, "epochs": 5 } }
 //
 // Expansion, in the workshop's table order: per model, `single` at K = 1, then for each world size
-// each data-parallel mode, `bucketed` once per bucket cap. Unknown keys and bad values are
+// each data-parallel mode, `bucketed` once per bucket cap, each once per combination of the axes'
+// values (an axis's option only where the mode takes it). Unknown keys and bad values are
 // rejected with the key's name (ConfigError -> exit 2), before anything runs. Every trainer value
 // is checked by the trainers' own parser (contract/trainer_options.h), so a config the trainers
 // would refuse is refused here, with their words.
@@ -20,6 +23,7 @@
 #include "contract/modes.h"
 #include "contract/option_values.h"
 #include "contract/trainer_options.h"
+#include "harness/point_settings.h"
 #include "models/errors.h"
 
 namespace dpscale {
@@ -34,6 +38,12 @@ class ConfigError : public InputError {
 struct TrainerArg {
   const TrainerOption* option;  // the table's entry: flag, and which executables accept it
   std::string value;            // "" for a switch that is on
+};
+
+// One option swept by the config: its values, each checked by the option's parser.
+struct ConfigAxis {
+  const TrainerOption* option;
+  std::vector<std::string> values;  // as flag text; a switch: "true" | "false"
 };
 
 struct SweepConfig {
@@ -54,6 +64,7 @@ struct SweepConfig {
   int repeats = 1;
   int nice = 0;                            // the sweep's scheduling priority (sweep.h)
   std::vector<TrainerArg> options;         // base options, in the config's order
+  std::vector<ConfigAxis> axes;            // in the option table's order
 };
 
 // One run of the sweep: what `point` in the sweep line records, plus the trainer arguments.
@@ -67,13 +78,19 @@ struct SweepPoint {
   // The placement asked for: nodes x ranks per node (both 0: none asked, the launcher's own).
   int nodes = 0;
   int ranks_per_node = 0;
+  // The config's axis values this run takes (options its mode does not take are left out).
+  Settings axes;
+  // Every measured option's value (point_settings.h), from the run's flags: what the point
+  // key compares besides the fields above.
+  Settings settings = default_settings();
 
   // "2x2" (nodes x ranks per node), or "" when none was asked for.
   std::string placement() const;
 
-  // "<config>/<model>-<mode>-k<K>[-cap<C>][-<link>][-p<N>x<R>]-r<repeat>": unique in a sweep, the --resume key.
+  // "<config>/<model>-<mode>-k<K>[-cap<C>][-<link>][-p<N>x<R>][-<key>=<value>...]-r<repeat>": unique
+  // in a sweep, the --resume key.
   std::string run_id(const std::string& config_name) const;
-  // "large bucketed K=2 cap 4 MB pcie4" for progress lines.
+  // "large bucketed K=2 cap 4 MB pcie4 grad_comm=bf16" for progress lines.
   std::string describe() const;
 };
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "contract/modes.h"
 #include "contract/option_values.h"
 #include "harness/report.h"
 #include "harness/table.h"
@@ -44,6 +45,26 @@ ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) :
 
 std::string ms(const std::optional<double>& s) { return s ? fmt_fixed(*s * 1e3, 1) + " ms" : "—"; }
 
+// One repeat's straggler: "rank 1 (compute)", "none"; records older than the straggler rule
+// that name a rank without a cause: "rank 1".
+std::string straggler_of(const RunRecord& r) {
+  if (!r.straggler_rank) return "none";
+  return "rank " + std::to_string(*r.straggler_rank) + (r.straggler_cause ? " (" + *r.straggler_cause + ")" : "");
+}
+
+// Every repeat's straggler, runs of the same one written once with their count:
+// "rank 1 (compute) ×2, none".
+std::string stragglers_text(const std::vector<RunRecord>& rs) {
+  std::string out;
+  for (size_t i = 0; i < rs.size();) {
+    size_t j = i;
+    while (j < rs.size() && straggler_of(rs[j]) == straggler_of(rs[i])) ++j;
+    out += (out.empty() ? "" : ", ") + straggler_of(rs[i]) + (j - i > 1 ? " ×" + std::to_string(j - i) : "");
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 DiagnosisStats diagnosis_stats(const PointStats& p) {
@@ -77,12 +98,24 @@ DiagnosisStats diagnosis_stats(const PointStats& p) {
   return d;
 }
 
+namespace {
+ordered_json stragglers_json(const std::vector<RunRecord>& rs) {
+  ordered_json a = ordered_json::array();
+  for (const RunRecord& r : rs) {
+    a.push_back({{"rank", r.straggler_rank ? ordered_json(*r.straggler_rank) : ordered_json(nullptr)},
+                 {"cause", r.straggler_cause ? ordered_json(*r.straggler_cause) : ordered_json(nullptr)}});
+  }
+  return a;
+}
+}  // namespace
+
 ordered_json diagnosis_json(const PointStats& p) {
   const DiagnosisStats d = diagnosis_stats(p);
   const double steps_per_epoch = p.first.steps_per_epoch > 0 ? static_cast<double>(p.first.steps_per_epoch) : 1.0;
   return {{"bottleneck", d.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(d.bottleneck)},
           {"straggler_rank", d.straggler_rank ? ordered_json(*d.straggler_rank) : ordered_json(nullptr)},
           {"diagnosis", d.diagnosis},
+          {"stragglers", stragglers_json(p.repeats)},
           {"steps_per_epoch", steps_per_epoch},
           {"triad_step_s", opt(d.triad_step_s)},
           {"compute_only_step_s", opt(d.compute_only_step_s)},
@@ -98,22 +131,25 @@ ordered_json diagnosis_json(const PointStats& p) {
 
 std::string diagnosis_markdown(const Analysis& a) {
   Table t;
-  t.header = {"Model", "Mode", "K", "Link", "Bottleneck", "Step (triad)", "Compute-only", "Comm-only", "Exposed",
-              "Overlap %", "Loader/epoch", "Diagnosis"};
+  t.header = {"Model", "Mode", "K", "Link", "Bottleneck", "Straggler per run", "Step (triad)", "Compute-only",
+              "Comm-only", "Exposed", "Overlap %", "Loader/epoch", "Diagnosis"};
   t.right.assign(t.header.size(), true);
-  t.right[0] = t.right[1] = t.right[3] = t.right[4] = t.right[11] = false;
+  t.right[0] = t.right[1] = t.right[3] = t.right[4] = t.right[5] = t.right[12] = false;
   for (const PointStats& p : a.points) {
     const DiagnosisStats d = diagnosis_stats(p);
     if (d.bottleneck.empty()) continue;
     t.rows.push_back({p.key.model, mode_label(p.key.mode), std::to_string(p.key.world_size), p.key.link,
-                      d.bottleneck + (d.straggler_rank ? " (rank " + std::to_string(*d.straggler_rank) + ")" : ""),
-                      ms(d.triad_step_s), ms(d.compute_only_step_s), ms(d.comm_only_step_s), ms(d.exposed_comm_step_s),
+                      d.bottleneck + (d.bottleneck == "straggler" && d.straggler_rank
+                                          ? " (rank " + std::to_string(*d.straggler_rank) + ")" : ""),
+                      find_mode(p.key.mode) && find_mode(p.key.mode)->data_parallel ? stragglers_text(p.repeats) : "—", ms(d.triad_step_s), ms(d.compute_only_step_s), ms(d.comm_only_step_s), ms(d.exposed_comm_step_s),
                       d.overlap_pct ? fmt_fixed(*d.overlap_pct, 0) + "%" : "—", fmt_fixed(d.loader_s, 3) + "s",
                       d.diagnosis});
   }
   if (t.rows.empty()) return "";
   return "\n## Why each run scaled as it did\n\n" + t.markdown() +
-         "\nBottleneck: the README's rule (\"Why a run scaled as it did\"), the label most repeats carry. Triad\n"
+         "\nBottleneck: the README's rule (\"Why a run scaled as it did\"), the label most repeats carry.\n"
+         "Straggler per run: the rank slower than the others and where it lost its time (compute, loader,\n"
+         "link; trainers/straggler.h), each repeat in order. Triad\n"
          "columns (--triad N): per step, medians; Exposed = step − compute-only; Overlap % = 100·max(0, min(1,\n"
          "1 − exposed/comm-only)).\n";
 }

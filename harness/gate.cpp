@@ -58,6 +58,7 @@ json key_json(const PointKey& k) {
   j["world_size"] = k.world_size;
   j["bucket_cap_mb"] = k.bucket_cap_mb ? json(*k.bucket_cap_mb) : json(nullptr);
   j["link"] = k.link;
+  if (const std::string axes = describe_axes(k.settings); !axes.empty()) j["axes"] = axes;
   return j;
 }
 
@@ -83,11 +84,13 @@ json side_json(const Side& s) {
 // against `idle` (the best probe of every file compared).
 void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<PointKey, Side>& sides,
              std::vector<std::string>& notes) {
-  std::map<std::pair<std::string, int>, const SweepEntry*> singles;  // (model, repeat) -> single run
+  // (the single run's point key, repeat) -> that single run: a point is paired with the single
+  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
+  std::map<std::pair<PointKey, int>, const SweepEntry*> singles;
   int stateless = 0;
   for (const SweepEntry& e : f.entries) {
     if (!e.state) ++stateless;
-    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{e.point.model, e.point.repeat}] = &e;
+    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{PointKey::of(e.point), e.point.repeat}] = &e;
   }
   if (stateless) {
     notes.push_back(f.path + ": " + std::to_string(stateless) +
@@ -109,7 +112,8 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
       s.disturbed.push_back(round + ": " + *why);
       continue;
     }
-    const auto single = singles.find({e.point.model, e.point.repeat});
+    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
+    const auto single = singles.find({single_key, e.point.repeat});
     if (single == singles.end()) {
       s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
       continue;
@@ -122,7 +126,7 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
     // and fit, their geometric mean is the single-device rate at this run's time (a machine
     // whose speed drifts over a round then cancels to first order, not only its level).
     double thr_single = single->second->record->throughput_samples_per_s;
-    const auto next = singles.find({e.point.model, e.point.repeat + 1});
+    const auto next = singles.find({single_key, e.point.repeat + 1});
     if (next != singles.end() && !disturbed(*next->second)) {
       thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
     }

@@ -22,6 +22,12 @@ ordered_json spread_json(const Spread& s) { return {{"median", s.median}, {"min"
 
 std::string cap_text(const std::optional<double>& cap) { return cap ? format_number(*cap) : ""; }
 
+std::vector<PointKey> keys_of(const Analysis& a) {
+  std::vector<PointKey> keys;
+  for (const PointStats& p : a.points) keys.push_back(p.key);
+  return keys;
+}
+
 std::string markdown(const Analysis& a, const std::string& source) {
   const bool any_cap = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
   const bool any_link = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.link != "none"; });
@@ -29,11 +35,14 @@ std::string markdown(const Analysis& a, const std::string& source) {
       std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return !p.key.placement.empty(); });
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
 
+  // A column per setting the file's points differ in (an axis the sweep varied), only then.
+  const std::vector<std::string> varying = varying_settings(keys_of(a));
   Table t;
   t.header = {"Model", "Mode", "K"};
   if (any_cap) t.header.push_back("Cap MB");
   if (any_link) t.header.push_back("Link");
   if (any_placement) t.header.push_back("Nodes×Ranks");
+  for (const std::string& key : varying) t.header.push_back(key);
   for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
                         "Naive Amdahl"}) {
     t.header.push_back(h);
@@ -51,6 +60,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
     if (any_link) r.push_back(p.key.link);
     if (any_placement) r.push_back(p.key.placement.empty() ? "—" : p.key.placement);
+    for (const std::string& key : varying) r.push_back(setting_text(p.key, key));
     r.push_back(fmt_params(p.n_params));
     r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
     r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
@@ -108,26 +118,36 @@ std::string markdown(const Analysis& a, const std::string& source) {
 }
 
 std::string csv(const Analysis& a) {
+  const std::vector<std::string> varying = varying_settings(keys_of(a));
   Table t;
-  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link", "n_params", "runs",
+  t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link"};
+  t.header.insert(t.header.end(), varying.begin(), varying.end());
+  for (const char* h : {"n_params", "runs",
               "avg_epoch_s", "avg_epoch_s_min", "avg_epoch_s_max", "comm_s", "compute_s",
               "throughput_samples_per_s", "throughput_min", "throughput_max", "speedup", "efficiency",
-              "comm_fraction", "gamma", "amdahl_max", "placement", "reason"};
+              "comm_fraction", "gamma", "amdahl_max", "placement", "reason"}) {
+    t.header.push_back(h);
+  }
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
-    t.rows.push_back({"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size), cap_text(p.key.bucket_cap_mb),
-                      p.key.link, std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
+    std::vector<std::string> row = {"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size),
+                                    cap_text(p.key.bucket_cap_mb), p.key.link};
+    for (const std::string& key : varying) row.push_back(setting_text(p.key, key));
+    const std::vector<std::string> rest = {std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
                       format_number(p.epoch_s.min), format_number(p.epoch_s.max),
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
                       format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
                       num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max),
-                      p.key.placement, ""});
+                      p.key.placement, ""};
+    row.insert(row.end(), rest.begin(), rest.end());
+    t.rows.push_back(std::move(row));
   }
   for (const FailedRun& r : a.failed) {
     const SweepPoint& p = r.entry.point;
     std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
                                     p.link};
+    for (const std::string& key : varying) row.push_back(setting_text(PointKey::of(p), key));
     row.resize(t.header.size() - 2);
     row.push_back(p.placement());
     row.push_back(r.entry.reason);
@@ -154,6 +174,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
   // The mode table (contract/modes.cpp), so the plotter names modes as the tables do.
   j["modes"] = contract_json()["modes"];
   j["warnings"] = a.warnings;
+  // The settings the points differ in: what a chart may put on an axis (docs/RESULTS_FORMAT.md).
+  j["axes"] = varying_settings(keys_of(a));
   j["points"] = ordered_json::array();
   for (const PointStats& p : a.points) {
     ordered_json o;
@@ -163,6 +185,9 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["bucket_cap_mb"] = opt_json(p.key.bucket_cap_mb);
     o["link"] = p.key.link;
     o["placement"] = p.key.placement;
+    ordered_json settings = ordered_json::object();
+    for (const auto& [key, value] : p.key.settings) settings[key] = value;
+    o["settings"] = settings;
     o["n_params"] = p.n_params;
     o["runs"] = p.runs;
     o["setup"] = setup_json(p.first);

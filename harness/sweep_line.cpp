@@ -24,6 +24,11 @@ nlohmann::ordered_json point_json(const SweepPoint& p) {
     j["nodes"] = p.nodes;
     j["ranks_per_node"] = p.ranks_per_node;
   }
+  if (!p.axes.empty()) {
+    nlohmann::ordered_json axes = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : p.axes) axes[key] = value;
+    j["axes"] = axes;
+  }
   j["repeat"] = p.repeat;
   return j;
 }
@@ -117,8 +122,21 @@ SweepEntry parse_sweep_line(const json& j) {
       throw std::runtime_error("'point.nodes' x 'point.ranks_per_node' is not 'point.world_size'");
     }
   }
+  if (p.contains("axes")) {
+    if (!p.at("axes").is_object()) throw std::runtime_error("'point.axes' is not an object");
+    for (const auto& [key, value] : p.at("axes").items()) {
+      if (!find_option(key)) throw std::runtime_error("'point.axes." + key + "' is no trainer option");
+      if (!value.is_string()) throw std::runtime_error("'point.axes." + key + "' has the wrong type");
+      e.point.axes.emplace_back(key, value.get<std::string>());
+    }
+  }
   if (j.contains("run") && j.at("run").is_object()) {
     const json& r = j.at("run");
+    if (r.contains("argv")) {
+      // The point key's settings come from the flags the run was given (point_settings.h).
+      e.run.argv = field<std::vector<std::string>>(r, "run", "argv");
+      e.point.settings = settings_of_argv(e.run.argv);
+    }
     if (r.contains("config")) e.run.config = field<std::string>(r, "run", "config");
     if (r.contains("run_id")) e.run.run_id = field<std::string>(r, "run", "run_id");
     if (r.contains("duration_s")) e.run.duration_s = field<double>(r, "run", "duration_s");

@@ -28,19 +28,22 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   Diagnosis d;
   const size_t k = in.ranks.size();
   const double step = in.step_s > 0 ? in.step_s : 1.0;
+  std::vector<double> c;
+  for (const RankStep& r : in.ranks) c.push_back(r.compute);
+  if (in.imbalance_compute.size() == k) c = in.imbalance_compute;
   size_t slow = 0;
   for (size_t r = 1; r < k; ++r) {
-    if (in.ranks[r].compute > in.ranks[slow].compute) slow = r;
+    if (c[r] > c[slow]) slow = r;
   }
   double imbalance = 0.0, others = 0.0;
   if (k > 1) {
     std::vector<double> rest;
     for (size_t r = 0; r < k; ++r) {
-      if (r != slow) rest.push_back(in.ranks[r].compute);
+      if (r != slow) rest.push_back(c[r]);
     }
     std::sort(rest.begin(), rest.end());
     others = rest.size() % 2 ? rest[rest.size() / 2] : 0.5 * (rest[rest.size() / 2 - 1] + rest[rest.size() / 2]);
-    imbalance = std::max(0.0, in.ranks[slow].compute - others);
+    imbalance = std::max(0.0, c[slow] - others);
   }
   const double exposed = k ? in.ranks[slow].wait : 0.0;
   double loader = 0.0, compute = 0.0;
@@ -62,7 +65,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   } else if (top == d.straggler_share) {
     d.bottleneck = "straggler";
     d.straggler_rank = static_cast<int>(slow);
-    d.line = "straggler: rank " + std::to_string(slow) + " computes " + ms(in.ranks[slow].compute) + " per step, " +
+    d.line = "straggler: rank " + std::to_string(slow) + " computes " + ms(c[slow]) + " per step, " +
              ms(imbalance) + " (" + pct(d.straggler_share) + " of the step) longer than the others, who wait for it " +
              "in the all-reduce";
   } else if (top == d.comm_share) {

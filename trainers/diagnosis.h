@@ -4,7 +4,8 @@
 // as it did"), per timed step, with c_r, w_r, l_r rank r's compute, all-reduce wait and loader
 // wait and T the step time (the slowest rank's epoch time / steps):
 //
-//   straggler     s = argmax_r c_r;  imbalance = c_s − median of the other ranks' c
+//   straggler     s = argmax_r c_r;  imbalance = c_s − median of the other ranks' c (c here: the
+//                 steadier per-step compute of straggler.h where the trainer has it)
 //   communication exposed = w_s, the wait of the rank that computed longest: it arrives last
 //                 at the all-reduce, so it waits only for the communication itself (the others
 //                 also wait for it: that part is imbalance, not communication)
@@ -33,6 +34,9 @@ struct DiagnosisInput {
   double step_s = 0.0;          // T
   double busy_s = 0.0;          // per step, mean over ranks: summed all-reduce durations
   bool data_parallel = false;
+  // Per rank, the compute the straggler's imbalance is judged on, when there is a steadier
+  // measure than c_r (trainers/straggler.h: the compute clock's per-step medians); empty: c_r.
+  std::vector<double> imbalance_compute;
 };
 
 struct Diagnosis {

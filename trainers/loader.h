@@ -53,6 +53,7 @@ class BatchLoader {
   // has been fetched; adds the blocked time to the loader's seconds.
   StagedBatch next();
   double take_wait_seconds();
+  double wait_seconds() const { return wait_s_; }  // since the last take
 
  private:
   // Host memory of one slot: the lane's (pinned) or the heap's.

@@ -2,6 +2,7 @@
 #include "rank_setup.h"
 
 #include "comm/communicator.h"
+#include "contract/option_rules.h"
 #include "models/errors.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
@@ -37,17 +38,10 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->link = parse_link(opts.link);
   s->dilation = parse_dilation(opts.link_dilation);
   s->link.dilation = s->dilation.factor;
-  // Two-tier link emulation (issue 11): the emulated nodes are blocks of ranks_per_node ranks.
-  if (s->link.ranks_per_node > 0 && world_size % s->link.ranks_per_node != 0) {
-    throw InputError("--link " + opts.link + ": ranks-per-node=" + std::to_string(s->link.ranks_per_node) +
-                     " does not divide the " + std::to_string(world_size) + " ranks into whole nodes");
-  }
+  // Two-tier nodes that divide the ranks, hier with fp32 gradients: the rules a sweep checks too.
+  check_option_rules(opts, world_size);
   s->algo = parse_allreduce_algo(opts.allreduce);
   s->grad_format = parse_grad_format(opts.grad_comm);
-  // hier's node phases sum float, double and integers only (comm/hier_allreduce.h).
-  if (s->algo == AllreduceAlgo::hier && s->grad_format != GradFormat::fp32) {
-    throw InputError("--grad-comm " + opts.grad_comm + " does not combine with --allreduce hier (use native; on the MPI backend also ring or star)");
-  }
   // The checkpoint is read (once) before the data: a bad --init fails fast.
   std::vector<float> init_params;
   if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));

@@ -90,6 +90,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.timestamp = ctx.timestamp;
   r.replicas_agree = ctx.replicas_agree;
   r.accum_steps = o.accum_steps;
+  r.tf32 = o.device.tf32;
   if (mode.data_parallel) r.grad_comm = o.grad_comm;
   if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;
   return r;

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "diagnosis.h"
+#include "straggler.h"
 #include "models/errors.h"
 
 namespace dpscale {
@@ -32,9 +33,7 @@ std::vector<std::string> gather_text(World& world, const std::string& mine) {
   return out;
 }
 
-void write_trace(RankSetup& s, World& world, Tracer& tracer) {
-  const std::vector<std::string> per_rank = gather_text(world, tracer.events_text());
-  if (world.rank() != 0) return;
+void write_trace(const RankSetup& s, const std::vector<std::string>& per_rank, const TraceStraggler& straggler) {
   nlohmann::ordered_json meta{{"mode", mode_info(s.opts.mode).name},
                               {"model", s.spec.name},
                               {"world_size", s.world_size},
@@ -44,7 +43,7 @@ void write_trace(RankSetup& s, World& world, Tracer& tracer) {
                                               "step, compute and comm spans are CUDA events mapped onto it"
                                             : "host steady clock, µs since the ranks left the barrier before step 1"}};
   std::ofstream out(s.opts.trace_path);
-  out << Tracer::merge(per_rank, meta) << "\n";
+  out << Tracer::merge(per_rank, meta, straggler) << "\n";
   if (!out) throw InputError("--trace: cannot write '" + s.opts.trace_path + "'");
 }
 
@@ -60,7 +59,7 @@ DiagnosisData finish_diagnosis(RankSetup& s, GradSync& sync, Communicator* comm,
   for (const std::vector<RankTiming>& t : world.gather_to_root(std::vector<RankTiming>{probe.totals()})) {
     d.timings.push_back(t.front());
   }
-  if (tracer) write_trace(s, world, *tracer);
+  if (tracer) d.trace_events = gather_text(world, tracer->events_text());
   if (comm && s.opts.triad > 0) d.triad = run_triad(s, sync, *comm, world, s.opts.triad);
   return d;
 }
@@ -77,6 +76,7 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
 
   DiagnosisInput in;
   in.data_parallel = mode.data_parallel;
+  std::vector<RankMedians> medians;
   r.loader_s = 0.0;
   for (size_t rank = 0; rank < epochs.size(); ++rank) {
     double wait = 0.0;
@@ -86,6 +86,8 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
     r.per_rank_wait_s.push_back(per(wait, n_epochs));
     r.loader_s += per(t.loader_s, n_epochs) / k;
     in.ranks.push_back(RankStep{per(t.compute_s, steps), per(wait, steps), per(t.loader_s, steps)});
+    medians.push_back(RankMedians{t.compute_med_s, t.loader_med_s, t.link_med_s});
+    in.imbalance_compute.push_back(t.compute_med_s);
   }
   double total = 0.0;
   for (double e : r.epoch_times_s) total += e;
@@ -93,8 +95,22 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
   in.busy_s = r.comm_busy_s ? per(*r.comm_busy_s * n_epochs, steps) : 0.0;
   const Diagnosis diag = diagnose(in);
   r.bottleneck = diag.bottleneck;
-  r.straggler_rank = diag.straggler_rank;
   r.diagnosis = diag.line;
+  if (mode.data_parallel) {
+    // The rank and cause come from the straggler rule alone; when the imbalance also bounds the
+    // step, the bottleneck says `straggler` of the same rank (both judge the same medians).
+    const StragglerScan scan = find_straggler(medians, in.step_s);
+    if (scan.found) {
+      r.straggler_rank = scan.found->rank;
+      r.straggler_cause = scan.found->cause;
+    }
+    r.diagnosis += "; " + describe(scan);
+  }
+  if (!o.trace_path.empty()) {
+    TraceStraggler straggler;
+    if (r.straggler_rank) straggler = {*r.straggler_rank, r.straggler_cause.value_or("compute")};
+    write_trace(s, d.trace_events, straggler);
+  }
 
   if (d.triad) {
     r.triad_steps = d.triad->steps;

@@ -23,16 +23,19 @@ struct DiagnosisData {
   std::optional<TriadResult> triad;
   std::vector<int64_t> unit_bytes;  // rank 0's all-reduces per step
   std::vector<double> unit_s;
+  // rank 0 with --trace: every rank's events, merged and written by fill_diagnosis once the
+  // straggler rule has run (the trace marks the straggler's slow spans).
+  std::vector<std::string> trace_events;
 };
 
 // A tracer when --trace is given, else null.
 std::unique_ptr<Tracer> make_tracer(RankSetup& s);
 
-// Collective: every rank calls it after run_training. Writes the trace file (rank 0).
+// Collective: every rank calls it after run_training. Gathers the trace's events on rank 0.
 DiagnosisData finish_diagnosis(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe& probe,
                                Tracer* tracer);
 
-// Rank 0: the diagnosis fields of `r` (the rest of it built already).
+// Rank 0: the diagnosis fields of `r` (the rest of it built already); writes the trace file.
 void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& epochs, const RankSetup& s);
 
 }  // namespace dpscale

@@ -10,15 +10,20 @@
 //   step_drained()   after GradSync::drain(): the step's all-reduce timings (the communicator's
 //                    call log: MPI's comm thread, NCCL's events) feed the per-unit bandwidth
 //                    and the trace
-//   on_grad_ready    stands between backward and the GradSync: on the --inject-delay rank it
-//                    sleeps once per step before the first gradient is announced (a straggler,
-//                    found before the collective equalises wall time), and tells the trace
+//   on_grad_ready    stands between backward and the GradSync: on the --inject-delay rank
+//                    (cause compute) it sleeps its share of MS before each gradient is announced
+//                    (a straggler, found before the collective equalises wall time), and tells
+//                    the trace
+// Per step it also keeps this rank's compute (host backends: wall and the thread's CPU time),
+// loader wait and link time, whose medians over the timed steps find a straggler and its cause
+// (trainers/straggler.h): a median ignores the few steps a busy machine took from one rank.
 //
 // The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
 // option off it adds two timer marks per step and nothing else: the same rows, the same
 // all-reduces in the same order, the same weights.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -38,6 +43,10 @@ class Tracer;
 struct RankTiming {
   double compute_s = 0.0;
   double loader_s = 0.0;
+  // Per-step medians: compute (on the CPU backend with one BLAS thread the compute thread's
+  // CPU time; a GPU's mean, whose per-step times would need a host sync), loader wait, link
+  // time (CallTiming::link_s summed over the step's all-reduces).
+  double compute_med_s = 0.0, loader_med_s = 0.0, link_med_s = 0.0;
 };
 
 class StepProbe final : public GradListener {
@@ -79,7 +88,20 @@ class StepProbe final : public GradListener {
   Communicator* comm_;
   Tracer* tracer_;
   InjectDelay delay_;
-  bool delay_here_ = false;  // this rank sleeps
+  bool delay_here_ = false;  // this rank's backward is slowed
+  double owed_s_ = 0.0;      // of the step's injected compute delay, not slept yet
+  double loader_step_s_ = 0.0;  // this step's loader wait so far
+  std::vector<double> step_compute_, step_loader_, step_link_;
+  // The injected delay now: MS, or PCT% of the median of the last steps' times (cycles_).
+  double delay_s() const;
+  std::vector<double> cycles_;
+  std::chrono::steady_clock::time_point last_sync_{};
+  size_t link_floats_ = 0;          // > 0: this rank's link is the slow one
+  double compute_sum_s_ = 0.0;      // the per-step takes of the host clock, summed
+  bool cpu_clock_ = false;          // compute timed in this thread's CPU time too
+  double cpu_begin_s_ = 0.0;
+  std::vector<double> step_cpu_;
+  double injected_loader_s_ = 0.0;  // the injected loader waits, summed
   bool first_grad_ = true;
   std::unique_ptr<UploadLane> lane_;  // a GPU's uploads of the staged batches (before loader_:
                                       // the loader's pinned slots are the lane's)

@@ -113,11 +113,25 @@ std::string Tracer::events_text() {
   return a.dump();
 }
 
-std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordered_json& meta) {
+namespace {
+// Whether event `e` of the straggler's process is a span of its cause.
+bool slow_span(const ordered_json& e, const std::string& cause) {
+  if (e.value("ph", "") != "X") return false;
+  const int tid = e.value("tid", -1);
+  if (cause == "compute") return tid == static_cast<int>(Track::compute) && e.value("name", "").rfind("backward", 0) == 0;
+  if (cause == "loader") return tid == static_cast<int>(Track::loader);
+  if (cause == "link") return tid == static_cast<int>(Track::comm);
+  return false;
+}
+}  // namespace
+
+std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordered_json& meta, const TraceStraggler& straggler) {
   ordered_json events = ordered_json::array();
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const int pid = static_cast<int>(r);
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "rank " + std::to_string(r)}}}});
+    const bool slow = pid == straggler.rank;
+    const std::string name = "rank " + std::to_string(r) + (slow ? " — straggler (" + straggler.cause + ")" : "");
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}});
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
     for (Track t : {Track::step, Track::compute, Track::comm, Track::loader}) {
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", static_cast<int>(t)},
@@ -125,10 +139,16 @@ std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordere
     }
     for (ordered_json e : ordered_json::parse(per_rank[r])) {
       e["pid"] = pid;
+      if (slow && slow_span(e, straggler.cause)) {
+        e["cname"] = "terrible";  // Chrome's trace viewer colour for "bad"
+        e["args"]["straggler"] = straggler.cause;
+      }
       events.push_back(std::move(e));
     }
   }
-  ordered_json file{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", meta}};
+  ordered_json other = meta;
+  if (straggler.rank >= 0) other["straggler"] = {{"rank", straggler.rank}, {"cause", straggler.cause}};
+  ordered_json file{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", other}};
   return file.dump();
 }
 

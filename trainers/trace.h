@@ -34,6 +34,12 @@ namespace dpscale {
 
 enum class Track { step = 0, compute = 1, comm = 2, loader = 3 };
 
+// The straggler a trace marks (Tracer::merge).
+struct TraceStraggler {
+  int rank = -1;  // -1: none
+  std::string cause;
+};
+
 class Tracer {
  public:
   // `device_clock` (the device's make_stamp_clock()) marks the step and compute tracks.
@@ -49,8 +55,11 @@ class Tracer {
 
   // This rank's events as a JSON array (text); reads the stamps (waits for the device).
   std::string events_text();
-  // The whole file from every rank's events_text(), in rank order.
-  static std::string merge(const std::vector<std::string>& per_rank, const nlohmann::ordered_json& meta);
+  // The whole file from every rank's events_text(), in rank order. With a straggler found
+  // (trainers/straggler.h) its process is named so and its spans of the cause — backward
+  // (compute), loader, its all-reduces (link) — carry args.straggler and Chrome's red.
+  static std::string merge(const std::vector<std::string>& per_rank, const nlohmann::ordered_json& meta,
+                           const TraceStraggler& straggler = TraceStraggler{});
 
  private:
   StampClock& clock_of(Track t);

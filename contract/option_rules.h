@@ -1,0 +1,15 @@
+// option_rules.h — the rules between options that no single option's parser can check (each
+// value is fine alone; together a trainer refuses them). Written once: the trainers apply them
+// in their local set-up, `dpscale sweep` to every run a config expands to, before any runs.
+#pragma once
+
+#include "contract/trainer_options.h"
+
+namespace dpscale {
+
+// InputError in the trainers' words when `o` cannot run on `world_size` ranks: 2-byte
+// gradients with --allreduce hier (hier's node phases sum 4- and 8-byte types only), a
+// two-tier --link whose ranks-per-node does not divide the ranks into whole nodes.
+void check_option_rules(const TrainOptions& o, int world_size);
+
+}  // namespace dpscale

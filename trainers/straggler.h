@@ -1,0 +1,53 @@
+// straggler.h — which rank is slower than the others, and where it loses its time.
+//
+// The all-reduce makes every rank wait for the slowest, so every rank's step time looks the
+// same; each rank's compute, loader wait and link time, measured separately, do not. Per cause
+// X in the order compute, loader, link, with X_r rank r's per-step median:
+//
+//   s = argmax_r X_r,  excess = X_s − median of the other ranks' X,  share = excess / step
+//
+// The larger of the compute and loader shares names rank s and its cause when it reaches
+// kStragglerShare; only then is the link's share looked at. A rank's link time is what its
+// all-reduces took past the shared link model's end (CallTiming::link_s), not its whole hold: a
+// rank late for any reason arrives last at every call and holds longest, which would blame its
+// lateness (or mere arrival jitter on a link-bound run) on its link. A slow loader or link
+// lengthens no rank's compute; the larger of compute and loader, not the first, because a rank
+// that sleeps on its loader finds its caches cold and computes a little longer after it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpscale {
+
+// 5% of the step: above what ranks sharing two busy cores show without an injected delay (the
+// compute clock's noise floor, docs/stragglers.md), below the 9% a rank slowed by 10% of its
+// step shows (0.1 T of a 1.1 T step).
+inline constexpr double kStragglerShare = 0.05;
+
+// One rank's per-step medians, in seconds.
+struct RankMedians {
+  double compute = 0.0, loader = 0.0, link = 0.0;
+};
+
+struct Straggler {
+  int rank = 0;
+  std::string cause;   // compute | loader | link
+  double excess_s = 0.0;  // per step, over the other ranks' median
+  double share = 0.0;     // excess_s / step
+};
+
+// Also the largest share of each cause, found or not (for the record's diagnosis line).
+struct StragglerScan {
+  std::optional<Straggler> found;
+  double compute_share = 0.0, loader_share = 0.0, link_share = 0.0;
+};
+
+StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_s);
+
+// "straggler rank 1 (compute): +4.8 ms per step (largest excess: compute 9.1%, loader 0.0%,
+// link 3.2% of the step)" or "no straggler (largest excess: compute 1.2%, ...)".
+std::string describe(const StragglerScan& s);
+
+}  // namespace dpscale
