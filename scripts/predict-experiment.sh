@@ -7,7 +7,7 @@
 #     BUILD   the build directory (its bin/ is copied to OUT/bin first, so rebuilding BUILD
 #             during a long sweep cannot swap the programs under it)
 #     OUT     default results/predict
-#     CONFIG  default: predict-validate predict-caps predict-validate-pcie4 predict-caps-50-300
+#     CONFIG  default: predict-validate predict-caps predict-caps-50-300 predict-caps-large
 #   Environment: NICE (the sweeps' --nice, default -10: the runs win the CPU over a neighbour
 #   at the default priority; the machine's state is recorded either way).
 set -euo pipefail
@@ -16,7 +16,7 @@ BUILD=${1:?BUILD dir}
 OUT=${2:-results/predict}
 shift $(( $# >= 2 ? 2 : 1 ))
 CONFIGS=("$@")
-[ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=(predict-validate predict-caps predict-validate-pcie4 predict-caps-50-300)
+[ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=(predict-validate predict-caps predict-caps-50-300 predict-caps-large)
 mkdir -p "$OUT"
 BIN=$(mktemp -d)
 trap 'rm -rf "$BIN"' EXIT

@@ -234,7 +234,7 @@ RankTiming StepProbe::totals() {
   return t;
 }
 
-void check_diagnosis_options(const TrainOptions& o, int world_size, Backend) {
+void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
   const InjectDelay d = parse_inject_delay(o.inject_delay);
   if (!o.trace_path.empty()) {
     std::filesystem::path dir = std::filesystem::path(o.trace_path).parent_path();

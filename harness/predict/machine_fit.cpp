@@ -113,7 +113,8 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   }
   if (c.fit_k == 0) throw InputError(path + ": no data-parallel run " + (fit_modes.empty() ? "" : "of the --fit-modes ") + "to calibrate from");
   std::vector<const SweepEntry*> fit;
-  bool any_single = false;
+  std::vector<const SweepEntry*> single_runs;
+  std::string first_disturbed;
   for (const SweepEntry& e : f.entries) {
     const bool single = e.point.mode == "single";
     if (!single && !(e.point.world_size == c.fit_k && fit_mode(e.point.mode))) continue;
@@ -121,12 +122,13 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
       throw InputError(where(e) + ": run " + e.run.run_id + " failed (" + e.reason +
                        "); rerun it (dpscale sweep --resume) before calibrating from this file");
     }
-    if (e.state && e.state->disturbed) {
-      throw InputError(where(e) + ": run " + e.run.run_id + " was disturbed (" + *e.state->disturbed +
-                       "); calibrate from runs on a quiet machine");
+    if (e.state && e.state->disturbed) {  // left out, and said so: noise is not a term of the machine
+      c.left_out.push_back(e.run.run_id + " (disturbed: " + *e.state->disturbed + ")");
+      if (first_disturbed.empty()) first_disturbed = where(e) + ": run " + e.run.run_id + " was disturbed (" + *e.state->disturbed + ")";
+      continue;
     }
     if (single) {
-      any_single = true;
+      single_runs.push_back(&e);
     } else if (e.record->accum_steps.value_or(1) != 1) {
       throw InputError(where(e) + ": run " + e.run.run_id +
                        " accumulates gradients; calibrate from runs with --accum-steps 1 (one all-reduce per step)");
@@ -134,8 +136,24 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
       fit.push_back(&e);
     }
   }
-  if (!any_single) throw InputError(path + ": no single-device run to calibrate compute from (the sweep needs mode 'single')");
-  c.singles = singles_from_results(path);
+  if (single_runs.empty() && !first_disturbed.empty()) {
+    throw InputError(first_disturbed + ", and so was every single-device run; calibrate from runs on a quiet machine");
+  }
+  if (single_runs.empty()) throw InputError(path + ": no single-device run to calibrate compute from (the sweep needs mode 'single')");
+  if (fit.empty()) {
+    throw InputError(first_disturbed + ", and so was every data-parallel run at K = " + std::to_string(c.fit_k) +
+                     "; calibrate from runs on a quiet machine");
+  }
+  // T1 per model: the median of its undisturbed single-device runs.
+  std::map<std::string, std::vector<double>> epochs;
+  for (const SweepEntry* e : single_runs) {
+    const RunRecord& r = *e->record;
+    if (!epochs.count(model_key(r))) c.singles.push_back(SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch});
+    epochs[model_key(r)].push_back(r.avg_epoch_s);
+  }
+  for (SingleRun& s : c.singles) {
+    s.epoch_s = median(epochs[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name]);
+  }
   std::map<std::string, const SingleRun*> single_of;
   for (const SingleRun& s : c.singles) single_of[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = &s;
 
@@ -231,6 +249,7 @@ std::string describe_fits(const Calibration& c) {
   for (size_t i = 0; i < c.fitted.size(); ++i) out << (i ? "; " : " ") << c.fitted[i].describe();
   out << "):\n";
   for (const TermFit& t : c.fits) out << "- " << t.name << ": " << sig4(t.value) << " " << t.unit << " (" << t.from << ")\n";
+  for (const std::string& x : c.left_out) out << "- left out: " << x << "\n";
   return out.str();
 }
 

@@ -15,9 +15,11 @@
 // A term without runs to fit it is 0 and says so. The cores are the file's machine's CPUs on the
 // CPU backend, 0 (not modelled) on the CUDA backend.
 //
-// Refused (InputError, one line): a file without a single-device run, a data-parallel model with
-// no single-device run of its own, a failed run among the fit runs or their singles, a run the
-// machine disturbed (its sweep line's system.state.disturbed), lines of more than one machine.
+// A run the machine disturbed (its sweep line's system.state.disturbed, the busy signal the
+// regression gate uses) is left out of the fit and listed. Refused (InputError, one line): a file
+// without a single-device run, a data-parallel model with no single-device run of its own, a
+// failed run among the fit runs or their singles, nothing left to fit once the disturbed runs are
+// out (naming the first and why), lines of more than one machine.
 #pragma once
 
 #include <string>
@@ -45,6 +47,7 @@ struct Calibration {
   std::vector<TermFit> fits;        // φ, σ, o, cores: what was fitted, how, in which units
   int fit_k = 0;
   std::vector<PointKey> fitted;     // the points whose runs were fitted (never validated)
+  std::vector<std::string> left_out;  // runs the machine disturbed: "id (disturbed: why)"
   MachineFingerprint machine;
 };
 

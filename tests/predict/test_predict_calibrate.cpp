@@ -116,6 +116,19 @@ TEST(Calibrate, RecoversEveryTermFromRecordsMadeWithIt) {
   EXPECT_NEAR(c0.terms.call_overhead_s, kTrue.call_overhead_s, 1e-9);
 }
 
+TEST(Calibrate, ADisturbedRunIsLeftOutAndNamed) {
+  // One more naive run at K = 2, disturbed and 3x slow: left out, so the terms are unchanged.
+  RunRecord slow = modelled_record(pt("small", "naive", 2, std::nullopt, "50:300", 1), single_of("small", 0.5), kTrue);
+  slow.compute_s *= 3;
+  const std::string path = temp_file("dist.jsonl", synthetic_sweep(kTrue) + line(pt("small", "naive", 2, std::nullopt, "50:300", 1), slow,
+                                                                                  Machine{"Test CPU", 2, "probe -40%, load 1.4"}));
+  const predict::Calibration c = predict::calibrate(path, {Mode::naive, Mode::interleaved});
+  ASSERT_EQ(c.left_out.size(), 1u);
+  EXPECT_NE(c.left_out[0].find("probe -40%"), std::string::npos) << c.left_out[0];
+  EXPECT_NEAR(c.terms.fixed_step_s, kTrue.fixed_step_s, 1e-12);
+  EXPECT_NE(predict::describe_fits(c).find("left out"), std::string::npos);
+}
+
 TEST(Calibrate, OversubscriptionStretchesComputeAboveTheCores) {
   const predict::SingleRun s = single_of("medium", 3.2);
   MachineTerms t;
@@ -231,16 +244,23 @@ TEST(Calibrate, RefusesBadCalibrationFilesWithExitStatus2) {
   }
   failed += line(pt("large", "naive", 2, std::nullopt, "50:300"), std::nullopt, Machine{}, "exit status 1");
   failed += line(pt("large", "single", 1), std::nullopt, Machine{}, "exit status 1");
-  disturbed = good + line(pt("small", "naive", 2, std::nullopt, "50:300", 1),
-                          modelled_record(pt("small", "naive", 2, std::nullopt, "50:300", 1), single_of("small", 0.5), kTrue),
-                          Machine{"Test CPU", 2, "others 1.50 CPU, load 5.8"});
+  // Every data-parallel run at the fit K disturbed: nothing left to fit.
+  for (const std::string& l : lines_of(good)) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    if (j["point"]["mode"] != "single" && j["point"]["world_size"] == 2) {
+      MachineState st;
+      st.disturbed = "others 1.50 CPU, load 5.8";
+      j["system"]["state"] = to_json(st);
+    }
+    disturbed += j.dump() + "\n";
+  }
   two_machines += line(pt("small", "naive", 2, std::nullopt, "50:300", 1),
                        modelled_record(pt("small", "naive", 2, std::nullopt, "50:300", 1), single_of("small", 0.5), kTrue),
                        Machine{"Other CPU", 64});
   const std::vector<std::pair<std::string, std::string>> cases = {
       {no_single, "no single-device run"},
       {failed, "failed"},
-      {disturbed, "disturbed (others 1.50 CPU"},
+      {disturbed, "every data-parallel run at K = 2"},
       {two_machines, "calibrate from one machine's runs"},
   };
   int i = 0;
