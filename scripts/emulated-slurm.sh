@@ -78,7 +78,9 @@ EOF
 # A daemon inside node $1's namespaces, detached: its network namespace, a UTS one named after
 # the node (Open MPI names per-host files after it), and a mount namespace whose /tmp is the
 # node's own, as on a real node (Slurm's PMIx plugin makes per-step directories there by job and
-# step id, which two nodes sharing one /tmp would both make). nsenter, not `ip netns exec`:
+# step id, which two nodes sharing one /tmp would both make). Every directory that was in the
+# host's /tmp is bound back into the node's /tmp, so a checkout or build under /tmp stays where
+# the jobs look for it (as a shared file system on a cluster). nsenter, not `ip netns exec`:
 # that also remounts /sys, which hides /sys/fs/cgroup, and slurmd refuses to start without a
 # cgroup file system to detect (even with no cgroup plugin in use).
 in_node() {
@@ -86,7 +88,9 @@ in_node() {
   mkdir -p "$S/tmp/$node"
   chmod 1777 "$S/tmp/$node"
   setsid nsenter --net="/run/netns/$node" unshare --uts --mount --propagation private \
-    sh -c 'hostname "$1"; mount --bind "$2" /tmp; shift 2; exec "$@"' in-node "$node" "$S/tmp/$node" "$@" \
+    sh -c 'hostname "$1"; mkdir -p "$3"; mount --bind /tmp "$3"; mount --bind "$2" /tmp
+           for d in "$3"/*/; do [ -d "$d" ] || continue; n=$(basename "$d"); mkdir -p "/tmp/$n" && mount --bind "$d" "/tmp/$n"; done
+           shift 3; exec "$@"' in-node "$node" "$S/tmp/$node" "$S/host-tmp-$node" "$@" \
     </dev/null >>"$S/log/daemons.out" 2>&1 &
 }
 
