@@ -34,6 +34,7 @@ POINT_FIELDS = {
 # reproduction reports) are still read.
 OPTIONAL_POINT_FIELDS = {
     "placement": "str",  # "2x2": nodes x ranks per node; "" where the sweep placed none
+    "settings": "object",  # {option: value} of every option that changes the measurement
 }
 SETUP_FIELDS = {
     "backend": "str", "device_name": "str", "global_batch": "int", "n_samples": "int",
