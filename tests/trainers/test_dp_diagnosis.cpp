@@ -91,13 +91,15 @@ TEST(DpDiagnosis, BigComputeOnNoLinkIsCompute) {
   SCOPED_TRACE(j.dump());
   EXPECT_EQ(j["bottleneck"], "compute");
   // The straggler rule at K = 2 on this shared machine names a clean run's rank now and then:
-  // its compute noise floor reaches 7.8% of the step (docs/stragglers.md, 2 of 20 clean runs).
-  // What a clean run may show is that noise: a compute excess under 10%, never a loader or link.
+  // its compute noise floor reaches 7.8% of the step idle (docs/stragglers.md, 2 of 20 clean
+  // runs), and this run has only two timed steps and shares the cores with the other tests
+  // (`make test` runs two at once): 10.9% was seen there. What a clean run may show is that
+  // noise — a compute excess well below a core taken away (~50%), never a loader or link.
   if (!j["straggler_rank"].is_null()) {
     EXPECT_EQ(j["straggler_cause"], "compute");
     const std::string d = j["diagnosis"].get<std::string>();
     const double share = std::stod(d.substr(d.find("compute ", d.find("largest excess")) + 8));
-    EXPECT_LT(share, 10.0) << d;
+    EXPECT_LT(share, 25.0) << d;
   }
   EXPECT_EQ(j["diagnosis"].get<std::string>().rfind("compute-bound: ", 0), 0u);
   EXPECT_EQ(j["link"], "none");
