@@ -7,6 +7,7 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
+#include "harness/machine_state.h"
 #include "harness/results_file.h"
 #include "harness/table.h"
 #include "models/errors.h"
@@ -14,12 +15,6 @@
 namespace dpscale::predict {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct CellKey {
   std::string model, link;
@@ -68,7 +63,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
     for (const auto& [cap, es] : caps) {
       for (const SweepEntry* e : es) dilations.push_back(e->record->link_dilation);
     }
-    const double dilation = median(dilations);
+    const double dilation = median_of(dilations);
     for (const auto& [cap, es] : caps) {  // ascending caps
       std::vector<double> measured;
       for (const SweepEntry* e : es) {
@@ -79,7 +74,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
       r.link_dilation = dilation;
       const EpochPrediction p = predict_recorded(s->second, r, terms);
       cell.predicted.rows.push_back({cap, p.calls_per_step, p.exposed_s, p.epoch_s});
-      cell.measured_epoch_s.push_back(median(measured));
+      cell.measured_epoch_s.push_back(median_of(measured));
     }
     judge_caps(cell.predicted);
     for (size_t i = 0; i < cell.measured_epoch_s.size(); ++i) {

@@ -9,6 +9,7 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
+#include "harness/machine_state.h"
 #include "harness/results_file.h"
 #include "models/errors.h"
 #include "predict_table.h"
@@ -16,12 +17,6 @@
 namespace dpscale::predict {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 SyncSetup sync_of(const RunRecord& r) {
   SyncSetup sync;
@@ -152,7 +147,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     epochs[model_key(r)].push_back(r.avg_epoch_s);
   }
   for (SingleRun& s : c.singles) {
-    s.epoch_s = median(epochs[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name]);
+    s.epoch_s = median_of(epochs[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name]);
   }
   std::map<std::string, const SingleRun*> single_of;
   for (const SingleRun& s : c.singles) single_of[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = &s;
@@ -202,7 +197,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     return m.calls > 0 ? (st.busy - m.busy) / m.calls : 0.0;
   };
   for (const Step& st : naive.empty() ? overlapped : naive) over.push_back(overhead_of(st));
-  if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median(over));
+  if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median_of(over));
   // σ, from the overlapped runs' compute beyond φ and their launches, per MiB their all-reduces moved inside backward.
   for (const Step& st : overlapped) {
     const SyncSetup sync = sync_of(*st.r);
@@ -222,7 +217,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     const double t_c0 = c.terms.compute_at(st.t_c * k, static_cast<double>(st.s->spec.n_params()), k, st.oversub);
     if (moved > 0) sig.push_back((st.compute - t_c0 - c.terms.call_overhead_s * inside) / (st.oversub * moved));
   }
-  if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median(sig));
+  if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median_of(sig));
 
   auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? " run" : " runs"); };
   const std::string phi_from =
