@@ -19,7 +19,12 @@
 
 namespace dpscale::test {
 
-inline std::string trainer_path() { return std::string(DPSCALE_BIN_DIR) + "/train_single_gpu"; }
+// The build's bin/, or $DPSCALE_BIN_DIR when set: the GPU kit runs these tests from its own bin/,
+// where the build's path does not exist.
+inline std::string trainer_path() {
+  const char* dir = getenv("DPSCALE_BIN_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : DPSCALE_BIN_DIR) + "/train_single_gpu";
+}
 
 inline ProcessResult run_trainer(const std::vector<std::string>& args, double timeout_s = 120) {
   std::vector<std::string> argv = {trainer_path()};

@@ -9,6 +9,7 @@
 // Run on a GPU node: ctest -R DpNccl --output-on-failure
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -108,8 +109,15 @@ TEST(DpNcclK1, CudaTrainsTheCpuWeights) {
 }
 
 // --tf32 reaches cuBLAS: tensor-core GEMMs round their inputs to 10 mantissa bits, so the weights
-// are no longer fp32's bit for bit, yet stay close (1e-2 of the update; fp32's own tolerance
-// is 1e-4). The small preset at batch 1024: GEMMs large enough that cuBLAS picks TF32 kernels.
+// are no longer fp32's bit for bit, yet stay close. How close follows from the formats: TF32's
+// unit roundoff (2^-11) is 2^13 times fp32's (2^-24), and CUDA-vs-CPU fp32 summation noise is
+// ~7e-6 of the update (CudaTrainsTheCpuWeights on an H200), so TF32 should sit near
+// 2^13 · 7e-6 ≈ 6e-2 of the update — it measured 6.2e-2 there (docs/gpu/). The bound, 0.15 of the
+// update, leaves 2.4x headroom and still fails what is not arithmetic: the negative control, one
+// extra step (~1/3 of the update), must fall outside it. The small preset at batch 1024: GEMMs
+// large enough that cuBLAS picks TF32 kernels.
+constexpr double kTf32RelTolOfUpdate = 0.15;
+
 TEST(DpNcclK1, Tf32ChangesTheArithmeticOnly) {
   REQUIRE_GPUS(1);
   ScratchDir dir("nccl-tf32");
@@ -118,15 +126,23 @@ TEST(DpNcclK1, Tf32ChangesTheArithmeticOnly) {
   const auto fp32 = run_single(args_for("cuda", init, dir.file("fp32.safetensors"), "small", 1024));
   const auto tf32 = run_single(args_for("cuda", init, dir.file("tf32.safetensors"), "small", 1024) +
                                std::vector<std::string>{"--tf32"});
+  // The same run one step longer: its first three steps are the fp32 run's, bit for bit.
+  std::vector<std::string> four = args_for("cuda", init, dir.file("fp32-4.safetensors"), "small", 1024);
+  *(std::find(four.begin(), four.end(), "--max-steps") + 1) = "4";
+  run_single(four);
   const Weights w0 = read_weights(init), a = read_weights(dir.file("fp32.safetensors")),
                 b = read_weights(dir.file("tf32.safetensors"));
   EXPECT_FALSE(a == b) << "--tf32 left every weight bit-identical: TF32 math never reached cuBLAS";
-  const Comparison loose = compare_weights(w0, a, b, 3, 1e-2);
-  EXPECT_TRUE(loose.pass) << "--tf32 moved the weights by more than 1% of the update:\n" << loose.report;
+  const Comparison loose = compare_weights(w0, a, b, 3, kTf32RelTolOfUpdate);
+  EXPECT_TRUE(loose.pass) << "--tf32 moved the weights by more than 0.15 of the update:\n" << loose.report;
+  const Comparison extra = compare_weights(w0, a, read_weights(dir.file("fp32-4.safetensors")), 3, kTf32RelTolOfUpdate);
+  EXPECT_FALSE(extra.pass) << "one extra fp32 step passed the TF32 bound, so the bound cannot tell arithmetic "
+                              "from a changed run:\n" << extra.report;
   const auto la = fp32["loss_global"].get<std::vector<double>>(), lb = tf32["loss_global"].get<std::vector<double>>();
   ASSERT_EQ(la.size(), lb.size());
   for (size_t e = 0; e < la.size(); ++e) EXPECT_NEAR(lb[e], la[e], 1e-2 * std::fabs(la[e])) << "epoch " << e + 1;
-  std::printf("tf32 vs fp32: worst diff/(1e-2 update) %.3g\n%s", loose.worst_ratio, loose.report.c_str());
+  std::printf("tf32 vs fp32: worst diff/(0.15 update) %.3g (one extra step: %.3g)\n%s", loose.worst_ratio,
+              extra.worst_ratio, loose.report.c_str());
 }
 
 // --grad-comm bf16 | fp16 over NCCL at K = 1: the sum over one rank is the rank's own gradients,
