@@ -138,8 +138,14 @@ Analysis analyse(const ResultsFile& f) {
     s.n_params = recs.front()->n_params;
     s.first = *recs.front();
     for (const RunRecord* r : recs) s.repeats.push_back(*r);  // issue 9
-    std::vector<double> epoch, thr, compute, comm, frac, gamma, busy, buckets;
+    std::vector<double> epoch, thr, compute, comm, frac, gamma, busy, buckets, final_loss, accuracy;
     for (const RunRecord* r : recs) {
+      for (auto it = r->loss_global.rbegin(); it != r->loss_global.rend(); ++it)
+        if (std::isfinite(*it)) {
+          final_loss.push_back(*it);
+          break;
+        }
+      if (r->test_accuracy) accuracy.push_back(*r->test_accuracy);
       epoch.push_back(r->avg_epoch_s);
       thr.push_back(r->throughput_samples_per_s);
       compute.push_back(r->compute_s);
@@ -162,6 +168,8 @@ Analysis analyse(const ResultsFile& f) {
     if (!buckets.empty()) s.n_buckets = spread_of(buckets).median;
     s.loss_global = median_curve(recs, &RunRecord::loss_global);
     s.loss_rank0 = median_curve(recs, &RunRecord::loss_rank0);
+    s.final_loss = spread_if_any(final_loss);
+    s.test_accuracy = spread_if_any(accuracy);
     a.points.push_back(s);
   }
 

@@ -83,6 +83,10 @@ struct PointStats {
   // Per epoch, the median over repeats (NaN entries left out; NaN where none is finite), as
   // long as the shortest repeat's curve; empty when no repeat has the curve.
   std::vector<double> loss_global, loss_rank0;
+  // Where training ended, per repeat: the last finite loss_global and the test accuracy (a
+  // dataset with a test split). What a 2-byte wire format or accumulation costs in loss is a
+  // difference of these, read against their own run-to-run spread.
+  std::optional<Spread> final_loss, test_accuracy;
 
   // issue 9: every repeat's record, for harness/diagnosis_report.cpp (medians of the triad,
   // per-rank times, the bottleneck label).

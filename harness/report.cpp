@@ -206,6 +206,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["n_buckets"] = opt_json(p.n_buckets);
     o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
     o["loss_rank0"] = p.loss_rank0;
+    o["final_loss"] = opt_spread_json(p.final_loss);
+    o["test_accuracy"] = opt_spread_json(p.test_accuracy);
     o["diagnosis"] = diagnosis_json(p);  // issue 9
     j["points"].push_back(o);
   }

@@ -35,6 +35,8 @@ POINT_FIELDS = {
 OPTIONAL_POINT_FIELDS = {
     "placement": "str",  # "2x2": nodes x ranks per node; "" where the sweep placed none
     "settings": "object",  # {option: value} of every option that changes the measurement
+    "final_loss": "spread?",  # each repeat's last finite loss_global
+    "test_accuracy": "spread?",  # with a dataset's test split (Fashion-MNIST)
 }
 SETUP_FIELDS = {
     "backend": "str", "device_name": "str", "global_batch": "int", "n_samples": "int",
