@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "bench_args.h"
+#include "contract/link_model.h"
 #include "models/errors.h"
 
 namespace dpscale::bench {
@@ -152,7 +153,7 @@ std::string allreduce_usage() {
          "  -c, --check [0|1]     check every element of every result (default 0)\n"
          "  --algos LIST          native,ring,star,hier,nccl (default: all but hier that can run)\n"
          "  --link SPEC           hold each MPI all-reduce until its modelled α-β time (as the\n"
-         "                        trainers' --link): none|nvlink|pcie4|ib100|eth10|ALPHA_US:GBPS\n"
+         "                        trainers' --link): none|" + link_preset_names("|") + "|ALPHA_US:GBPS\n"
          "  --predict SPEC        print each MPI measurement's α-β model time on this job's nodes\n"
          "                        (a one-tier link or intra=SPEC,inter=SPEC[,ranks-per-node=L])\n"
          "  --wait poll|block     MPI waits polled with backoff sleeps, as the trainers (default),\n"

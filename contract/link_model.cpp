@@ -21,17 +21,42 @@ double LinkModel::star_seconds(size_t nbytes, int k) const {
   return dilation * hops * (alpha_us * 1e-6 + static_cast<double>(nbytes) / (gbps * 1e9));
 }
 
+const std::vector<LinkPreset>& link_presets() {
+  static const std::vector<LinkPreset> presets = {
+      {"nvlink", 1.0, 300.0, "NVLink between GPUs of one node"},
+      {"pcie4", 10.0, 25.0, "PCIe 4.0 x16"},
+      {"ib100", 5.0, 12.5, "100 Gb/s InfiniBand"},
+      {"eth10", 50.0, 1.25, "10 Gb/s Ethernet"}};
+  return presets;
+}
+
+std::string link_preset_names(const std::string& sep) {
+  std::string out;
+  for (const LinkPreset& p : link_presets()) out += (out.empty() ? "" : sep) + p.name;
+  return out;
+}
+
+std::string link_presets_markdown() {
+  std::string md = "| `--link` | α per hop | β | stands for |\n|---|---|---|---|\n";
+  md += "| `none` | — | — | no emulation: the real all-reduce only |\n";
+  for (const LinkPreset& p : link_presets()) {
+    md += "| `" + p.name + "` | " + format_number(p.alpha_us) + " µs | " + format_number(p.gbps) + " GB/s | " + p.what +
+          " |\n";
+  }
+  md += "| `ALPHA_US:GBPS` | your α in µs | your β in GB/s | any other link |\n";
+  md += "| `intra=SPEC,inter=SPEC[,ranks-per-node=L]` | per tier | per tier | two tiers: inside a node, between nodes |\n";
+  return md;
+}
+
 LinkModel parse_link(const std::string& spec) {
   if (spec.find('=') != std::string::npos) return parse_two_tier_link(spec);  // intra=...,inter=...
-  static const std::map<std::string, std::pair<double, double>> presets = {
-      {"nvlink", {1.0, 300.0}}, {"pcie4", {10.0, 25.0}}, {"ib100", {5.0, 12.5}}, {"eth10", {50.0, 1.25}}};
   if (spec == "none") return LinkModel{};
-  if (auto it = presets.find(spec); it != presets.end()) {
-    return LinkModel{spec, it->second.first, it->second.second, 1.0};
+  for (const LinkPreset& p : link_presets()) {
+    if (p.name == spec) return LinkModel{spec, p.alpha_us, p.gbps, 1.0};
   }
   const auto colon = spec.find(':');
   if (colon == std::string::npos) {
-    throw OptionError("--link", "unknown link '" + spec + "' (use none, nvlink, pcie4, ib100, eth10 or ALPHA_US:GBPS)");
+    throw OptionError("--link", "unknown link '" + spec + "' (use none, " + link_preset_names(", ") + " or ALPHA_US:GBPS)");
   }
   LinkModel m{"custom", 0.0, 0.0, 1.0};
   try {

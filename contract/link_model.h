@@ -46,7 +46,20 @@ inline constexpr double kMaxGbps = 1e5;
 inline constexpr double kMaxDilation = 1e6;
 inline constexpr double kMaxAutoTflops = 1e4;
 
-// Parses --link: none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS. OptionError otherwise.
+// The named links of --link, in the order help texts list them; the only copy of their α and β.
+struct LinkPreset {
+  std::string name;
+  double alpha_us;  // per hop
+  double gbps;
+  std::string what;  // the hardware it stands for
+};
+const std::vector<LinkPreset>& link_presets();
+// The preset names joined: link_preset_names(" | ") = "nvlink | pcie4 | ib100 | eth10".
+std::string link_preset_names(const std::string& sep);
+// The presets as a Markdown table (`dpscale schema --table links`; docs/link-emulation.md).
+std::string link_presets_markdown();
+
+// Parses --link: none | a preset | ALPHA_US:GBPS | a two-tier spec. OptionError otherwise.
 LinkModel parse_link(const std::string& spec);
 
 // --link-dilation: a number 0 < F <= 1e6, or "auto:TFLOPS" (0 < TFLOPS <= 1e4) (returned as auto_tflops > 0, F left to the

@@ -37,7 +37,8 @@ std::map<std::string, std::string> key_values(const std::string& spec) {
 
 // One tier: any one-tier spec but none; the error names the tier.
 LinkModel tier(const std::string& key, const std::string& value) {
-  if (value == "none") throw OptionError("--link", key + "=none: a tier needs a link (nvlink, pcie4, ib100, eth10 or ALPHA_US:GBPS)");
+  if (value == "none") throw OptionError("--link", key + "=none: a tier needs a link (" + link_preset_names(", ") +
+                                              " or ALPHA_US:GBPS)");
   if (value.find('=') != std::string::npos) throw OptionError("--link", key + "='" + value + "' is not a one-tier link");
   try {
     return parse_link(value);

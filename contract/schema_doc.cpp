@@ -47,6 +47,29 @@ std::string record_fields_markdown() {
   return md;
 }
 
+std::string trainer_options_markdown() {
+  const TrainOptions defaults;
+  std::string md = "| option | default | trainers | meaning |\n|---|---|---|---|\n";
+  for (const TrainerOption& t : trainer_options()) {
+    std::string def = t.kind == ValueKind::switch_ ? (t.get(defaults) == "true" ? "on" : "off") : t.get(defaults);
+    if (!def.empty()) def = "`" + def + "`";
+    std::string who;
+    if (t.modes.size() == all_modes().size()) {
+      who = "all";
+    } else {
+      bool dp = true;
+      for (const ModeInfo& m : all_modes()) dp = dp && t.accepted_by(m.mode) == m.data_parallel;
+      if (dp) {
+        who = "data-parallel";
+      } else {
+        for (Mode m : t.modes) who += (who.empty() ? "" : ", ") + std::string(mode_name(m));
+      }
+    }
+    md += "| `" + t.flag + "` | " + cell(def) + " | " + who + " | " + cell(t.help) + " |\n";
+  }
+  return md;
+}
+
 nlohmann::ordered_json contract_json() {
   nlohmann::ordered_json j;
   j["schema"] = kResultSchema;

@@ -11,6 +11,10 @@ namespace dpscale {
 // "| field | type | meaning |" and one row per record field, in record order.
 std::string record_fields_markdown();
 
+// "| option | default | trainers | meaning |" and one row per trainer option, in --help order
+// (`dpscale schema --table options`; the README's options table).
+std::string trainer_options_markdown();
+
 // {"schema": ..., "modes": [{name, executable, label, data_parallel, wait_field}, ...],
 //  "options": [{key, flag, help, modes, kind, config}, ...], "record_fields": [{name, type, meaning}, ...]}
 nlohmann::ordered_json contract_json();

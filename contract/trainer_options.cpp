@@ -168,7 +168,7 @@ std::vector<TrainerOption> build_table() {
            ConfigUse::never, false)),
       unmeasured(with(switch_("quiet", "--quiet", "no per-epoch progress on stderr", kAll, [](auto& o) -> auto& { return o.quiet; }),
            ConfigUse::never, false)),
-      with(text("link", "--link", "emulated link (MPI): none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS | intra=SPEC,inter=SPEC[,ranks-per-node=L]",
+      with(text("link", "--link", "emulated link (MPI): none | " + link_preset_names(" | ") + " | ALPHA_US:GBPS | intra=SPEC,inter=SPEC[,ranks-per-node=L]",
                 kDataParallel, ValueKind::text, [](const std::string& v) { parse_link(v); },
                 [](auto& o) -> auto& { return o.link; }),
            ConfigUse::sweep),

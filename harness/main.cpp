@@ -7,8 +7,10 @@
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
-//   dpscale schema [--format md|json]   the record's fields (md: the README's table); json adds
-//                                       the mode and trainer option tables
+//   dpscale schema [--format md|json] [--table fields|options|links]
+//                                       md: one table (the record's fields in docs/record.md, the
+//                                       trainer options in the README, the link presets in
+//                                       docs/link-emulation.md); json: modes, options and fields
 //
 // Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
 // 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
@@ -18,6 +20,7 @@
 #include <sstream>
 
 #include "contract/option_values.h"
+#include "contract/link_model.h"
 #include "contract/schema_doc.h"
 #include "harness/analysis.h"
 #include "harness/compare.h"
@@ -195,9 +198,12 @@ int main(int argc, char** argv) {
   plot->add_option("--format", po.formats, "chart formats, of png, svg, pdf (default png,svg)");
   plot->add_option("--script", po.script, "the plotter (default <source>/plots/plot_results.py)");
 
-  std::string schema_format = "md";
-  auto* schema = app.add_subcommand("schema", "the contract: record fields (md, the README's table), or modes, options and fields (json)");
+  std::string schema_format = "md", schema_table = "fields";
+  auto* schema = app.add_subcommand("schema", "the contract: one table as Markdown (md), or modes, options and fields (json)");
   schema->add_option("--format", schema_format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
+  schema->add_option("--table", schema_table, "md: fields (the record's) | options (the trainers') | links (--link presets)")
+      ->check(CLI::IsMember({"fields", "options", "links"}))
+      ->capture_default_str();
 
   const auto predict = predict::add_predict_command(app);  // issue 10: all of it in harness/predict/
 
@@ -254,7 +260,11 @@ int main(int argc, char** argv) {
     if (*plot) return run_plot(po);
     if (predict->chosen()) return predict->run();
     if (*schema) {
-      std::cout << (schema_format == "json" ? contract_json().dump(2) + "\n" : record_fields_markdown()) << std::flush;
+      std::cout << (schema_format == "json"        ? contract_json().dump(2) + "\n"
+                    : schema_table == "options" ? trainer_options_markdown()
+                    : schema_table == "links"   ? link_presets_markdown()
+                                                : record_fields_markdown())
+                << std::flush;
       return 0;
     }
   } catch (const InputError& e) {

@@ -8,6 +8,7 @@
 #include "calibration.h"
 #include "cap_check.h"
 #include "comm_fit.h"
+#include "contract/link_model.h"
 #include "contract/trainer_options.h"
 #include "machine_fit.h"
 #include "contract/option_values.h"
@@ -347,7 +348,7 @@ PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>
   c.add_option("--bucket-cap-mb", a.bucket_cap_mb, "bucketed: cap in MiB")->capture_default_str();
   c.add_option("--first-bucket-mb", a.first_bucket_mb, "bucketed: first bucket's cap in MiB")->capture_default_str();
   c.add_flag("--fused", a.fused, "naive: one all-reduce over the whole buffer");
-  c.add_option("--link", a.link, "nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS");
+  c.add_option("--link", a.link, link_preset_names(" | ") + " | ALPHA_US:GBPS");
   c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output");
   c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")->capture_default_str();
   c.add_option("--fit-comm", a.fit_comm, "fit α, β and the per-call overhead to measured naive comm seconds per epoch, e.g. small:2=0.0284,small:4=0.0307");

@@ -1,16 +1,20 @@
-// test_contract.cpp — the contract is written once and everything agrees with it: the README's
-// record table is the generated one, a config the trainers would refuse is refused by
+// test_contract.cpp — the contract is written once and everything agrees with it: the docs' copies
+// of the record's fields (docs/record.md), the trainer options (README.md) and the link presets
+// (docs/link-emulation.md) are the generated ones, a config the trainers would refuse is refused by
 // `dpscale sweep --dry-run` in the trainers' own words, every option the table gives a mode is in
 // that trainer's --help, and a record survives writing and reading through the field table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "contract/link_model.h"
 #include "contract/modes.h"
 #include "contract/schema_doc.h"
+#include "contract/trainer_options.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -23,16 +27,57 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-TEST(Contract, ReadmeRecordTableIsTheGeneratedOne) {
-  const std::string readme = read_text(test::kSource + "/README.md");
-  const std::string begin = "<!-- record-fields: generated";
-  const std::string end = "<!-- record-fields: end -->";
-  const size_t a = readme.find(begin), b = readme.find(end);
-  ASSERT_NE(a, std::string::npos) << "README.md lacks the record-fields marker";
-  ASSERT_NE(b, std::string::npos);
-  const size_t table = readme.find('\n', a) + 1;
-  EXPECT_EQ(readme.substr(table, b - table), record_fields_markdown())
-      << "README.md's record table differs from the field table: paste `dpscale schema --format md` between the markers";
+// The text between `<!-- NAME: generated ... -->` (after that line) and `<!-- NAME: end -->` in
+// a file of the source tree; the test fails naming the file when a marker is missing.
+std::string generated_copy(const std::string& file, const std::string& name) {
+  const std::string text = read_text(test::kSource + "/" + file);
+  const std::string begin = "<!-- " + name + ": generated";
+  const std::string end = "<!-- " + name + ": end -->";
+  const size_t a = text.find(begin), b = text.find(end);
+  if (a == std::string::npos || b == std::string::npos || b < a) {
+    ADD_FAILURE() << file << " lacks the " << name << " markers";
+    return "";
+  }
+  const size_t table = text.find('\n', a) + 1;
+  return text.substr(table, b - table);
+}
+
+TEST(Contract, RecordTableIsTheGeneratedOne) {
+  EXPECT_EQ(generated_copy("docs/record.md", "record-fields"), record_fields_markdown())
+      << "docs/record.md's record table differs from the field table: paste `dpscale schema --format md` between the markers";
+}
+
+TEST(Contract, ReadmeOptionsTableIsTheGeneratedOne) {
+  EXPECT_EQ(generated_copy("README.md", "trainer-options"), trainer_options_markdown())
+      << "README.md's options table differs from the option table: paste `dpscale schema --table options` between the markers";
+}
+
+TEST(Contract, LinkPresetTableIsTheGeneratedOne) {
+  EXPECT_EQ(generated_copy("docs/link-emulation.md", "link-presets"), link_presets_markdown())
+      << "docs/link-emulation.md's preset table differs from the presets: paste `dpscale schema --table links` between the markers";
+}
+
+// The help texts name the presets from the same table: a preset added there shows in --help.
+TEST(Contract, LinkHelpNamesEveryPreset) {
+  const TrainerOption& link = option("link");
+  for (const LinkPreset& p : link_presets()) {
+    EXPECT_NE(link.help.find(p.name), std::string::npos) << p.name;
+    EXPECT_NE(link_presets_markdown().find("| `" + p.name + "` |"), std::string::npos) << p.name;
+  }
+  EXPECT_NE(link.help.find("none | " + link_preset_names(" | ") + " | ALPHA_US:GBPS"), std::string::npos) << link.help;
+}
+
+// Negative control for the options table: every option appears once, with its flag and help.
+TEST(Contract, GeneratedOptionsTableNamesEveryOptionOnce) {
+  const std::string md = trainer_options_markdown();
+  for (const TrainerOption& t : trainer_options()) {
+    const std::string row = "| `" + t.flag + "` | ";
+    const size_t at = md.find(row);
+    ASSERT_NE(at, std::string::npos) << t.flag;
+    EXPECT_EQ(md.find(row, at + 1), std::string::npos) << "listed twice: " << t.flag;
+  }
+  // One header, one rule, one row per option.
+  EXPECT_EQ(static_cast<size_t>(std::count(md.begin(), md.end(), '\n')), trainer_options().size() + 2);
 }
 
 // Negative control: the comparison above sees a changed meaning.
