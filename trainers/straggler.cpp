@@ -44,12 +44,12 @@ StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_
     *causes[i].share = ex / step_s;
     best[i] = Straggler{rank, causes[i].name, ex, ex / step_s};
   }
-  const Straggler& own = best[1].share > best[0].share ? best[1] : best[0];  // compute or loader
-  if (own.share >= kStragglerShare) {
-    scan.found = own;
-  } else if (best[2].share >= kStragglerShare) {
-    scan.found = best[2];
+  // The largest share names the cause (ties go to the earlier cause: compute, loader, link).
+  const Straggler* top = &best[0];
+  for (const Straggler& b : best) {
+    if (b.share > top->share) top = &b;
   }
+  if (top->share >= kStragglerShare) scan.found = *top;
   return scan;
 }
 

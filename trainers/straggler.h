@@ -6,13 +6,15 @@
 //
 //   s = argmax_r X_r,  excess = X_s − median of the other ranks' X,  share = excess / step
 //
-// The larger of the compute and loader shares names rank s and its cause when it reaches
-// kStragglerShare; only then is the link's share looked at. A rank's link time is what its
-// all-reduces took past the shared link model's end (CallTiming::link_s), not its whole hold: a
-// rank late for any reason arrives last at every call and holds longest, which would blame its
-// lateness (or mere arrival jitter on a link-bound run) on its link. A slow loader or link
-// lengthens no rank's compute; the larger of compute and loader, not the first, because a rank
-// that sleeps on its loader finds its caches cold and computes a little longer after it.
+// The largest of the three shares names rank s and its cause when it reaches kStragglerShare.
+// A rank's link time is what its all-reduces took past the shared link model's end
+// (CallTiming::link_s), not its whole hold: a rank late for any reason arrives last at every
+// call and holds longest, which would blame its lateness (or mere arrival jitter on a link-bound
+// run) on its link; measured that way, a compute or loader straggler shows no link excess
+// (docs/stragglers.md). The largest share, not a fixed order, because the compute clock is the
+// noisy one: a rank that sleeps on its loader finds its caches cold and computes a little longer
+// after it, and on shared cores compute noise reaches several % of a step, which a fixed
+// compute-first order let hide a slow link (13 of 20 found at K = 2 before, docs/stragglers.md).
 #pragma once
 
 #include <optional>

@@ -68,6 +68,27 @@ TEST(StragglerRule, ASlowLoaderIsLoaderAndASlowLinkIsLink) {
   EXPECT_EQ(s.found->cause, "link");
 }
 
+// The largest share names the cause, whatever the order: a slow link (10% of the step) on one
+// rank beside compute noise (7%) on another is the link's rank, and compute noise larger than a
+// link excess is compute's.
+TEST(StragglerRule, TheLargestShareNamesTheCause) {
+  std::vector<RankMedians> r = clean(4);
+  r[1].link += 0.011;
+  r[0].compute += 0.0077;
+  StragglerScan s = find_straggler(r, 0.110);
+  ASSERT_TRUE(s.found) << describe(s);
+  EXPECT_EQ(s.found->rank, 1);
+  EXPECT_EQ(s.found->cause, "link");
+
+  r = clean(4);
+  r[1].link += 0.0066;
+  r[0].compute += 0.011;
+  s = find_straggler(r, 0.110);
+  ASSERT_TRUE(s.found) << describe(s);
+  EXPECT_EQ(s.found->rank, 0);
+  EXPECT_EQ(s.found->cause, "compute");
+}
+
 TEST(StragglerRule, OneRankOrNoStepNamesNone) {
   EXPECT_FALSE(find_straggler({{0.1, 0.0, 0.0}}, 0.1).found);
   std::vector<RankMedians> r = clean(2);
