@@ -6,7 +6,7 @@
 #include <climits>
 
 #include "bench_args.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::bench {
 

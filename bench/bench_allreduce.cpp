@@ -48,7 +48,7 @@
 #include "comm/mpi_env.h"
 #include "comm/watchdog.h"
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/gpu_uuid.h"
 #include "trainers/gpu_choice.h"
 #if DPSCALE_HAVE_CUDA

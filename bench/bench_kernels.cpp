@@ -26,7 +26,7 @@
 
 #include "bench_args.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::bench {
 namespace {

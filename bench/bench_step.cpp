@@ -21,7 +21,7 @@
 #include "bench_args.h"
 #include "gemm_shapes.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp.h"
 #include "models/data/rng.h"
 

@@ -1,7 +1,7 @@
 // modes.cpp — the mode table.
 #include "modes.h"
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

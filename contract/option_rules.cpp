@@ -2,7 +2,7 @@
 #include "option_rules.h"
 
 #include "contract/link_model.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

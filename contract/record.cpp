@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "models/io/json_int.h"
+#include "core/json_int.h"
 
 namespace dpscale {
 
@@ -52,7 +52,7 @@ struct TypeName<std::optional<T>> {
   static std::string get() { return TypeName<T>::get() + " | null"; }
 };
 
-// Integer fields take JSON integers in T's range only (models/io/json_int.h); other types are
+// Integer fields take JSON integers in T's range only (core/json_int.h); other types are
 // left to get_to's own type check.
 template <class T>
 bool integers_fit(const json& x, const T*) {

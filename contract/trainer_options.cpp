@@ -9,8 +9,8 @@
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "contract/option_values.h"
-#include "models/errors.h"
-#include "models/fnv1a.h"
+#include "core/errors.h"
+#include "core/fnv1a.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {

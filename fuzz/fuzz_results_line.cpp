@@ -9,7 +9,7 @@
 #include "contract/record.h"
 #include "fuzz_input.h"
 #include "harness/results_file.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpscale;

@@ -6,7 +6,7 @@
 
 #include "fuzz_input.h"
 #include "harness/config.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpscale;

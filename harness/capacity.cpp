@@ -10,7 +10,7 @@
 
 #include "contract/modes.h"
 #include "contract/option_values.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -13,7 +13,7 @@
 
 #include "harness/placement_axis.h"
 #include "contract/option_rules.h"
-#include "models/fnv1a.h"
+#include "core/fnv1a.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {

@@ -24,7 +24,7 @@
 #include "contract/option_values.h"
 #include "contract/trainer_options.h"
 #include "harness/point_settings.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -10,7 +10,7 @@
 #include "contract/option_values.h"
 #include "harness/report.h"
 #include "harness/table.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -7,7 +7,7 @@
 
 #include "contract/modes.h"
 #include "harness/subprocess.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "models/io/json_int.h"
+#include "core/json_int.h"
 
 namespace dpscale {
 

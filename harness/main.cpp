@@ -28,7 +28,7 @@
 #include "harness/report.h"
 #include "harness/diagnosis_report.h"
 #include "harness/sweep.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <thread>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

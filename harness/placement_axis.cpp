@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -13,7 +13,7 @@
 #include "harness/results_file.h"
 #include "harness/subprocess.h"
 #include "harness/temp_file.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 #ifndef DPSCALE_SOURCE_DIR
 #define DPSCALE_SOURCE_DIR "."

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {

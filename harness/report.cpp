@@ -9,7 +9,7 @@
 #include "contract/schema_doc.h"
 #include "harness/diagnosis_report.h"
 #include "harness/table.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "models/io/json_int.h"
+#include "core/json_int.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {

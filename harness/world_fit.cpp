@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "contract/modes.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -3,7 +3,7 @@
 
 #include "comm/communicator.h"
 #include "contract/option_rules.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
 #include "step_probe.h"

@@ -5,7 +5,7 @@
 
 #include "diagnosis.h"
 #include "straggler.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

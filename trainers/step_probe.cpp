@@ -7,7 +7,7 @@
 #include <thread>
 #include <time.h>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "trace.h"
 
 namespace dpscale {

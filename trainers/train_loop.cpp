@@ -9,7 +9,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -15,7 +15,7 @@
 #include "gemm_probe.h"
 #include "gpu_choice.h"
 #include "grad_sync.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
 #include "placement.h"

@@ -11,7 +11,7 @@
 
 #include "contract/option_values.h"
 #include "harness/results_file.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

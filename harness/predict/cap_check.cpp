@@ -10,7 +10,7 @@
 #include "harness/machine_state.h"
 #include "harness/results_file.h"
 #include "harness/table.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

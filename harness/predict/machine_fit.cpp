@@ -11,7 +11,7 @@
 #include "contract/option_values.h"
 #include "harness/machine_state.h"
 #include "harness/results_file.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "predict_table.h"
 
 namespace dpscale::predict {

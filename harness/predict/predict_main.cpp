@@ -13,7 +13,7 @@
 #include "contract/option_values.h"
 #include "harness/results_file.h"
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "predict_table.h"
 #include "recommend.h"
 #include "recommend_cap.h"

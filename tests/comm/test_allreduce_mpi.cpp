@@ -23,7 +23,7 @@
 
 #include "comm/allreduce_algos.h"
 #include "comm/traffic.h"
-#include "models/fnv1a.h"
+#include "core/fnv1a.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
 #include "models/data/rng.h"

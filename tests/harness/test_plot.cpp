@@ -9,7 +9,7 @@
 
 #include "harness/results_file.h"
 #include "harness_util.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 namespace {

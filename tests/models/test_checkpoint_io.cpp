@@ -14,7 +14,7 @@
 
 #include "models/io/atomic_file.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp.h"
 #include "models/io/npy.h"
 #include "models/data/rng.h"

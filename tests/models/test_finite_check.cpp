@@ -16,7 +16,7 @@
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/rng.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/finite_check.h"
 #include "models/io/npy.h"
 #include "models/io/safetensors.h"
