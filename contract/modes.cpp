@@ -36,6 +36,11 @@ const ModeInfo* find_mode(std::string_view name) {
   return nullptr;
 }
 
+std::string mode_label(std::string_view name) {
+  if (const ModeInfo* m = find_mode(name)) return m->label;
+  return std::string(name);
+}
+
 std::string mode_names(const char* separator) {
   std::string s;
   for (const ModeInfo& i : all_modes()) s += (s.empty() ? "" : separator) + std::string(i.name);

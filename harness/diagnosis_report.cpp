@@ -8,7 +8,6 @@
 
 #include "contract/modes.h"
 #include "contract/option_values.h"
-#include "harness/report.h"
 #include "harness/table.h"
 #include "core/errors.h"
 

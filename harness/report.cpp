@@ -228,11 +228,6 @@ std::string json_report(const Analysis& a, const std::string& source) {
 
 }  // namespace
 
-std::string mode_label(const std::string& mode) {
-  if (const ModeInfo* m = find_mode(mode)) return m->label;
-  return mode;
-}
-
 std::string render_report(const Analysis& a, const std::string& source, const std::string& format) {
   if (format == "md") return markdown(a, source);
   if (format == "csv") return csv(a);

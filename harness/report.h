@@ -18,7 +18,4 @@ inline constexpr const char* kReportSchema = "dpscale.report/1";
 // "md" | "csv" | "json"; anything else is an InputError.
 std::string render_report(const Analysis& a, const std::string& source, const std::string& format);
 
-// The workshop's names: "Single", "Naive DP", "Interleaved", "Bucketed DDP".
-std::string mode_label(const std::string& mode);
-
 }  // namespace dpscale

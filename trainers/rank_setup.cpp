@@ -6,7 +6,6 @@
 #include "core/errors.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
-#include "step_probe.h"
 
 namespace dpscale {
 
@@ -65,7 +64,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
                  std::to_string(s->local_batch) + " per rank)",
              mlp_bytes(s->spec, s->local_batch, opts.momentum > 0), on_cpu ? place.local_size : 1,
              s->device->memory_bytes(), on_cpu ? "memory" : "GPU memory");
-  check_diagnosis_options(opts, world_size, s->device->backend());  // issue 9
+  check_diagnosis_options(opts, world_size, s->device->backend());
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
   if (opts.batch_size > s->data.n) {

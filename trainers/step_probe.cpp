@@ -234,20 +234,4 @@ RankTiming StepProbe::totals() {
   return t;
 }
 
-void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
-  const InjectDelay d = parse_inject_delay(o.inject_delay);
-  if (!o.trace_path.empty()) {
-    std::filesystem::path dir = std::filesystem::path(o.trace_path).parent_path();
-    if (dir.empty()) dir = ".";
-    if (!std::filesystem::is_directory(dir)) throw InputError("--trace: directory '" + dir.string() + "' does not exist");
-  }
-  if (d.enabled() && d.cause == DelayCause::link && backend != Backend::cpu) {
-    throw InputError("--inject-delay " + o.inject_delay + ": a slower link is emulated on MPI (--backend cpu) only");
-  }
-  if (d.enabled() && d.rank >= world_size) {
-    throw InputError("--inject-delay: rank " + std::to_string(d.rank) + " does not exist (the job has " +
-                     std::to_string(world_size) + " ranks: 0.." + std::to_string(world_size - 1) + ")");
-  }
-}
-
 }  // namespace dpscale

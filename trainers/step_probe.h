@@ -114,9 +114,4 @@ class StepProbe final : public GradListener {
   std::vector<std::vector<double>> unit_durations_;
 };
 
-// InputError for diagnosis options this job cannot take (an --inject-delay rank that does not
-// exist, a --trace directory that does not). Called in the local set-up, before the first
-// collective.
-void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend);
-
 }  // namespace dpscale

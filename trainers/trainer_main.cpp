@@ -14,7 +14,7 @@
 #include "comm/world.h"
 #include "gemm_probe.h"
 #include "gpu_choice.h"
-#include "grad_sync.h"
+#include "sync_factory.h"
 #include "core/errors.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"

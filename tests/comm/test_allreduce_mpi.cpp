@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "comm/allreduce_algos.h"
+#include "comm/ring_allreduce.h"
+#include "comm/star_allreduce.h"
 #include "comm/traffic.h"
 #include "core/fnv1a.h"
 #include "comm/mpi_check.h"
