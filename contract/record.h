@@ -77,7 +77,7 @@ struct RunRecord {
 
   // reliability (issue 12)
   std::optional<bool> replicas_agree;  // data-parallel: every rank's final weights hash alike
-  // issue 9: why a run scaled as it did (trainers/diagnosis.cpp fills these)
+  // issue 9: why a run scaled as it did (trainers/diagnosis/diagnosis.cpp fills these)
   std::vector<double> per_rank_compute_s;
   std::vector<double> per_rank_wait_s;
   double loader_s = 0.0;
@@ -97,7 +97,7 @@ struct RunRecord {
   std::optional<std::string> bucket_rule;
   // the GEMMs' math mode (models/device.h); "" in records written before the field existed
   std::string cublas_math;
-  // The straggler rule (trainers/straggler.h): where the straggler_rank loses its time.
+  // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
 };

@@ -46,7 +46,7 @@ struct TrainOptions {
   // reliability (issue 12)
   int finite_check_every = 1;          // steps between gradient/parameter finite checks (0 = loss only)
   double collective_timeout_s = 300.0;  // a collective not done by then aborts the job
-  // issue 9: why a run scaled as it did (trainers/diagnosis.h, loader.h, triad.h, trace.h)
+  // issue 9: why a run scaled as it did (trainers/diagnosis/diagnosis.h, loader.h, triad.h, trace.h)
   std::string inject_delay;     // "RANK:MS" (contract/diagnosis_options.h); "" = none
   double loader_delay_ms = 0.0; // every rank waits this long for each batch (a starved loader)
   int prefetch = 0;             // batches fetched ahead, in the background, while a step runs

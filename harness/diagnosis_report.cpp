@@ -148,7 +148,7 @@ std::string diagnosis_markdown(const Analysis& a) {
   return "\n## Why each run scaled as it did\n\n" + t.markdown() +
          "\nBottleneck: the README's rule (\"Why a run scaled as it did\"), the label most repeats carry.\n"
          "Straggler per run: the rank slower than the others and where it lost its time (compute, loader,\n"
-         "link; trainers/straggler.h), each repeat in order. Triad\n"
+         "link; trainers/diagnosis/straggler.h), each repeat in order. Triad\n"
          "columns (--triad N): per step, medians; Exposed = step − compute-only; Overlap % = 100·max(0, min(1,\n"
          "1 − exposed/comm-only)).\n";
 }

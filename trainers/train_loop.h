@@ -8,7 +8,7 @@
 #include "comm/world.h"
 #include "grad_sync.h"
 #include "rank_setup.h"
-#include "step_probe.h"
+#include "trainers/diagnosis/step_probe.h"
 
 namespace dpscale {
 

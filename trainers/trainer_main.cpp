@@ -20,7 +20,7 @@
 #include "models/io/safetensors.h"
 #include "placement.h"
 #include "record_builder.h"
-#include "run_diagnosis.h"
+#include "trainers/diagnosis/run_diagnosis.h"
 #include "rank_setup.h"
 #include "replica_check.h"
 #include "train_loop.h"

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "trainers/diagnosis.h"
+#include "trainers/diagnosis/diagnosis.h"
 #include "trainers/loader.h"
 
 namespace dpscale {

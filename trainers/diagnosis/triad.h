@@ -21,8 +21,8 @@
 
 #include "comm/communicator.h"
 #include "comm/world.h"
-#include "grad_sync.h"
-#include "rank_setup.h"
+#include "trainers/grad_sync.h"
+#include "trainers/rank_setup.h"
 
 namespace dpscale {
 

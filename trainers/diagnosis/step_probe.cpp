@@ -1,5 +1,5 @@
 // step_probe.cpp — the per-step instruments of step_probe.h.
-#include "step_probe.h"
+#include "trainers/diagnosis/step_probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core/errors.h"
-#include "trace.h"
+#include "trainers/diagnosis/trace.h"
 
 namespace dpscale {
 

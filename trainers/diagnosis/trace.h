@@ -56,7 +56,7 @@ class Tracer {
   // This rank's events as a JSON array (text); reads the stamps (waits for the device).
   std::string events_text();
   // The whole file from every rank's events_text(), in rank order. With a straggler found
-  // (trainers/straggler.h) its process is named so and its spans of the cause — backward
+  // (trainers/diagnosis/straggler.h) its process is named so and its spans of the cause — backward
   // (compute), loader, its all-reduces (link) — carry args.straggler and Chrome's red.
   static std::string merge(const std::vector<std::string>& per_rank, const nlohmann::ordered_json& meta,
                            const TraceStraggler& straggler = TraceStraggler{});

@@ -1,5 +1,5 @@
 // diagnosis.cpp — the rule of diagnosis.h.
-#include "diagnosis.h"
+#include "trainers/diagnosis/diagnosis.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,10 +1,10 @@
 // run_diagnosis.cpp — gathering, the triad, the trace file and the record's diagnosis fields.
-#include "run_diagnosis.h"
+#include "trainers/diagnosis/run_diagnosis.h"
 
 #include <fstream>
 
-#include "diagnosis.h"
-#include "straggler.h"
+#include "trainers/diagnosis/diagnosis.h"
+#include "trainers/diagnosis/straggler.h"
 #include "core/errors.h"
 
 namespace dpscale {

@@ -16,7 +16,7 @@
 //                    the trace
 // Per step it also keeps this rank's compute (host backends: wall and the thread's CPU time),
 // loader wait and link time, whose medians over the timed steps find a straggler and its cause
-// (trainers/straggler.h): a median ignores the few steps a busy machine took from one rank.
+// (trainers/diagnosis/straggler.h): a median ignores the few steps a busy machine took from one rank.
 //
 // The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
 // option off it adds two timer marks per step and nothing else: the same rows, the same
@@ -30,10 +30,10 @@
 
 #include "comm/communicator.h"
 #include "contract/diagnosis_options.h"
-#include "grad_sync.h"
-#include "loader.h"
+#include "trainers/grad_sync.h"
+#include "trainers/loader.h"
 #include "models/interval_timer.h"
-#include "rank_setup.h"
+#include "trainers/rank_setup.h"
 
 namespace dpscale {
 

@@ -1,5 +1,5 @@
 // straggler.cpp — the rule of straggler.h.
-#include "straggler.h"
+#include "trainers/diagnosis/straggler.h"
 
 #include <algorithm>
 #include <cstdio>

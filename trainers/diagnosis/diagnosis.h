@@ -35,7 +35,7 @@ struct DiagnosisInput {
   double busy_s = 0.0;          // per step, mean over ranks: summed all-reduce durations
   bool data_parallel = false;
   // Per rank, the compute the straggler's imbalance is judged on, when there is a steadier
-  // measure than c_r (trainers/straggler.h: the compute clock's per-step medians); empty: c_r.
+  // measure than c_r (trainers/diagnosis/straggler.h: the compute clock's per-step medians); empty: c_r.
   std::vector<double> imbalance_compute;
 };
 

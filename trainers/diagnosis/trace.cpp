@@ -1,5 +1,5 @@
 // trace.cpp — recording one rank's timeline and merging the ranks' into one trace file.
-#include "trace.h"
+#include "trainers/diagnosis/trace.h"
 
 #include <algorithm>
 

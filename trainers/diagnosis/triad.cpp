@@ -1,10 +1,10 @@
 // triad.cpp — the three phases of triad.h.
-#include "triad.h"
+#include "trainers/diagnosis/triad.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "train_loop.h"
+#include "trainers/train_loop.h"
 
 namespace dpscale {
 

@@ -9,12 +9,12 @@
 
 #include "comm/world.h"
 #include "contract/record.h"
-#include "grad_sync.h"
-#include "rank_setup.h"
-#include "step_probe.h"
-#include "trace.h"
-#include "train_loop.h"
-#include "triad.h"
+#include "trainers/grad_sync.h"
+#include "trainers/rank_setup.h"
+#include "trainers/diagnosis/step_probe.h"
+#include "trainers/diagnosis/trace.h"
+#include "trainers/train_loop.h"
+#include "trainers/diagnosis/triad.h"
 
 namespace dpscale {
 
