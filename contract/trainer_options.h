@@ -78,7 +78,7 @@ struct TrainerOption {
   ConfigUse config;
   bool shapes_run;      // in the fingerprint all ranks must share (paths and verbosity are not)
   // Changes the measurement: two runs that differ only in it are two points of a report, never
-  // repeats of one (harness/point_settings.h derives the point key from this flag).
+  // repeats of one (harness/sweep/point_settings.h derives the point key from this flag).
   bool measured = true;
   // The config's top-level key that sweeps it as a list ("allreduces"); "" when none does.
   std::string axis;

@@ -19,15 +19,15 @@
 
 #include "contract/option_values.h"
 #include "contract/schema_doc.h"
-#include "harness/analysis.h"
-#include "harness/compare.h"
-#include "harness/config.h"
-#include "harness/gate.h"
-#include "harness/plot.h"
+#include "harness/report/analysis.h"
+#include "harness/report/compare.h"
+#include "harness/sweep/config.h"
+#include "harness/report/gate.h"
+#include "harness/report/plot.h"
 #include "harness/predict/predict_main.h"
-#include "harness/report.h"
-#include "harness/diagnosis_report.h"
-#include "harness/sweep.h"
+#include "harness/report/report.h"
+#include "harness/report/diagnosis_report.h"
+#include "harness/sweep/sweep.h"
 #include "core/errors.h"
 
 namespace {
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--max-repeats", rr.max_repeats, "--rerun stops at this many rounds (default: twice NEW's)")
       ->check(whole_in(1, kMaxRepeats));
   cmp->add_option("--python", go.python, "Python 3 with scipy")->capture_default_str();
-  cmp->add_option("--gate-script", go.script, "the statistics (default <source>/harness/gate/gate.py)");
+  cmp->add_option("--gate-script", go.script, "the statistics (default <source>/harness/report/gate.py)");
   auto* tol = cmp->add_option("--tolerance", co.tolerance,
                               "the crude mode: allowed fall of median speedup/efficiency (relative) and rise of "
                               "comm fraction (absolute)")

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "contract/option_values.h"
-#include "harness/results_file.h"
+#include "harness/sweep/results_file.h"
 #include "core/errors.h"
 
 namespace dpscale::predict {

@@ -11,7 +11,7 @@
 #include "contract/trainer_options.h"
 #include "machine_fit.h"
 #include "contract/option_values.h"
-#include "harness/results_file.h"
+#include "harness/sweep/results_file.h"
 #include "models/device.h"
 #include "core/errors.h"
 #include "predict_table.h"

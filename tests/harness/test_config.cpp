@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <map>
 
-#include "harness/config.h"
-#include "harness/world_fit.h"
+#include "harness/sweep/config.h"
+#include "harness/sweep/world_fit.h"
 #include "harness_util.h"
 
 namespace dpscale {

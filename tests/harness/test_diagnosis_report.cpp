@@ -8,9 +8,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "harness/analysis.h"
-#include "harness/diagnosis_report.h"
-#include "harness/report.h"
+#include "harness/report/analysis.h"
+#include "harness/report/diagnosis_report.h"
+#include "harness/report/report.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -4,7 +4,7 @@
 // `plot --out` an existing file is one line and exit 2. Each with its control.
 #include <gtest/gtest.h>
 
-#include "harness/run_outcome.h"
+#include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -3,8 +3,8 @@
 // foreign lines refused with their line number, and report/compare/plot leaving files untouched.
 #include <gtest/gtest.h>
 
-#include "harness/results_file.h"
-#include "harness/run_outcome.h"
+#include "harness/sweep/results_file.h"
+#include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -18,9 +18,9 @@
 #include <set>
 #include <thread>
 
-#include "harness/analysis.h"
-#include "harness/out_lock.h"
-#include "harness/results_file.h"
+#include "harness/report/analysis.h"
+#include "harness/sweep/out_lock.h"
+#include "harness/sweep/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {
