@@ -77,9 +77,11 @@ TrainerOption text(std::string key, std::string flag, std::string help, std::vec
 template <class Field>
 TrainerOption choice(std::string key, std::string flag, std::string help, std::vector<Mode> modes,
                      std::vector<std::string> choices, std::string what, Field field) {
-  return text(std::move(key), std::move(flag), std::move(help), std::move(modes), ValueKind::choice,
-              [choices = std::move(choices), what = std::move(what)](const std::string& v) { parse_choice(v, choices, what); },
-              field);
+  TrainerOption t = text(std::move(key), std::move(flag), std::move(help), std::move(modes), ValueKind::choice,
+                         [choices, what = std::move(what)](const std::string& v) { parse_choice(v, choices, what); },
+                         field);
+  t.choices = std::move(choices);
+  return t;
 }
 
 template <class Field>

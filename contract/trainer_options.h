@@ -82,6 +82,8 @@ struct TrainerOption {
   bool measured = true;
   // The config's top-level key that sweeps it as a list ("allreduces"); "" when none does.
   std::string axis;
+  // The values a choice option takes ("auto", "cpu", "cuda"); empty for every other kind.
+  std::vector<std::string> choices;
   // Parses and checks `value` (a switch gets "true"), storing it; throws OptionError naming the flag.
   std::function<void(TrainOptions&, const std::string&)> set;
   // The value as text (defaults in --help, the fingerprint).

@@ -19,6 +19,7 @@
 
 #include "contract/option_values.h"
 #include "contract/schema_doc.h"
+#include "contract/trainer_options.h"
 #include "harness/report/analysis.h"
 #include "harness/report/compare.h"
 #include "harness/sweep/config.h"
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(whole_in(1, kMaxRepeats));
   sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)")
       ->check(seconds_up_to(kMaxTimeoutS));
-  sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember(option("backend").choices));
   sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this")
       ->check(whole_in(1, kMaxWorldSize));
   so.launch.launcher = "";  // auto: srun inside a Slurm allocation, else mpirun (resolve_launcher)

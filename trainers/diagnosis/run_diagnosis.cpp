@@ -3,9 +3,10 @@
 
 #include <fstream>
 
+#include "comm/allreduce_algos.h"
+#include "core/errors.h"
 #include "trainers/diagnosis/diagnosis.h"
 #include "trainers/diagnosis/straggler.h"
-#include "core/errors.h"
 
 namespace dpscale {
 
@@ -121,10 +122,10 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
     r.overlap_pct = d.triad->overlap_pct();
   }
   r.allreduce_unit_bytes = d.unit_bytes;
-  // nccl-tests' bus bandwidth of an all-reduce: algbw · 2(K−1)/K.
+  // nccl-tests' bus bandwidth of each unit's all-reduce (comm/allreduce_algos.h says how).
   for (size_t i = 0; i < d.unit_s.size(); ++i) {
-    const double algbw = d.unit_s[i] > 0 ? static_cast<double>(d.unit_bytes[i]) / d.unit_s[i] / 1e9 : 0.0;
-    r.bucket_busbw_gbps.push_back(algbw * 2.0 * (k - 1.0) / k);
+    r.bucket_busbw_gbps.push_back(
+        allreduce_bandwidth(static_cast<size_t>(d.unit_bytes[i]), d.unit_s[i], static_cast<int>(k)).busbw_gbps);
   }
 }
 
