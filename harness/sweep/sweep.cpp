@@ -148,9 +148,13 @@ int run_sweep(SweepOptions o) {
                       mpi_version.find("OpenRTE") != std::string::npos;
   o.launch.as_root = ::geteuid() == 0;
   const std::string bin_dir = resolve_bin_dir(o.bin_dir);
+  // `program` is the trainer's path: the run starts it from the bin dir; its line records the
+  // executable's name alone (the bin dir is a path of this machine, not a fact of the run).
+  auto launch_of = [&](const SweepPoint& p, const std::string& program) {
+    return launch_argv(o.launch, program, p.mode, p.world_size, trainer_args(c, p), p.nodes, p.ranks_per_node);
+  };
   auto argv_of = [&](const SweepPoint& p) {
-    return launch_argv(o.launch, (fs::path(bin_dir) / mode_named(p.mode).executable).string(), p.mode, p.world_size,
-                       trainer_args(c, p), p.nodes, p.ranks_per_node);
+    return launch_of(p, (fs::path(bin_dir) / mode_named(p.mode).executable).string());
   };
 
   if (o.dry_run) {
@@ -233,7 +237,7 @@ int run_sweep(SweepOptions o) {
       RunInfo info;
       info.config = c.name;
       info.run_id = p.run_id(c.name);
-      info.argv = argv_of(p);
+      info.argv = launch_of(p, mode_named(p.mode).executable);
       info.host = system["host"];
       info.git_version = build_version();
       info.start_time = utc_now();
@@ -243,7 +247,7 @@ int run_sweep(SweepOptions o) {
       po.timeout_s = timeout_s;
       po.on_spawn = [](int pid) { g_child_group = pid; };
       StateRecorder recorder = watch.before_run(attempt > 0);
-      const ProcessResult r = run_process(info.argv, po);
+      const ProcessResult r = run_process(argv_of(p), po);
       g_child_group = 0;
       info.duration_s = r.seconds;
       if (g_interrupts > 0) {
