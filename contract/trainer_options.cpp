@@ -189,7 +189,7 @@ std::vector<TrainerOption> build_table() {
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
 
-      // --- reliability (issue 12) ---
+      // --- reliability ---
       // In the fingerprint although it does not change the arithmetic: every rank must stop at
       // the same step when the check fires, so all ranks must check at the same steps.
       whole("finite_check_every", "--finite-check-every",
@@ -202,7 +202,7 @@ std::vector<TrainerOption> build_table() {
                 "abort the job when a collective (all-reduce, barrier, gather) waits longer (seconds)",
                 kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
            ConfigUse::options, false)),
-      // --- issue 9: why a run scaled as it did (faults to inject, the triad, the trace) ---
+      // --- why a run scaled as it did (faults to inject, the triad, the trace) ---
       text("inject_delay", "--inject-delay", "RANK:MS[:compute|loader|link]: that rank is MS slower each step, in backward (spread over its gradients), its loader or its link (a straggler)",
            kDataParallel, ValueKind::text, [](const std::string& v) { parse_inject_delay(v); },
            [](auto& o) -> auto& { return o.inject_delay; }),
@@ -219,7 +219,7 @@ std::vector<TrainerOption> build_table() {
                 ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
                 [](auto& o) -> auto& { return o.trace_steps; }),
            ConfigUse::never, false)),
-      // --- issue 11: gradient accumulation, the gradients' wire format, DDP's bucket rule ---
+      // --- gradient accumulation, the gradients' wire format, DDP's bucket rule ---
       axis(with(whole("accum_steps", "--accum-steps",
                  "micro-batches of --batch-size per optimizer step: gradients accumulate locally, one "
                  "all-reduce on the last (DDP's no_sync); the step is one device's at N x batch",

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "the workshop's results table with E, comm %, γ and the Amdahl ceiling");
   report->add_option("file", report_file, "results file (.jsonl)")->required();
   report->add_option("--format", format, "md | csv | json")->capture_default_str();
-  std::string bench_allreduce_json;  // issue 9
+  std::string bench_allreduce_json;  // --bench-allreduce: bench_allreduce's JSON beside the report
   report->add_option("--bench-allreduce", bench_allreduce_json,
                      "bench_allreduce's JSON: put its bus bandwidth beside each all-reduce's in training (md)");
 
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   auto* schema = app.add_subcommand("schema", "the contract: record fields (md, the README's table), or modes, options and fields (json)");
   schema->add_option("--format", schema_format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
 
-  const auto predict = predict::add_predict_command(app);  // issue 10: all of it in harness/predict/
+  const auto predict = predict::add_predict_command(app);  // all of it in harness/predict/
 
   try {
     app.parse(argc, argv);
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     if (*report) {
       const Analysis analysis = load(report_file);
       std::string text = render_report(analysis, report_file, format);
-      if (!bench_allreduce_json.empty()) {  // issue 9
+      if (!bench_allreduce_json.empty()) {
         if (format != "md") throw InputError("--bench-allreduce goes with --format md");
         text += bench_comparison_markdown(analysis, bench_allreduce_json);
       }

@@ -21,7 +21,7 @@ PACKAGES=(
   iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
   slurm-wlm munge          # a real Slurm on the emulated nodes (scripts/emulated-slurm.sh, ctest -L slurm)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
-  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (issue 12)
+  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh
 )
 
 missing=()

@@ -57,7 +57,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     check_comm_options(Backend::cuda, s->link, s->algo);
     check_grad_format(Backend::cuda, s->grad_format);
   }
-  // The model's buffers, asked for before anything is allocated (issue 12): on the CPU this
+  // The model's buffers, asked for before anything is allocated: on the CPU this
   // node's ranks share the physical memory; a GPU is one rank's.
   const bool on_cpu = s->device->backend() == Backend::cpu;
   check_fits("--model " + opts.model + " (" + std::to_string(s->spec.n_params()) + " parameters, batch " +

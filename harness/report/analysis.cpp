@@ -137,7 +137,7 @@ Analysis analyse(const ResultsFile& f) {
     s.runs = static_cast<int>(recs.size());
     s.n_params = recs.front()->n_params;
     s.first = *recs.front();
-    for (const RunRecord* r : recs) s.repeats.push_back(*r);  // issue 9
+    for (const RunRecord* r : recs) s.repeats.push_back(*r);  // for the diagnosis's medians
     std::vector<double> epoch, thr, compute, comm, frac, gamma, busy, buckets;
     for (const RunRecord* r : recs) {
       epoch.push_back(r->avg_epoch_s);

@@ -84,7 +84,7 @@ struct PointStats {
   // long as the shortest repeat's curve; empty when no repeat has the curve.
   std::vector<double> loss_global, loss_rank0;
 
-  // issue 9: every repeat's record, for harness/report/diagnosis_report.cpp (medians of the triad,
+  // Every repeat's record, for harness/report/diagnosis_report.cpp (medians of the triad,
   // per-rank times, the bottleneck label).
   std::vector<RunRecord> repeats;
 };

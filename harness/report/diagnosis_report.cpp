@@ -1,4 +1,4 @@
-// diagnosis_report.cpp — medians of issue 9's record fields per point, as JSON and Markdown.
+// diagnosis_report.cpp — medians of the record's diagnosis fields per point, as JSON and Markdown.
 #include "harness/report/diagnosis_report.h"
 
 #include <algorithm>

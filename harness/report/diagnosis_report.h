@@ -1,4 +1,4 @@
-// diagnosis_report.h — the report's part for issue 9 ("why a run scaled as it did"): per point,
+// diagnosis_report.h — the report's part that says why a run scaled as it did: per point,
 // medians over repeats of the triad (compute-only, comm-only, exposed, overlap %), the loader
 // and per-rank times, and the bottleneck label (the most frequent over repeats) with the
 // diagnosis line of a repeat that carries it; per-unit bus bandwidth (medians).
@@ -14,7 +14,7 @@
 namespace dpscale {
 
 struct DiagnosisStats {
-  std::string bottleneck;  // "" for records written before issue 9
+  std::string bottleneck;  // "" for records that carry no diagnosis fields
   std::optional<int> straggler_rank;
   std::string diagnosis;
   std::optional<double> triad_step_s, compute_only_step_s, comm_only_step_s, exposed_comm_step_s, overlap_pct;

@@ -53,7 +53,7 @@ int run_plot(const PlotOptions& o) {
     script = env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/plots/plot_results.py";
   }
   if (::access(script.c_str(), R_OK) != 0) throw InputError("plotter " + script + " not found (--script)");
-  // --out must be a directory we can make: one line, not a filesystem exception (issue 12).
+  // --out must be a directory we can make: one line, not a filesystem exception.
   std::error_code ec;
   if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec)) {
     throw InputError("plot --out '" + o.out_dir + "' is a file, not a directory");

@@ -100,7 +100,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
            (p.key.placement.empty() ? "" : ", " + p.key.placement) + "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
   }
 
-  out += diagnosis_markdown(a);  // issue 9
+  out += diagnosis_markdown(a);
 
   if (!a.failed.empty()) {
     Table f;
@@ -206,7 +206,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["n_buckets"] = opt_json(p.n_buckets);
     o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
     o["loss_rank0"] = p.loss_rank0;
-    o["diagnosis"] = diagnosis_json(p);  // issue 9
+    o["diagnosis"] = diagnosis_json(p);
     j["points"].push_back(o);
   }
   j["failed"] = ordered_json::array();

@@ -10,7 +10,7 @@
 // (its whole process group is killed) is recorded with status "failed" and a reason, and the
 // sweep goes on. --resume skips the run ids the file already holds as "ok". A Ctrl-C stops the
 // current run's process group and the sweep, recording nothing for the interrupted run.
-// Reliability (issue 12): one sweep per --out (out_lock.h), each line fsync'ed before the next
+// Reliability: one sweep per --out (out_lock.h), each line fsync'ed before the next
 // run (line_appender.h), --resume repairs a torn last line and refuses another config's file
 // (config_hash in config.h), and a SIGKILLed sweep takes its run with it (subprocess.h's guard).
 // Under Slurm (--launcher srun, the default inside an allocation) each run is a job step

@@ -6,13 +6,13 @@
     charts_bars.py     1 epoch time, 3 naive compute/comm split, 4 saving vs naive, 6 throughput
     charts_scaling.py  2 speedup vs K, 8 efficiency E(K) and gamma(K) with the knee
     charts_training.py 5 loss convergence (loss_rank0 vs loss_global), 7 bucket-cap sweep
-    charts_diagnosis.py 9 where each epoch goes, 10 per-rank compute and wait (issue 9)
+    charts_diagnosis.py 9 where each epoch goes, 10 per-rank compute and wait
 """
 from .charts_bars import (chart1_epoch_time, chart3_naive_split, chart4_overlap_saving,
                           chart6_throughput)
 from .charts_scaling import chart2_speedup, chart8_efficiency
 from .charts_training import chart5_loss, chart7_bucket_sweep
-from .charts_diagnosis import chart9_time_breakdown, chart10_per_rank  # issue 9
+from .charts_diagnosis import chart9_time_breakdown, chart10_per_rank
 
 # File stem -> drawing function, in the workshop's order (its charts 1-6, then ours).
 CHARTS = [
@@ -24,7 +24,7 @@ CHARTS = [
     ("chart6_throughput", chart6_throughput),
     ("chart7_bucket_cap_sweep", chart7_bucket_sweep),
     ("chart8_efficiency_knee", chart8_efficiency),
-    # issue 9: why each run scaled as it did (skipped for records without the diagnosis fields)
+    # Why each run scaled as it did (skipped for records without the diagnosis fields)
     ("chart9_time_breakdown", chart9_time_breakdown),
     ("chart10_per_rank", chart10_per_rank),
 ]

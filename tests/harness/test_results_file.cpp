@@ -192,7 +192,7 @@ TEST(HarnessResults, BadResultsFilesExit2WithOneLine) {
   }
 }
 
-// issue 12: a successful run already in the file (two sweeps that shared it before the --out
+// A successful run already in the file (two sweeps that shared it before the --out
 // lock) is counted once; a failed line and its successful retry are both kept.
 TEST(HarnessResults, ASuccessfulRunIsNeverCountedTwice) {
   const SweepPoint a = pt("small", "naive", 2), b = pt("small", "naive", 4);

@@ -175,7 +175,7 @@ TEST(HarnessSweep, ResumeAfterACutOffLineStartsANewLine) {
   const ProcessResult r = f.sweep({"--resume"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(f.called().size(), 3u) << "single was done";
-  // issue 12: --resume repairs the file (one message), so no later read warns about it.
+  // --resume repairs the file (one message), so no later read warns about it.
   EXPECT_NE(r.err.find("out.jsonl: removed a cut-off last line (50 bytes, left by an interrupted sweep)"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
@@ -243,7 +243,7 @@ TEST(HarnessSweep, MissingTrainersAreBadInput) {
   EXPECT_FALSE(std::filesystem::exists(f.out));
 }
 
-// --- issue 12: one sweep per file, the config that made it, a dying sweep takes its runs ---------
+// --- One sweep per file, the config that made it, a dying sweep takes its runs ---------
 
 // Starts `dpscale ARGS` directly (no guard: the pid is dpscale's) in a thread; returns its pid.
 struct Background {

@@ -293,7 +293,7 @@ TEST_F(ModelsNpy, WriteReadRoundTrip) {
   EXPECT_EQ(entries(), (std::set<std::string>{"f.npy", "l.npy"}));
 }
 
-// Found by fuzz/fuzz_npy.cpp (issue 12): a shape whose byte count overflows, or a dimension too
+// Found by fuzz/fuzz_npy.cpp: a shape whose byte count overflows, or a dimension too
 // large for int64, is refused as bad input (it used to wrap to a small count, or throw
 // std::out_of_range from stoll: exit 1). A large shape that fits is held against the file size.
 TEST_F(ModelsNpy, ShapesThatOverflowAreRefused) {

@@ -1,4 +1,4 @@
-// diagnosis.h — the bottleneck label of a run (issue 9): from what the ranks measured, which of
+// diagnosis.h — the bottleneck label of a run: from what the ranks measured, which of
 // compute, communication, the loader or one straggling rank bounds the step, and a one-line
 // diagnosis with the number behind it. The rule (written out in the README, "Why a run scaled
 // as it did"), per timed step, with c_r, w_r, l_r rank r's compute, all-reduce wait and loader

@@ -1,4 +1,4 @@
-// run_diagnosis.h — what issue 9 adds to a run after its timed epochs, in one place for
+// run_diagnosis.h — what the diagnosis adds to a run after its timed epochs, in one place for
 // trainer_main: gather every rank's timing, run the --triad, merge and write the --trace, and
 // fill the record's diagnosis fields (per-rank times, loader, bottleneck, triad, bandwidths).
 #pragma once

@@ -1,4 +1,4 @@
-// step_probe.h — what one rank measures and injects inside each timed step (issue 9).
+// step_probe.h — what one rank measures and injects inside each timed step.
 //
 //   batch(b)         the rows the step trains on: the dataset in place, or, with
 //                    --loader-delay-ms / --prefetch, the loader's staged copy (its wait timed)

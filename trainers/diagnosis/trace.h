@@ -1,4 +1,4 @@
-// trace.h — the timeline of --trace FILE --trace-steps A:B (issue 9): Chrome trace-event JSON
+// trace.h — the timeline of --trace FILE --trace-steps A:B: Chrome trace-event JSON
 // (the format chrome://tracing and Perfetto load), one process per rank, merged by rank 0.
 //
 //   pid = rank, tid 0 "step"      each traced step, batch fetch to optimizer end

@@ -1,4 +1,4 @@
-// triad.h — the exposure triad of --triad N (issue 9), after the timed epochs, in one process:
+// triad.h — the exposure triad of --triad N, after the timed epochs, in one process:
 //
 //   full          N ordinary steps (forward, loss, backward with the strategy's all-reduces,
 //                 finish, SGD)
