@@ -37,7 +37,7 @@ std::function<void(TrainOptions&, const std::string&)> setter(std::string flag, 
 // one lambda serves the setter (TrainOptions&) and the getter (const TrainOptions&).
 TrainerOption make(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind) {
   return TrainerOption{std::move(key), std::move(flag), std::move(help), std::move(modes), kind, ConfigUse::options,
-                       true, true, "", {}, {}};
+                       true, true, "", {}, {}, {}};
 }
 
 template <class Field>
@@ -149,7 +149,7 @@ std::vector<TrainerOption> build_table() {
             [](auto& o) -> auto& { return o.max_steps; }),
       [] {
         TrainerOption s{"seed", "--seed", "seed of the initial weights and of the synthetic data", kAll,
-                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}};
+                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}, {}};
         s.set = setter("--seed", [](TrainOptions& o, const std::string& v) { o.seed = parse_unsigned(v); });
         s.get = [](const TrainOptions& o) { return std::to_string(o.seed); };
         return s;
