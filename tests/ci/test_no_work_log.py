@@ -22,7 +22,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("DPSCALE_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
 
-# "issue 12", "Issue 9's", "issues 9 and 11", "issue #14" — but not a path's folder name
+# "issue" or "issues", any case, then a number (a "#" between them too) — but not a path's folder name
 # ("results/issue11/" names data, and a data folder keeps its name).
 ISSUE_LABEL = re.compile(r"(?<![\w/])issues?\s*#?[0-9]+", re.IGNORECASE)
 # An absolute path that starts at /work, /home or /root — not one that merely contains such a
