@@ -7,7 +7,7 @@
 
 #include "bench_args.h"
 #include "contract/link_model.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::bench {
 

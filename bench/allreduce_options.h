@@ -10,7 +10,7 @@
 //   --link SPEC           emulate a link as the trainers do (contract/link_model.h): each MPI
 //                         all-reduce is held until its own pattern's α-β time has passed
 //                         (none | nvlink | pcie4 | ib100 | eth10 | ALPHA_US:GBPS; default none)
-//   --predict SPEC        (issue 11) print, beside each measurement, the α-β time the link
+//   --predict SPEC        print, beside each measurement, the α-β time the link
 //                         model gives for it on this job's nodes (contract/link_model.h), without
 //                         holding anything: for runs over a real (or tc-capped) link
 //   --wait poll|block     how an MPI rank waits (comm/watchdog.h): poll, as the trainers do
@@ -38,7 +38,7 @@ struct AllreduceBenchOptions {
   bool check = false;
   std::vector<std::string> algos;  // empty: every algorithm available
   LinkModel link;                  // --link; name "none" when off
-  LinkModel predict;               // --predict (issue 11); name "none" when off
+  LinkModel predict;               // --predict; name "none" when off
   bool block_wait = false;         // --wait block
   bool help = false;
 };

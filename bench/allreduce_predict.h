@@ -1,4 +1,4 @@
-// allreduce_predict.h — bench_allreduce --predict (issue 11): each MPI measurement beside the
+// allreduce_predict.h — bench_allreduce --predict: each MPI measurement beside the
 // α-β time contract/link_model.h gives for it on the job's nodes, for runs over a real or
 // tc-capped link (the emulated nodes of scripts/emulated-nodes.sh), where nothing is held.
 #pragma once

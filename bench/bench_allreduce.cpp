@@ -48,7 +48,7 @@
 #include "comm/mpi_env.h"
 #include "comm/watchdog.h"
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/gpu_uuid.h"
 #include "trainers/gpu_choice.h"
 #if DPSCALE_HAVE_CUDA
@@ -91,7 +91,7 @@ class MpiTarget final : public Target {
   void run(size_t count) override {
     // --wait: the trainers' polled wait (no watchdog: no deadline) or the library's blocking one.
     WaitScope scope(WaitContext{nullptr, Channel::gradients, 0, {}, {}, block_wait_});
-    // hier's nodes: MPI's, or the two-tier link's emulated blocks of ranks (issue 11).
+    // hier's nodes: MPI's, or the two-tier link's emulated blocks of ranks.
     if (algo_ == AllreduceAlgo::hier) return hier_allreduce_sum(data_.data(), count, MPI_FLOAT, comm_, ranks_per_node_);
     allreduce_sum(algo_, data_.data(), count, MPI_FLOAT, comm_);
   }
@@ -145,7 +145,7 @@ struct Context {
   bool check = false;
   AllreduceTable* table = nullptr;  // rank 0 only
   long long wrong_total = 0;        // summed over ranks, on every rank
-  std::vector<Prediction>* predictions = nullptr;  // rank 0, with --predict (issue 11)
+  std::vector<Prediction>* predictions = nullptr;  // rank 0, with --predict
 };
 
 // `hold_s` > 0 (--link): like the MpiCommunicator's link emulation, the all-reduce counts as

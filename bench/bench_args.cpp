@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::bench {
 

@@ -35,7 +35,7 @@
 #include "bench_args.h"
 #include "gemm_shapes.h"
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/interval_timer.h"
 #include "models/mlp_spec.h"
 

@@ -26,7 +26,7 @@
 
 #include "bench_args.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::bench {
 namespace {
@@ -151,7 +151,7 @@ std::vector<Pass> make_passes(CpuDevice& dev, Buffers& buf, const std::string& c
                       [&dev, w, g, n] { dev.sgd(w, g, nullptr, static_cast<int64_t>(n), 0.01f, 0.0f, 0.0f); }});
   }
   {
-    // The per-step non-finite check (issue 12): one read-only pass; training runs it over the
+    // The per-step non-finite check: one read-only pass; training runs it over the
     // gradients and the parameters, i.e. twice this per step at n = the parameter count.
     const float* g = buf.floats(n, 1e-3f);
     float* flag = buf.floats(1, 0.0f);

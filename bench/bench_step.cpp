@@ -8,7 +8,7 @@
 // steady clock, so the two are measured interleaved and machine-load drift hits both alike.
 // Manual time = the step. Counters: step_ms, gemm_ms, other_ms (step - GEMMs: the element-wise
 // passes, column sums, SGD) and gemm_over_step = Σ gemm / Σ step over the iterations — the
-// fraction of a step spent in GEMMs (issue 2's target: ≥ 0.85 for medium at batch 1024).
+// fraction of a step spent in GEMMs (the target: ≥ 0.85 for medium at batch 1024).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -21,7 +21,7 @@
 #include "bench_args.h"
 #include "gemm_shapes.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp.h"
 #include "models/data/rng.h"
 

@@ -10,7 +10,7 @@ cv aggregates where a benchmark was repeated (the summary reads nothing else), o
 line, and the console log (console.txt) as it was. The summary of the copy is the summary of the
 original.
 
-Targets (issue 5, and issue 2 for the step):
+Targets (the collective's, and the step's):
   GEMM       the largest training GEMM shapes reach >= 90% of the square-sgemm ceiling
   kernels    element-wise passes on buffers larger than the LLC reach >= 70% of memcpy
   all-reduce ring busbw within 25% of the MPI library's (native) at 2 ranks, 64 MB

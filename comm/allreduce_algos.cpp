@@ -5,6 +5,8 @@
 
 #include "hier_allreduce.h"
 #include "mpi_check.h"
+#include "ring_allreduce.h"
+#include "star_allreduce.h"
 #include "watchdog.h"
 
 namespace dpscale {

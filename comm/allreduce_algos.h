@@ -1,8 +1,8 @@
 // allreduce_algos.h — the MPI implementations of the all-reduce algorithms (--allreduce; the
 // names and their α-β model are in contract/link_model.h):
 //   native  the MPI library's own MPI_Allreduce
-//   ring    the workshop's ring over point-to-point messages (ring_allreduce.cpp)
-//   star    the workshop's "naive way": everything to rank 0 and back (star_allreduce.cpp)
+//   ring    the workshop's ring over point-to-point messages (ring_allreduce.h)
+//   star    the workshop's "naive way": everything to rank 0 and back (star_allreduce.h)
 //   hier    reduce-scatter in each node, all-reduce across nodes, all-gather (hier_allreduce.h)
 // All sum in place and work for any K >= 1 and any element count, for float, double, int32 and
 // int64 (integers make exactness testable: their sums do not depend on summation order).
@@ -19,8 +19,6 @@ namespace dpscale {
 
 // Sums `count` elements of `type` at `data` across `comm`, in place.
 void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
-void ring_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
-void star_allreduce_sum(void* data, size_t count, MPI_Datatype type, MPI_Comm comm);
 
 // Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B
 // (native is counted as a ring: what the library sends is its own business; hier sends exactly

@@ -26,7 +26,7 @@
 
 namespace dpscale {
 
-// issue 9: one all-reduce's times on the steady clock (seconds), for per-bucket bandwidth and
+// One all-reduce's times on the steady clock (seconds), for per-bucket bandwidth and
 // the trace: queued by the caller, started and finished on the comm thread.
 struct CallTiming {
   const float* data = nullptr;  // where the reduced floats start (which tensors they are)
@@ -58,7 +58,7 @@ class Communicator {
   virtual void finish() = 0;
   virtual void drain() {}
 
-  // issue 11: the gradients' wire format (grad_format.h). With bf16/fp16 every later all-reduce
+  // The gradients' wire format (grad_format.h). With bf16/fp16 every later all-reduce
   // sends 2 bytes per element, except the element at `exact` (the loss slot), summed in fp32 in
   // a one-element all-reduce of its own: a loss read back in bf16 would be off by up to 0.4 %.
   // Call before the first all-reduce. The base class knows fp32 only (std::logic_error). How
@@ -88,7 +88,7 @@ class Communicator {
   Namer namer_;
 
  public:
-  // issue 9: when on, each all-reduce's CallTiming is kept until taken (after finish()). A
+  // When on, each all-reduce's CallTiming is kept until taken (after finish()). A
   // communicator that cannot time single calls on the host (NCCL) keeps none.
   virtual void log_calls(bool) {}
   virtual std::vector<CallTiming> take_call_log() { return {}; }

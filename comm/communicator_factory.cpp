@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "mpi_communicator.h"
 #if DPSCALE_HAVE_CUDA
 #include "nccl_communicator.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "allreduce_algos.h"
+#include "ring_allreduce.h"
 #include "mpi_check.h"
 
 namespace dpscale {

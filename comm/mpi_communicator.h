@@ -58,7 +58,7 @@ class MpiCommunicator final : public Communicator {
     float* data;
     size_t count;
     uint64_t seq;
-    double queued_s;  // issue 9: steady-clock seconds at allreduce_sum()
+    double queued_s;  // steady-clock seconds at allreduce_sum(), for the diagnosis's timings
   };
   class MpiWork;
   void run();
@@ -70,7 +70,7 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0, size_ = 1;
   AllreduceAlgo algo_;
   LinkModel link_;
-  NodeShape shape_;  // the nodes the link model sees (issue 11: two tiers, hier)
+  NodeShape shape_;  // the nodes the link model sees (two tiers, hier)
   CollectiveWatchdog* watchdog_;
   GradFormat fmt_ = GradFormat::fp32;
   const float* exact_ = nullptr;  // summed in fp32 whatever fmt_ (the loss slot)
@@ -83,7 +83,7 @@ class MpiCommunicator final : public Communicator {
   uint64_t launched_ = 0, completed_ = 0;
   double busy_s_ = 0.0;
   bool stop_ = false;
-  bool log_calls_ = false;         // issue 9
+  bool log_calls_ = false;         // keep each call's CallTiming (log_calls)
   std::vector<CallTiming> call_log_;
   std::thread worker_;
 };

@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "allreduce_algos.h"
+#include "ring_allreduce.h"
 #include "mpi_check.h"
 #include "traffic.h"
 #include "watchdog.h"

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "allreduce_algos.h"
+#include "star_allreduce.h"
 #include "mpi_check.h"
 #include "traffic.h"
 #include "watchdog.h"

@@ -1,4 +1,4 @@
-// diagnosis_options.h — the values of the diagnosis options (issue 9) that are more than a
+// diagnosis_options.h — the values of the diagnosis options that are more than a
 // number: --inject-delay RANK:MS and --trace-steps A:B. Parsed here, once, for the option table
 // (contract/trainer_options.cpp), the trainers and the harness's config checks.
 #pragma once

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "option_values.h"
 
 namespace dpscale {

@@ -25,7 +25,7 @@ struct LinkModel {
   double gbps = 0.0;          // bandwidth, GB/s (1e9 bytes per second)
   double dilation = 1.0;      // multiplies every modelled time
 
-  // Two tiers (--link intra=SPEC,inter=SPEC[,ranks-per-node=L], issue 11): alpha_us and gbps
+  // Two tiers (--link intra=SPEC,inter=SPEC[,ranks-per-node=L]): alpha_us and gbps
   // above are then the intra-node tier (per rank, as NVLink), these the inter-node tier (one
   // per node, shared by the node's ranks, as a NIC); ranks_per_node 0 = the nodes MPI sees.
   bool two_tier = false;
@@ -87,7 +87,7 @@ const std::vector<std::string>& allreduce_algo_names();  // in AllreduceAlgo's o
 // Ranks as one node (or, with a two-tier link's ranks_per_node, as that link says).
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k);
 
-// ---- Two nodes and the hierarchical all-reduce (issue 11) ----------------------------------
+// ---- Two nodes and the hierarchical all-reduce --------------------------------------------
 //
 // Where the ranks sit: `nodes` nodes of `per_node` ranks each, ranks numbered node by node
 // (mpirun's default --map-by slot, and what --npernode gives).

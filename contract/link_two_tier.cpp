@@ -4,7 +4,7 @@
 #include <map>
 
 #include "link_model.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "option_values.h"
 
 namespace dpscale {

@@ -1,7 +1,7 @@
 // modes.cpp — the mode table.
 #include "modes.h"
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 
@@ -34,6 +34,11 @@ const ModeInfo* find_mode(std::string_view name) {
     if (name == i.name) return &i;
   }
   return nullptr;
+}
+
+std::string mode_label(std::string_view name) {
+  if (const ModeInfo* m = find_mode(name)) return m->label;
+  return std::string(name);
 }
 
 std::string mode_names(const char* separator) {

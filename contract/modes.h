@@ -36,6 +36,9 @@ const std::vector<ModeInfo>& all_modes();
 const ModeInfo& mode_info(Mode m);
 // nullptr for a name that is no mode.
 const ModeInfo* find_mode(std::string_view name);
+// The mode's label in tables ("Single", "Naive DP", "Interleaved", "Bucketed DDP"); a name that
+// is no mode is shown as it is.
+std::string mode_label(std::string_view name);
 // The named mode; InputError "unknown mode 'x' (use single, naive, interleaved or bucketed)".
 const ModeInfo& mode_named(std::string_view name);
 // "single | naive | interleaved | bucketed"

@@ -1,8 +1,11 @@
 // option_rules.cpp — the rules of option_rules.h.
 #include "option_rules.h"
 
+#include <filesystem>
+
+#include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 
@@ -14,6 +17,22 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   }
   if (o.allreduce == "hier" && o.grad_comm != "fp32") {
     throw InputError("--grad-comm " + o.grad_comm + " does not combine with --allreduce hier (use ring, star or native)");
+  }
+}
+
+void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
+  const InjectDelay d = parse_inject_delay(o.inject_delay);
+  if (!o.trace_path.empty()) {
+    std::filesystem::path dir = std::filesystem::path(o.trace_path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir)) throw InputError("--trace: directory '" + dir.string() + "' does not exist");
+  }
+  if (d.enabled() && d.cause == DelayCause::link && backend != Backend::cpu) {
+    throw InputError("--inject-delay " + o.inject_delay + ": a slower link is emulated on MPI (--backend cpu) only");
+  }
+  if (d.enabled() && d.rank >= world_size) {
+    throw InputError("--inject-delay: rank " + std::to_string(d.rank) + " does not exist (the job has " +
+                     std::to_string(world_size) + " ranks: 0.." + std::to_string(world_size - 1) + ")");
   }
 }
 

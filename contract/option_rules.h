@@ -12,4 +12,9 @@ namespace dpscale {
 // two-tier --link whose ranks-per-node does not divide the ranks into whole nodes.
 void check_option_rules(const TrainOptions& o, int world_size);
 
+// InputError for diagnosis options this job cannot take on this backend and machine (an
+// --inject-delay rank that does not exist, a slower link off MPI, a --trace directory that does
+// not exist). The trainers call it in the local set-up, before the first collective.
+void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend);
+
 }  // namespace dpscale

@@ -4,7 +4,7 @@
 //
 // Each function throws ValueError whose text is a complaint that reads after the option's name:
 // "must be at least 1 (got 0)", "must be a number (got 'fast')", "must be a positive number
-// (got -0.1)". The caller names the option (OptionError, models/errors.h).
+// (got -0.1)". The caller names the option (OptionError, core/errors.h).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "models/io/json_int.h"
+#include "core/json_int.h"
 
 namespace dpscale {
 
@@ -52,7 +52,7 @@ struct TypeName<std::optional<T>> {
   static std::string get() { return TypeName<T>::get() + " | null"; }
 };
 
-// Integer fields take JSON integers in T's range only (models/io/json_int.h); other types are
+// Integer fields take JSON integers in T's range only (core/json_int.h); other types are
 // left to get_to's own type check.
 template <class T>
 bool integers_fit(const json& x, const T*) {
@@ -129,7 +129,7 @@ RecordField field(std::string name, T RunRecord::*member, std::string meaning) {
   return f;
 }
 
-// issue 9: a field added after records were already committed (results/, docs/): a record
+// A field added after records were already committed (results/, docs/): a record
 // without it reads as the member's default, so older results files still report.
 template <class T>
 RecordField later_field(std::string name, T RunRecord::*member, std::string meaning) {
@@ -195,11 +195,11 @@ std::vector<RecordField> build_fields() {
       field("nccl_version", &R::nccl_version, "NCCL version (\"\" if none)"),
       field("version", &R::version, "`git describe` of the build"),
       field("timestamp", &R::timestamp, "UTC start time, ISO 8601"),
-      // --- reliability (issue 12) ---
+      // --- reliability ---
       field("replicas_agree", &R::replicas_agree,
             "DP modes: every rank's final weights have rank 0's FNV-1a checksum (false fails the run); null for single"),
 
-      // --- issue 9: why a run scaled as it did (README "Why a run scaled as it did") ---
+      // --- why a run scaled as it did (README "Why a run scaled as it did") ---
       later_field("per_rank_compute_s", &R::per_rank_compute_s,
             "each rank's per-epoch compute: forward + loss + backward until its last gradient was ready"),
       later_field("per_rank_wait_s", &R::per_rank_wait_s, "each rank's per-epoch wait in `finish()` (the all-reduce)"),
@@ -221,7 +221,7 @@ std::vector<RecordField> build_fields() {
             "DP modes: bytes of each all-reduce of a step, in launch order (bucket; tensor for interleaved)"),
       later_field("bucket_busbw_gbps", &R::bucket_busbw_gbps,
             "DP modes: each all-reduce's median bus bandwidth, 2(K−1)/K·bytes/s/1e9, as `allreduce_unit_bytes`"),
-      // issue 11
+      // accumulation and the gradients' wire format (null in older records)
       field("accum_steps", &R::accum_steps,
             "micro-batches of `global_batch` rows per optimizer step (`--accum-steps`; null in older records)"),
       field("grad_comm", &R::grad_comm,

@@ -75,9 +75,9 @@ struct RunRecord {
   std::string version;
   std::string timestamp;
 
-  // reliability (issue 12)
+  // reliability
   std::optional<bool> replicas_agree;  // data-parallel: every rank's final weights hash alike
-  // issue 9: why a run scaled as it did (trainers/diagnosis.cpp fills these)
+  // why a run scaled as it did (trainers/diagnosis/diagnosis.cpp fills these)
   std::vector<double> per_rank_compute_s;
   std::vector<double> per_rank_wait_s;
   double loader_s = 0.0;
@@ -91,13 +91,13 @@ struct RunRecord {
   std::optional<double> triad_step_s, compute_only_step_s, comm_only_step_s, exposed_comm_step_s, overlap_pct;
   std::vector<int64_t> allreduce_unit_bytes;
   std::vector<double> bucket_busbw_gbps;
-  // issue 11 (optional: records written before it read back as null)
+  // accumulation and the gradients' wire format (optional: older records read back as null)
   std::optional<int> accum_steps;
   std::optional<std::string> grad_comm;
   std::optional<std::string> bucket_rule;
   // the GEMMs' math mode (models/device.h); "" in records written before the field existed
   std::string cublas_math;
-  // The straggler rule (trainers/straggler.h): where the straggler_rank loses its time.
+  // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
 };

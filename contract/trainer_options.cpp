@@ -9,8 +9,8 @@
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "contract/option_values.h"
-#include "models/errors.h"
-#include "models/fnv1a.h"
+#include "core/errors.h"
+#include "core/fnv1a.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {
@@ -37,7 +37,7 @@ std::function<void(TrainOptions&, const std::string&)> setter(std::string flag, 
 // one lambda serves the setter (TrainOptions&) and the getter (const TrainOptions&).
 TrainerOption make(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind) {
   return TrainerOption{std::move(key), std::move(flag), std::move(help), std::move(modes), kind, ConfigUse::options,
-                       true, true, "", {}, {}};
+                       true, true, "", {}, {}, {}};
 }
 
 template <class Field>
@@ -77,9 +77,11 @@ TrainerOption text(std::string key, std::string flag, std::string help, std::vec
 template <class Field>
 TrainerOption choice(std::string key, std::string flag, std::string help, std::vector<Mode> modes,
                      std::vector<std::string> choices, std::string what, Field field) {
-  return text(std::move(key), std::move(flag), std::move(help), std::move(modes), ValueKind::choice,
-              [choices = std::move(choices), what = std::move(what)](const std::string& v) { parse_choice(v, choices, what); },
-              field);
+  TrainerOption t = text(std::move(key), std::move(flag), std::move(help), std::move(modes), ValueKind::choice,
+                         [choices, what = std::move(what)](const std::string& v) { parse_choice(v, choices, what); },
+                         field);
+  t.choices = std::move(choices);
+  return t;
 }
 
 template <class Field>
@@ -147,7 +149,7 @@ std::vector<TrainerOption> build_table() {
             [](auto& o) -> auto& { return o.max_steps; }),
       [] {
         TrainerOption s{"seed", "--seed", "seed of the initial weights and of the synthetic data", kAll,
-                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}};
+                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}, {}};
         s.set = setter("--seed", [](TrainOptions& o, const std::string& v) { o.seed = parse_unsigned(v); });
         s.get = [](const TrainOptions& o) { return std::to_string(o.seed); };
         return s;
@@ -187,7 +189,7 @@ std::vector<TrainerOption> build_table() {
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
 
-      // --- reliability (issue 12) ---
+      // --- reliability ---
       // In the fingerprint although it does not change the arithmetic: every rank must stop at
       // the same step when the check fires, so all ranks must check at the same steps.
       whole("finite_check_every", "--finite-check-every",
@@ -200,7 +202,7 @@ std::vector<TrainerOption> build_table() {
                 "abort the job when a collective (all-reduce, barrier, gather) waits longer (seconds)",
                 kDataParallel, {1.0}, {604800.0}, [](auto& o) -> auto& { return o.collective_timeout_s; }),
            ConfigUse::options, false)),
-      // --- issue 9: why a run scaled as it did (faults to inject, the triad, the trace) ---
+      // --- why a run scaled as it did (faults to inject, the triad, the trace) ---
       text("inject_delay", "--inject-delay", "RANK:MS[:compute|loader|link]: that rank is MS slower each step, in backward (spread over its gradients), its loader or its link (a straggler)",
            kDataParallel, ValueKind::text, [](const std::string& v) { parse_inject_delay(v); },
            [](auto& o) -> auto& { return o.inject_delay; }),
@@ -217,7 +219,7 @@ std::vector<TrainerOption> build_table() {
                 ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
                 [](auto& o) -> auto& { return o.trace_steps; }),
            ConfigUse::never, false)),
-      // --- issue 11: gradient accumulation, the gradients' wire format, DDP's bucket rule ---
+      // --- gradient accumulation, the gradients' wire format, DDP's bucket rule ---
       axis(with(whole("accum_steps", "--accum-steps",
                  "micro-batches of --batch-size per optimizer step: gradients accumulate locally, one "
                  "all-reduce on the last (DDP's no_sync); the step is one device's at N x batch",

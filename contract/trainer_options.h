@@ -20,10 +20,12 @@
 namespace dpscale {
 
 struct TrainOptions {
+  // What runs, and how it trains
   Mode mode = Mode::single;
   std::string model = "medium";
   DataOptions data;
   int batch_size = 1024;        // global batch: split into K equal shards
+  int accum_steps = 1;          // micro-batches per optimizer step (DDP's no_sync)
   int epochs = 5;
   double lr = 0.01;
   double momentum = 0.0;
@@ -35,28 +37,27 @@ struct TrainOptions {
   std::string init_path, save_path;
   bool quiet = false;           // no per-epoch progress lines
 
-  // data-parallel only
+  // How the gradients travel (data-parallel only)
   std::string link = "none";
   std::string link_dilation = "1";
   std::string allreduce = "native";
+  std::string grad_comm = "fp32";  // the gradients' wire format: fp32 | bf16 | fp16
   bool fused = false;           // naive: one all-reduce of the whole flat buffer
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
+  std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
 
-  // reliability (issue 12)
+  // Reliability: a bad value or a lost rank ends the run with its reason
   int finite_check_every = 1;          // steps between gradient/parameter finite checks (0 = loss only)
   double collective_timeout_s = 300.0;  // a collective not done by then aborts the job
-  // issue 9: why a run scaled as it did (trainers/diagnosis.h, loader.h, triad.h, trace.h)
+
+  // Why a run scaled as it did (trainers/diagnosis/: diagnosis.h, triad.h, trace.h; trainers/loader.h)
   std::string inject_delay;     // "RANK:MS" (contract/diagnosis_options.h); "" = none
   double loader_delay_ms = 0.0; // every rank waits this long for each batch (a starved loader)
   int prefetch = 0;             // batches fetched ahead, in the background, while a step runs
   int triad = 0;                // compute-only and comm-only steps after the epochs (0 = off)
   std::string trace_path;       // Chrome trace-event JSON, merged by rank 0; "" = none
   std::string trace_steps = "1:2";
-  // issue 11: communication from the field
-  int accum_steps = 1;              // micro-batches per optimizer step (DDP's no_sync)
-  std::string grad_comm = "fp32";   // DP: the gradients' wire format: fp32 | bf16 | fp16
-  std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
 };
 
 // How a sweep config (configs/*.json) sets an option.
@@ -78,10 +79,12 @@ struct TrainerOption {
   ConfigUse config;
   bool shapes_run;      // in the fingerprint all ranks must share (paths and verbosity are not)
   // Changes the measurement: two runs that differ only in it are two points of a report, never
-  // repeats of one (harness/point_settings.h derives the point key from this flag).
+  // repeats of one (harness/sweep/point_settings.h derives the point key from this flag).
   bool measured = true;
   // The config's top-level key that sweeps it as a list ("allreduces"); "" when none does.
   std::string axis;
+  // The values a choice option takes ("auto", "cpu", "cuda"); empty for every other kind.
+  std::vector<std::string> choices;
   // Parses and checks `value` (a switch gets "true"), storing it; throws OptionError naming the flag.
   std::function<void(TrainOptions&, const std::string&)> set;
   // The value as text (defaults in --help, the fingerprint).

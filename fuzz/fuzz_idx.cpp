@@ -12,7 +12,7 @@
 
 #include "fuzz_input.h"
 #include "models/data/dataset.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpscale;

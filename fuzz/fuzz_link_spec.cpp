@@ -23,7 +23,7 @@
 #include "contract/link_model.h"
 #include "contract/option_values.h"
 #include "fuzz_input.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // data holds exactly product(shape) items.
 //   build/fuzz/fuzz_npy fuzz/corpus/npy
 #include "fuzz_input.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

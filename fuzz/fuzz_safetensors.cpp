@@ -3,7 +3,7 @@
 // file's tensors hold exactly their shape's bytes; a loaded checkpoint fills the whole layout.
 //   build/fuzz/fuzz_safetensors fuzz/corpus/safetensors
 #include "fuzz_input.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/safetensors.h"
 #include "models/mlp_spec.h"
 #include "models/param_layout.h"

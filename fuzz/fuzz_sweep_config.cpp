@@ -1,12 +1,12 @@
-// fuzz_sweep_config.cpp — libFuzzer target for sweep configs (harness/config.cpp parse_config).
+// fuzz_sweep_config.cpp — libFuzzer target for sweep configs (harness/sweep/config.cpp parse_config).
 // An accepted config expands without error into runs whose run ids are unique (duplicates on
 // any axis are refused), and renders each run's trainer arguments.
 //   build/fuzz/fuzz_sweep_config fuzz/corpus/sweep_config
 #include <set>
 
 #include "fuzz_input.h"
-#include "harness/config.h"
-#include "models/errors.h"
+#include "harness/sweep/config.h"
+#include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpscale;

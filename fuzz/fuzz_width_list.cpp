@@ -3,7 +3,7 @@
 // that parses to the same widths, and holds at least an input and an output width.
 //   build/fuzz/fuzz_width_list fuzz/corpus/width_list   (scripts/fuzz.sh runs every target)
 #include "fuzz_input.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -22,16 +22,17 @@
 #include "contract/option_values.h"
 #include "contract/link_model.h"
 #include "contract/schema_doc.h"
-#include "harness/analysis.h"
-#include "harness/compare.h"
-#include "harness/config.h"
-#include "harness/gate.h"
-#include "harness/plot.h"
+#include "contract/trainer_options.h"
+#include "harness/report/analysis.h"
+#include "harness/report/compare.h"
+#include "harness/sweep/config.h"
+#include "harness/report/gate.h"
+#include "harness/report/plot.h"
 #include "harness/predict/predict_main.h"
-#include "harness/report.h"
-#include "harness/diagnosis_report.h"
-#include "harness/sweep.h"
-#include "models/errors.h"
+#include "harness/report/report.h"
+#include "harness/report/diagnosis_report.h"
+#include "harness/sweep/sweep.h"
+#include "core/errors.h"
 
 namespace {
 
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(whole_in(1, kMaxRepeats));
   sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)")
       ->check(seconds_up_to(kMaxTimeoutS));
-  sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember(option("backend").choices));
   sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this")
       ->check(whole_in(1, kMaxWorldSize));
   so.launch.launcher = "";  // auto: srun inside a Slurm allocation, else mpirun (resolve_launcher)
@@ -149,7 +150,7 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "the workshop's results table with E, comm %, γ and the Amdahl ceiling");
   report->add_option("file", report_file, "results file (.jsonl)")->required();
   report->add_option("--format", format, "md | csv | json")->capture_default_str();
-  std::string bench_allreduce_json;  // issue 9
+  std::string bench_allreduce_json;  // --bench-allreduce: bench_allreduce's JSON beside the report
   report->add_option("--bench-allreduce", bench_allreduce_json,
                      "bench_allreduce's JSON: put its bus bandwidth beside each all-reduce's in training (md)");
 
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--max-repeats", rr.max_repeats, "--rerun stops at this many rounds (default: twice NEW's)")
       ->check(whole_in(1, kMaxRepeats));
   cmp->add_option("--python", go.python, "Python 3 with scipy")->capture_default_str();
-  cmp->add_option("--gate-script", go.script, "the statistics (default <source>/harness/gate/gate.py)");
+  cmp->add_option("--gate-script", go.script, "the statistics (default <source>/harness/report/gate.py)");
   auto* tol = cmp->add_option("--tolerance", co.tolerance,
                               "the crude mode: allowed fall of median speedup/efficiency (relative) and rise of "
                               "comm fraction (absolute)")
@@ -205,7 +206,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fields", "options", "links"}))
       ->capture_default_str();
 
-  const auto predict = predict::add_predict_command(app);  // issue 10: all of it in harness/predict/
+  const auto predict = predict::add_predict_command(app);  // all of it in harness/predict/
 
   try {
     app.parse(argc, argv);
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
     if (*report) {
       const Analysis analysis = load(report_file);
       std::string text = render_report(analysis, report_file, format);
-      if (!bench_allreduce_json.empty()) {  // issue 9
+      if (!bench_allreduce_json.empty()) {
         if (format != "md") throw InputError("--bench-allreduce goes with --format md");
         text += bench_comparison_markdown(analysis, bench_allreduce_json);
       }

@@ -3,7 +3,7 @@
 
 #include "cpu/cpu_device.h"
 #include "device.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "gpu_uuid.h"
 #if DPSCALE_HAVE_CUDA
 #include "cuda/cuda_device.h"

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -14,7 +14,7 @@
 
 #include "models/data/rng.h"
 #include "models/finite_check.h"
-#include "models/fnv1a.h"
+#include "core/fnv1a.h"
 
 namespace dpscale {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <map>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 

@@ -49,7 +49,7 @@ def parse_args(argv):
     ap.add_argument("--out", required=True, help="directory for the charts (created if missing)")
     ap.add_argument("--format", default="png,svg",
                     help=f"comma-separated formats, of {', '.join(FORMATS)} (default png,svg)")
-    # Issue 10: chart 7 draws the step model's curve beside the measured sweep.
+    # Chart 7 draws the step model's curve beside the measured sweep.
     ap.add_argument("--predict-caps", help="`dpscale predict --recommend-cap --format json` rows: "
                     "chart 7 draws their predicted exposed comm (dashed)")
     args = ap.parse_args(argv)

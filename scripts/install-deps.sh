@@ -14,14 +14,14 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
-  python3-scipy            # the regression gate's statistics (harness/gate/gate.py)
+  python3-scipy            # the regression gate's statistics (harness/report/gate.py)
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   chromium                 # tests/plots: the reproduction page rendered as a reader sees it
   iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
   slurm-wlm munge          # a real Slurm on the emulated nodes (scripts/emulated-slurm.sh, ctest -L slurm)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)
-  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (issue 12)
+  clang libclang-rt-dev    # fuzzing: libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh
 )
 
 missing=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# straggler-experiment.sh — how often the straggler rule (trainers/straggler.h) names the slow
+# straggler-experiment.sh — how often the straggler rule (trainers/diagnosis/straggler.h) names the slow
 # rank and its cause, and how often it names one where none was injected (docs/stragglers.md).
 #
 #   scripts/straggler-experiment.sh BUILD OUT [N] [N_SMALL]

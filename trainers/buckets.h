@@ -33,7 +33,7 @@ struct Bucket {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// issue 11, --bucket-rule:
+// --bucket-rule:
 //   strict  (default) a bucket never exceeds its cap (above): its size is the cap a user sets,
 //           so the bucket-cap sweep measures what it says
 //   ddp     PyTorch DDP's rule: tensors are added until the bucket reaches or crosses the cap,

@@ -82,6 +82,4 @@ class GradSync : public GradListener {
 // with the last tensor backward produces.
 int64_t count_with_loss_slot(const ParamLayout& layout, int last_tensor, int64_t count);
 
-std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm);
-
 }  // namespace dpscale

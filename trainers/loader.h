@@ -1,4 +1,4 @@
-// loader.h — the input pipeline of --loader-delay-ms and --prefetch (issue 9): a starved loader
+// loader.h — the input pipeline of --loader-delay-ms and --prefetch: a starved loader
 // to diagnose, and prefetching to hide it.
 //
 // Each batch's fetch takes `delay_ms` (the emulated cost of reading and decoding it: a sleep, as

@@ -3,10 +3,9 @@
 
 #include "comm/communicator.h"
 #include "contract/option_rules.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
-#include "step_probe.h"
 
 namespace dpscale {
 
@@ -58,14 +57,14 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     check_comm_options(Backend::cuda, s->link, s->algo);
     check_grad_format(Backend::cuda, s->grad_format);
   }
-  // The model's buffers, asked for before anything is allocated (issue 12): on the CPU this
+  // The model's buffers, asked for before anything is allocated: on the CPU this
   // node's ranks share the physical memory; a GPU is one rank's.
   const bool on_cpu = s->device->backend() == Backend::cpu;
   check_fits("--model " + opts.model + " (" + std::to_string(s->spec.n_params()) + " parameters, batch " +
                  std::to_string(s->local_batch) + " per rank)",
              mlp_bytes(s->spec, s->local_batch, opts.momentum > 0), on_cpu ? place.local_size : 1,
              s->device->memory_bytes(), on_cpu ? "memory" : "GPU memory");
-  check_diagnosis_options(opts, world_size, s->device->backend());  // issue 9
+  check_diagnosis_options(opts, world_size, s->device->backend());
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
   if (opts.batch_size > s->data.n) {

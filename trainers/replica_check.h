@@ -1,5 +1,5 @@
-// replica_check.h — the end-of-run replica check (issue 12): after training, every rank hashes
-// its weights (checksum_floats: FNV-1a over the bytes, models/fnv1a.h), the hashes are gathered,
+// replica_check.h — the end-of-run replica check: after training, every rank hashes
+// its weights (checksum_floats: FNV-1a over the bytes, core/fnv1a.h), the hashes are gathered,
 // and any rank whose hash differs from rank 0's fails the run, as nccl-tests' `#wrong` does.
 //
 // Replicas agree by construction: every rank applies the same all-reduced gradients to the

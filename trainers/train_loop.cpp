@@ -9,7 +9,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 
@@ -46,7 +46,7 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
     const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
     const float* x = s.x + row0 * s.spec.in_width();
     const int32_t* y = s.y + row0;
-    // issue 9: the probe may hand over the loader's staged copy of the same rows, and times
+    // The probe may hand over the loader's staged copy of the same rows, and times
     // compute; with no probe (warm-up, the triad) the step is exactly as before.
     if (probe) {
       const StepProbe::Batch b = probe->batch(batch_index);
@@ -113,7 +113,7 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
   sync.take_wait_seconds();
   if (comm) comm->take_busy_seconds();
   world.barrier();
-  if (probe) probe->start();  // issue 9: the trace's t = 0, as the ranks leave the barrier
+  if (probe) probe->start();  // the trace's t = 0, as the ranks leave the barrier
 
   std::vector<EpochStats> epochs;
   int64_t total_steps = 0;

@@ -8,7 +8,7 @@
 #include "comm/world.h"
 #include "grad_sync.h"
 #include "rank_setup.h"
-#include "step_probe.h"
+#include "trainers/diagnosis/step_probe.h"
 
 namespace dpscale {
 
@@ -28,7 +28,7 @@ using PerRankEpochs = std::vector<std::vector<EpochStats>>;
 // Warm-up (untimed, no update), then epochs of steps over the data in order. The world's
 // barrier lines the ranks up after warm-up so every rank's clock starts together. Throws
 // InputError if the loss becomes non-finite (the same step on every rank: it is the global loss).
-// `probe` (issue 9) instruments the timed steps; null: none.
+// `probe` instruments the timed steps (the diagnosis); null: none.
 std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world,
                                      StepProbe* probe = nullptr);
 

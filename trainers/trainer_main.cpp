@@ -14,13 +14,13 @@
 #include "comm/world.h"
 #include "gemm_probe.h"
 #include "gpu_choice.h"
-#include "grad_sync.h"
-#include "models/errors.h"
+#include "sync_factory.h"
+#include "core/errors.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
 #include "placement.h"
 #include "record_builder.h"
-#include "run_diagnosis.h"
+#include "trainers/diagnosis/run_diagnosis.h"
 #include "rank_setup.h"
 #include "replica_check.h"
 #include "train_loop.h"
@@ -195,7 +195,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   ctx.timestamp = timestamp;
   if (world.rank() == 0) print_banner(s, describe_comm(ctx, world, o));
 
-  // issue 9: the timed steps' instruments, the trace, and what follows the epochs (triad, gathering)
+  // The diagnosis: the timed steps' instruments, the trace, and what follows the epochs (triad, gathering)
   std::unique_ptr<Tracer> tracer = make_tracer(s);
   StepProbe probe(s, *sync, comm.get(), tracer.get());
 
@@ -209,7 +209,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     return 2;
   }
   const PerRankEpochs all = world.gather_to_root(epochs);
-  const DiagnosisData diag = finish_diagnosis(s, *sync, comm.get(), world, probe, tracer.get());  // issue 9
+  const DiagnosisData diag = finish_diagnosis(s, *sync, comm.get(), world, probe, tracer.get());
   // The end-of-run replica check (replica_check.h): every rank learns the verdict.
   std::string disagreement;
   if (comm) {
@@ -226,7 +226,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
       save_checkpoint(o.save_path, s.spec, s.model->layout(), s.model->params_to_host());
     }
     RunRecord record = build_record(ctx, all, acc);
-    fill_diagnosis(record, diag, all, s);  // issue 9
+    fill_diagnosis(record, diag, all, s);
     std::cout << format_results_line(record) << std::endl;
     if (!disagreement.empty()) std::cerr << exe << ": " << disagreement << std::endl;
   }

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "contract/option_values.h"
-#include "harness/results_file.h"
-#include "models/errors.h"
+#include "harness/sweep/results_file.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

@@ -7,10 +7,10 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
-#include "harness/machine_state.h"
-#include "harness/results_file.h"
-#include "harness/table.h"
-#include "models/errors.h"
+#include "harness/sweep/machine_state.h"
+#include "harness/sweep/results_file.h"
+#include "harness/common/table.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "contract/option_values.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

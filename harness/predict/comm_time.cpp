@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale::predict {
 

@@ -9,9 +9,9 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
-#include "harness/machine_state.h"
-#include "harness/results_file.h"
-#include "models/errors.h"
+#include "harness/sweep/machine_state.h"
+#include "harness/sweep/results_file.h"
+#include "core/errors.h"
 #include "predict_table.h"
 
 namespace dpscale::predict {

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "contract/modes.h"
-#include "harness/analysis.h"
-#include "harness/sweep_line.h"
+#include "harness/report/analysis.h"
+#include "harness/sweep/sweep_line.h"
 #include "machine_terms.h"
 #include "step_model.h"
 

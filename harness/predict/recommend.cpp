@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/option_values.h"
-#include "harness/table.h"
+#include "harness/common/table.h"
 #include "recommend_cap.h"
 
 namespace dpscale::predict {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/option_values.h"
-#include "harness/table.h"
+#include "harness/common/table.h"
 
 namespace dpscale::predict {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "contract/option_values.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/param_layout.h"
 #include "trainers/buckets.h"
 

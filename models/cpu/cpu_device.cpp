@@ -13,7 +13,7 @@
 #include <new>
 
 #include "../elementwise.h"
-#include "../errors.h"
+#include "core/errors.h"
 #include "../finite_check.h"
 #include "../memory_check.h"
 

@@ -10,7 +10,7 @@
 
 #include <cstring>
 
-#include "../errors.h"
+#include "core/errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
 #include "cuda_stamp_clock.h"

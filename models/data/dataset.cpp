@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/npy.h"
 #include "rng.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "dataset.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/finite_check.h"
 #include "models/memory_check.h"
 

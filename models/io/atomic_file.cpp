@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/memory_check.h"
 
 namespace dpscale {

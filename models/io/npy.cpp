@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "models/io/atomic_file.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/finite_check.h"
 #include "models/memory_check.h"
 

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/atomic_file.h"
-#include "models/io/json_int.h"
-#include "models/errors.h"
+#include "core/json_int.h"
+#include "core/errors.h"
 #include "models/finite_check.h"
 
 namespace dpscale {

@@ -27,7 +27,7 @@ CHARTS = [
     ("chart6_throughput", chart6_throughput),
     ("chart7_bucket_cap_sweep", chart7_bucket_sweep),
     ("chart8_efficiency_knee", chart8_efficiency),
-    # issue 9: why each run scaled as it did (skipped for records without the diagnosis fields)
+    # Why each run scaled as it did (skipped for records without the diagnosis fields)
     ("chart9_time_breakdown", chart9_time_breakdown),
     ("chart10_per_rank", chart10_per_rank),
     # the option axes a sweep varied (skipped unless the points differ in that option)

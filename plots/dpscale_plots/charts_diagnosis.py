@@ -1,4 +1,4 @@
-"""charts_diagnosis.py — issue 9's charts: why each data-parallel run scaled as it did.
+"""charts_diagnosis.py — the diagnosis charts: why each data-parallel run scaled as it did.
 
 9  time breakdown: one stacked bar per run (model, mode, K), its average epoch split into
    compute not covered by communication, compute overlapped by all-reduces, exposed comm (the
@@ -24,7 +24,7 @@ def _diagnosed(results):
            and (p.d.get("diagnosis") or {}).get("bottleneck")
            and (p.d["diagnosis"].get("per_rank_compute_s") or [])]
     if not pts:
-        raise Skip("no data-parallel run carries the diagnosis fields (issue 9)")
+        raise Skip("no data-parallel run carries the diagnosis fields")
     return pts
 
 

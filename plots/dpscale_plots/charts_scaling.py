@@ -4,7 +4,7 @@ the ideal line) and chart 8 (efficiency E(K) = S/K and gamma(K) = comm/compute, 
 Definitions from textbook 15.9 section 3: S(K) = T(K)/T(1) with T the throughput, E(K) = S/K,
 gamma(K) = t_comm/t_compute. Gamma is measured on Naive DP, the one mode whose all-reduce is a
 separate phase (comm_s) with compute_s beside it. S, E and gamma are read from the report, not
-recomputed: with repeats, gamma is the median of each run's comm/compute (harness/analysis.h),
+recomputed: with repeats, gamma is the median of each run's comm/compute (harness/report/analysis.h),
 which the ratio of the median comm to the median compute is not. The knee is where gamma crosses
 1; E below 0.8 is the usual tolerance. Finding the crossings is the only arithmetic done here.
 """

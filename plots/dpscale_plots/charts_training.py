@@ -145,7 +145,7 @@ def chart7_bucket_sweep(results):
 
 
 def _predicted_exposed(ax, results, series, scale):
-    """Issue 10: `dpscale predict --recommend-cap` rows (plot_results.py --predict-caps), dashed
+    """`dpscale predict --recommend-cap` rows (plot_results.py --predict-caps), dashed
     over the measured exposed comm of the same (model, K); the numbers are predict's."""
     rows = getattr(results, "predicted_caps", None) or []
     for model, k, color in series:

@@ -28,7 +28,7 @@ POINT_FIELDS = {
     "efficiency": "spread?", "comm_fraction": "number?", "gamma": "number?",
     "amdahl_max": "number?", "naive_saving": "spread?", "naive_saving_s": "number?",
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",
-    "diagnosis": "object?",  # issue 9: the triad, the label, per-rank times (charts 9, 10)
+    "diagnosis": "object?",  # the triad, the label, per-rank times (charts 9, 10)
 }
 # Fields a report point may lack: reports written before they existed (the committed
 # reproduction reports) are still read.

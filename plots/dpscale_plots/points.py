@@ -1,7 +1,7 @@
 """points.py — the report's sweep points and the lookups the charts need.
 
 No statistics here: a point's median, min..max, speedup, E, gamma, comm fraction, saving against
-naive, bucket count and loss curves are the report's (harness/analysis.h says how each is
+naive, bucket count and loss curves are the report's (harness/report/analysis.h says how each is
 computed), read as they are. What is left is choosing which points a chart shows.
 """
 import math

@@ -6,6 +6,8 @@ claims; dpscale's measurements and predictions are compared with them in finding
 data, in one place, so a finding never carries a number of its own making.
 """
 
+import os
+
 # (model, mode, K) -> (avg epoch s, naive comm s or None, speedup): the workshop's table.
 WORKSHOP = {
     ("small", "single", 1): (0.0361, None, 1.00),
@@ -52,19 +54,11 @@ WORKSHOP_NAIVE_COMM_PCT = {
 # The workshop's Amdahl paragraph: xlarge at 4 GPUs, "1/(0.14 + 0.86/4) = 2.7x theoretical max".
 WORKSHOP_AMDAHL_XLARGE_4 = {"t_single": 0.596, "t_comm": 0.094, "stated_max": 2.7, "achieved": 2.4}
 
-# Output 15.9.1, row for row (K, compute, comm, load, step, speedup, eff%, label).
-TEXTBOOK_15_9_1 = """\
-    K   compute     comm     load      step  speedup   eff%  dominant bottleneck
-------------------------------------------------------------------------------
-    1    819.2      0.0    682.7    819.2     1.0x   100  compute-bound (overlap wins)
-    2    409.6     80.0    341.3    409.6     2.0x   100  compute-bound (overlap wins)
-    4    204.8    120.0    170.7    204.8     4.0x   100  compute-bound (overlap wins)
-    8    102.4    140.0     85.3    140.0     5.9x    73  communication-bound
-   16     51.2    150.0     42.7    150.0     5.5x    34  communication-bound
-   32     25.6    155.0     21.3    155.0     5.3x    17  communication-bound
-   64     12.8    157.5     10.7    157.5     5.2x     8  communication-bound
-  128      6.4    158.8      5.3    158.8     5.2x     4  communication-bound
-  256      3.2    159.4      2.7    159.4     5.1x     2  communication-bound"""
+# Output 15.9.1, row for row (K, compute, comm, load, step, speedup, eff%, label): the book's text,
+# kept once in harness/predict/book/ (the C++ test of `dpscale predict --textbook` reads it too).
+_BOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "predict", "book")
+with open(os.path.join(_BOOK, "output-15.9.1.txt"), encoding="utf-8") as _f:
+    TEXTBOOK_15_9_1 = _f.read().rstrip("\n")
 
 # Output 15.2.1's numbers, as its text states them.
 TEXTBOOK_15_2_1 = ["11.68", "280.07", "95.5", "47.2", "24", "48"]

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "comm/allreduce_algos.h"
+#include "comm/ring_allreduce.h"
+#include "comm/star_allreduce.h"
 #include "comm/traffic.h"
-#include "models/fnv1a.h"
+#include "core/fnv1a.h"
 #include "comm/mpi_check.h"
 #include "mpi_test_util.h"
 #include "models/data/rng.h"

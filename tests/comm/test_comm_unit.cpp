@@ -14,7 +14,7 @@
 #include "comm/inflight.h"
 #include "contract/link_model.h"
 #include "gemm_shapes.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {

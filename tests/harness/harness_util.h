@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
-#include "harness/subprocess.h"
-#include "harness/sweep_line.h"
+#include "harness/sweep/config.h"
+#include "harness/common/subprocess.h"
+#include "harness/sweep/sweep_line.h"
 #include "contract/record.h"
 
 namespace dpscale::test {

@@ -1,4 +1,4 @@
-// test_axes.cpp — option axes and the derived point key (harness/point_settings.h): two runs
+// test_axes.cpp — option axes and the derived point key (harness/sweep/point_settings.h): two runs
 // that differ only in one swept option are two points of the report, every option the table
 // flags as changing the measurement is in the key, the committed CI baseline still matches the
 // CI config's points, and an axis value a trainer would refuse is refused before anything runs.
@@ -6,9 +6,9 @@
 // Run: ctest -R HarnessAxes --output-on-failure
 #include <gtest/gtest.h>
 
-#include "harness/analysis.h"
-#include "harness/report.h"
-#include "harness/results_file.h"
+#include "harness/report/analysis.h"
+#include "harness/report/report.h"
+#include "harness/sweep/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

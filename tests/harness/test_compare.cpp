@@ -3,8 +3,8 @@
 // deliberately degraded copy of the committed CI baseline is caught.
 #include <gtest/gtest.h>
 
-#include "harness/compare.h"
-#include "harness/results_file.h"
+#include "harness/report/compare.h"
+#include "harness/sweep/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

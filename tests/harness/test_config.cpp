@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <map>
 
-#include "harness/config.h"
-#include "harness/world_fit.h"
+#include "harness/sweep/config.h"
+#include "harness/sweep/world_fit.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -200,7 +200,7 @@ TEST(HarnessConfig, TheCommandExits2WithOneLineNamingTheKey) {
   EXPECT_NE(missing.err.find("cannot read the config"), std::string::npos) << missing.err;
 }
 
-// issue 12: duplicates on any axis, world sizes out of range or not dividing the batch, numbers
+// Duplicates on any axis, world sizes out of range or not dividing the batch, numbers
 // without a bound. Each refusal names the key and the value, on one line.
 TEST(HarnessConfig, DuplicatesAndOutOfRangeValuesAreRefused) {
   const std::vector<BadConfig> cases = {

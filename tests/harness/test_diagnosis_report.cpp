@@ -8,9 +8,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "harness/analysis.h"
-#include "harness/diagnosis_report.h"
-#include "harness/report.h"
+#include "harness/report/analysis.h"
+#include "harness/report/diagnosis_report.h"
+#include "harness/report/report.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -124,7 +124,7 @@ TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
   EXPECT_EQ(n["bottleneck"], "loader");
   EXPECT_EQ(n["diagnosis"], "loader-bound: repeat 0");
 
-  // The single run of a record without issue 9's fields: no label, no row.
+  // The single run of a record without the diagnosis fields: no label, no row.
   const auto& single = point_of(j, "single")["diagnosis"]["bottleneck"];
   EXPECT_TRUE(single.is_null() || single == "");
 

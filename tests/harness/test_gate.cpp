@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/machine_state.h"
+#include "harness/sweep/machine_state.h"
 #include "harness_util.h"
 
 namespace dpscale {

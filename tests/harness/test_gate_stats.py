@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_gate_stats.py — harness/gate/gate.py's statistics on inputs small enough to work by hand:
+"""test_gate_stats.py — harness/report/gate.py's statistics on inputs small enough to work by hand:
 the Hodges-Lehmann shift, Holm's adjustment, the two-sample p (Mann-Whitney and KS, Bonferroni
 over the two), the verdict rule at its edges, Holm applied per curve and not across curves, and
 the reasons an undecided point gives."""
@@ -8,7 +8,7 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "gate"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "report"))
 import gate  # noqa: E402
 
 

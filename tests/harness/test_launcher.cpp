@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "harness/launcher.h"
-#include "harness/progress.h"
-#include "harness/table.h"
+#include "harness/sweep/launcher.h"
+#include "harness/sweep/progress.h"
+#include "harness/common/table.h"
 #include "harness_util.h"
 
 namespace dpscale {

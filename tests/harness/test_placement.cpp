@@ -4,10 +4,10 @@
 // refused (the command-line refusals, exit 2 and one line, are in tests/slurm).
 #include <gtest/gtest.h>
 
-#include "harness/capacity.h"
-#include "harness/config.h"
-#include "harness/launcher.h"
-#include "harness/placement_axis.h"
+#include "harness/sweep/capacity.h"
+#include "harness/sweep/config.h"
+#include "harness/sweep/launcher.h"
+#include "harness/sweep/placement_axis.h"
 
 namespace dpscale {
 namespace {

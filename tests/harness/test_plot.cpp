@@ -7,9 +7,9 @@
 
 #include <set>
 
-#include "harness/results_file.h"
+#include "harness/sweep/results_file.h"
 #include "harness_util.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 namespace {

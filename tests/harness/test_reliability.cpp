@@ -1,10 +1,10 @@
-// test_reliability.cpp — issue 12's single-command cases of `dpscale`: a failed run under
+// test_reliability.cpp — the reliability of single `dpscale` commands: a failed run under
 // mpirun is recorded with the trainer's own line, not mpirun's banner (crafted stderr, and a
 // real mpirun job); `compare --tolerance` refuses NaN, infinities and values out of [0, 1];
 // `plot --out` an existing file is one line and exit 2. Each with its control.
 #include <gtest/gtest.h>
 
-#include "harness/run_outcome.h"
+#include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "harness/analysis.h"
-#include "harness/report.h"
+#include "harness/report/analysis.h"
+#include "harness/report/report.h"
 #include "harness_util.h"
 
 namespace dpscale {

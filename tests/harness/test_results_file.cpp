@@ -3,8 +3,8 @@
 // foreign lines refused with their line number, and report/compare/plot leaving files untouched.
 #include <gtest/gtest.h>
 
-#include "harness/results_file.h"
-#include "harness/run_outcome.h"
+#include "harness/sweep/results_file.h"
+#include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -192,7 +192,7 @@ TEST(HarnessResults, BadResultsFilesExit2WithOneLine) {
   }
 }
 
-// issue 12: a successful run already in the file (two sweeps that shared it before the --out
+// A successful run already in the file (two sweeps that shared it before the --out
 // lock) is counted once; a failed line and its successful retry are both kept.
 TEST(HarnessResults, ASuccessfulRunIsNeverCountedTwice) {
   const SweepPoint a = pt("small", "naive", 2), b = pt("small", "naive", 4);

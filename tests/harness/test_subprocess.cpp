@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "harness/subprocess.h"
+#include "harness/common/subprocess.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results_file.h"
+#include "harness/sweep/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

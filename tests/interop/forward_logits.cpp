@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/io/npy.h"
 #include "models/io/safetensors.h"
 #include "models/mlp.h"

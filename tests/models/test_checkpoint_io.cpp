@@ -14,7 +14,7 @@
 
 #include "models/io/atomic_file.h"
 #include "models/cpu/cpu_device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp.h"
 #include "models/io/npy.h"
 #include "models/data/rng.h"
@@ -293,7 +293,7 @@ TEST_F(ModelsNpy, WriteReadRoundTrip) {
   EXPECT_EQ(entries(), (std::set<std::string>{"f.npy", "l.npy"}));
 }
 
-// Found by fuzz/fuzz_npy.cpp (issue 12): a shape whose byte count overflows, or a dimension too
+// Found by fuzz/fuzz_npy.cpp: a shape whose byte count overflows, or a dimension too
 // large for int64, is refused as bad input (it used to wrap to a small count, or throw
 // std::out_of_range from stoll: exit 1). A large shape that fits is held against the file size.
 TEST_F(ModelsNpy, ShapesThatOverflowAreRefused) {

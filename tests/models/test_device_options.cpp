@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/device.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 namespace {

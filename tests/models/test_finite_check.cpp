@@ -1,4 +1,4 @@
-// test_finite_check.cpp — non-finite detection in the model library (issue 12): the bit-test
+// test_finite_check.cpp — non-finite detection in the model library: the bit-test
 // predicate against every class of float, the first-bad-index scan, the naming of a tensor and
 // element in a flat buffer, the CPU device's flag (never cleared by a later finite buffer), the
 // Mlp's per-step check through read_losses(), and the checkpoint reader and writer refusing
@@ -16,7 +16,7 @@
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/rng.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/finite_check.h"
 #include "models/io/npy.h"
 #include "models/io/safetensors.h"

@@ -8,7 +8,7 @@
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/dataset.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp.h"
 #include "models/data/rng.h"
 

@@ -3,7 +3,7 @@
 // zero padding between, loss slot right after the last tensor).
 #include <gtest/gtest.h>
 
-#include "models/errors.h"
+#include "core/errors.h"
 #include "models/mlp_spec.h"
 #include "models/param_layout.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_diagnosis_charts.py — issue 9's charts (9 where each epoch goes, 10 per rank) on the
+"""test_diagnosis_charts.py — the diagnosis charts (9 where each epoch goes, 10 per rank) on the
 fixture's records with the diagnosis fields added by hand: both are written through
 `dpscale plot`; the bars hold the report's numbers (the breakdown sums to the epoch time, the
 straggler's label and the overlap % are printed); a file without the fields skips both, with a

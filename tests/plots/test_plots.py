@@ -150,7 +150,7 @@ class FixtureCharts(TempDirCase):
         # The harness reads the results file now; its warning travels in the report JSON.
         self.assertIn(":32: truncated line skipped", err)
         self.assertIn("1 failed run(s) skipped", err)
-        for chart in CHARTS:  # none of these skipped (issue 9's charts 9-10 need fields the fixture lacks)
+        for chart in CHARTS:  # none of these skipped (the diagnosis charts 9-10 need fields the fixture lacks)
             self.assertNotIn(f"{chart} skipped", err)
 
     def test_input_file_untouched(self):
@@ -284,7 +284,7 @@ class BadInput(BadInputCase):
 
     def test_foreign_lines(self):
         text = json.dumps({"name": "bench", "time_ms": 3.2}) + "\n"
-        # the harness's words for it (harness/results_file.cpp)
+        # the harness's words for it (harness/sweep/results_file.cpp)
         self.assertIn("not a results line", self.assert_bad(self.file("foreign.jsonl", text)))
 
     def test_foreign_line_among_good_ones(self):
@@ -526,7 +526,7 @@ class GammaAgreement(TempDirCase):
 
 
 class Legibility(TempDirCase):
-    """The charts' labels can be read (issue 14's nits stay fixed), on the fixture and on the
+    """The charts' labels can be read (no overlapping or clipped text), on the fixture and on the
     run the README shows (docs/figures/cpu-run.jsonl): no label within 3 px (at 100 dpi) of
     another, no line through a label without a white box behind it, "1.0 s" beside "0.78 s",
     one line style per mode in chart 5's legend, chart 7's interleaved line named per tensor."""
@@ -560,7 +560,7 @@ class Legibility(TempDirCase):
                 try:
                     fig, r = self.draw(name, results)
                 except self.Skip:
-                    continue  # charts 9-10 need issue 9's fields, which these files lack
+                    continue  # charts 9-10 need the diagnosis fields, which these files lack
                 for ax in fig.axes:
                     texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
                     ext = {id(t): t.get_window_extent(r) for t in texts}

@@ -12,7 +12,7 @@
 #include "harness/predict/predict_table.h"
 #include "harness/predict/step_model.h"
 #include "harness/predict/step_sim.h"
-#include "models/errors.h"
+#include "core/errors.h"
 #include "trainers/buckets.h"
 
 namespace dpscale::test {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/subprocess.h"
+#include "harness/common/subprocess.h"
 
 namespace dpscale::test {
 

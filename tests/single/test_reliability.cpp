@@ -1,4 +1,4 @@
-// test_reliability.cpp — issue 12's single-rank cases, through the real train_single_gpu:
+// test_reliability.cpp — reliability's single-rank cases, through the real train_single_gpu:
 // non-finite data, --init weights and training values stop the run with exit 2 and one line
 // naming the file or tensor; sizes that would overflow or exceed memory are refused before
 // anything is allocated, saying how much was asked for; empty --save/--init paths are refused.

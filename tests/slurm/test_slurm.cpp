@@ -24,7 +24,7 @@
 #include <thread>
 
 #include "dp_support.h"
-#include "harness/subprocess.h"
+#include "harness/common/subprocess.h"
 #include <sstream>
 #include "weights_compare.h"
 

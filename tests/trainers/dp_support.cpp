@@ -125,7 +125,7 @@ Weights read_weights(const std::string& path) {
 }
 
 LinkPreset link_preset(const std::string& name) {
-  // Issue 3: nvlink 300 GB/s and 1 µs per hop, pcie4 25 GB/s and 10 µs, ib100 12.5 GB/s and
+  // The link presets: nvlink 300 GB/s and 1 µs per hop, pcie4 25 GB/s and 10 µs, ib100 12.5 GB/s and
   // 5 µs, eth10 1.25 GB/s and 50 µs.
   if (name == "nvlink") return {1.0, 300.0};
   if (name == "pcie4") return {10.0, 25.0};

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/subprocess.h"
+#include "harness/common/subprocess.h"
 
 namespace dpscale::test {
 

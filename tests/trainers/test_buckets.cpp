@@ -212,7 +212,7 @@ TEST(DpBuckets, FirstBucketCapAppliesOnlyToTheFirst) {
   }
 }
 
-// issue 11, --bucket-rule ddp: PyTorch DDP's rule closes a bucket after the tensor that reaches
+// --bucket-rule ddp: PyTorch DDP's rule closes a bucket after the tensor that reaches
 // or crosses the cap. large at the default caps (bytes as above): {W6,b6,W5} 2 117 672 (W5
 // crosses the 1 MiB first cap) | {b5,W4,b4,W3,b3,W2} 58 734 592 (W2 crosses 25 MiB) | {b2,W1}
 // 67 117 056 | {b1,W0,b0} 12 877 824: 4 buckets where strict makes 7.

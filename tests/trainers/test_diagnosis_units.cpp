@@ -1,4 +1,4 @@
-// test_diagnosis_units.cpp — issue 9's pieces without MPI: the bottleneck rule (diagnosis.h) on
+// test_diagnosis_units.cpp — the diagnosis's pieces without MPI: the bottleneck rule (diagnosis.h) on
 // numbers chosen to sit on each side of its threshold, and the loader (loader.h): the rows it
 // hands out, in training order, with and without prefetching, and that prefetching hides the
 // fetch time behind a step's.
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "trainers/diagnosis.h"
+#include "trainers/diagnosis/diagnosis.h"
 #include "trainers/loader.h"
 
 namespace dpscale {

@@ -1,4 +1,4 @@
-// test_dp_diagnosis.cpp — issue 9 through the real trainers under mpirun -np 2 (CPU, MPI): each
+// test_dp_diagnosis.cpp — the diagnosis through the real trainers under mpirun -np 2 (CPU, MPI): each
 // injected bottleneck is named by the record's `bottleneck` label, and the diagnosis options
 // change nothing but timing (bit-identical weights with them on and off).
 //

@@ -1,11 +1,11 @@
-// test_dp_diagnosis_off.cpp — issue 9's options touch timing only: the final weights (--save)
+// test_dp_diagnosis_off.cpp — the diagnosis options touch timing only: the final weights (--save)
 // are bit-identical with and without them, for each data-parallel mode under mpirun -np 2:
 //   --loader-delay-ms 0 --prefetch 2   the loader's staged copies instead of the dataset in place
 //   --inject-delay 1:20                a sleep on rank 1
 //   --triad 2                          six extra steps after the epochs, weights restored
 //   --trace FILE                       the trace's hooks
 // and a negative control: one more step (--max-steps) does change them, so the comparison can
-// fail. (test_dp_exactness checks the default run against train_single_gpu, as before issue 9.)
+// fail. (test_dp_exactness checks the default run against train_single_gpu, without any diagnosis option.)
 //
 // Run: ctest -R DpDiagnosisOff --output-on-failure
 #include <gtest/gtest.h>

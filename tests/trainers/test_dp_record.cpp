@@ -1,5 +1,5 @@
 // test_dp_record.cpp — the RESULTS_JSON record of each data-parallel mode under mpirun -np 2:
-// every field issue 3 lists, with values that follow from the configuration (not just present),
+// every field the record documents, with values that follow from the configuration (not just present),
 // and exactly one RESULTS_JSON line in mpirun's stdout (only rank 0 prints).
 //
 // Run: ctest -R DpRecord --output-on-failure

@@ -1,4 +1,4 @@
-// test_dp_reliability.cpp — issue 12 under a real mpirun with real processes and signals:
+// test_dp_reliability.cpp — reliability under a real mpirun with real processes and signals:
 //
 //   DpNonFinite      an update that overflows stops every rank at the same step: exit 2, one line
 //                    (rank 0's) naming the step and the tensor, no record, no checkpoint.

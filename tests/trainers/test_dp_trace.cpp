@@ -1,4 +1,4 @@
-// test_dp_trace.cpp — issue 9's --trace under mpirun -np 2 (CPU, MPI): the merged Chrome
+// test_dp_trace.cpp — --trace under mpirun -np 2 (CPU, MPI): the merged Chrome
 // trace-event file of 2 steps of the small model holds every rank, and its events obey the
 // invariants of data-parallel training:
 //   * every all-reduce starts no earlier than the end of the backward span of the last tensor

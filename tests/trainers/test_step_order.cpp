@@ -20,6 +20,7 @@
 #include "models/data/dataset.h"
 #include "models/mlp.h"
 #include "trainers/grad_sync.h"
+#include "trainers/sync_factory.h"
 #include "trainers/rank_setup.h"
 #include "trainers/train_loop.h"
 

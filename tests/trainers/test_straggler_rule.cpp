@@ -1,4 +1,4 @@
-// test_straggler_rule.cpp — the straggler rule (trainers/straggler.h) on synthetic per-rank
+// test_straggler_rule.cpp — the straggler rule (trainers/diagnosis/straggler.h) on synthetic per-rank
 // medians: a rank whose compute is 10% of the step slower is named with cause `compute`, a
 // clean record names none, a slow loader or link is named with its cause, and the lateness a
 // slow compute or loader causes in a rank's link hold does not make it a link straggler.
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "trainers/straggler.h"
-#include "trainers/trace.h"
+#include "trainers/diagnosis/straggler.h"
+#include "trainers/diagnosis/trace.h"
 
 namespace dpscale {
 namespace {

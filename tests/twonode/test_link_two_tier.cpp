@@ -8,7 +8,7 @@
 #include <string>
 
 #include "contract/link_model.h"
-#include "models/errors.h"
+#include "core/errors.h"
 
 namespace dpscale {
 namespace {

@@ -1,7 +1,7 @@
 // twonode_support.cpp — see twonode_support.h.
 #include "twonode_support.h"
 
-#include "harness/subprocess.h"
+#include "harness/common/subprocess.h"
 
 namespace dpscale::test {
 

@@ -1,0 +1,333 @@
+// gate.cpp — reading the files of a comparison, pairing rounds into speedup samples, and
+// handing them to harness/report/gate.py.
+#include "harness/report/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "contract/modes.h"
+#include "contract/option_values.h"
+#include "harness/report/analysis.h"
+#include "harness/report/compare.h"
+#include "harness/common/subprocess.h"
+#include "harness/common/temp_file.h"
+#include "core/errors.h"
+
+#ifndef DPSCALE_SOURCE_DIR
+#define DPSCALE_SOURCE_DIR "."
+#endif
+
+namespace dpscale {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kMinSamples = 3;  // gate.py's MIN_SAMPLES: fewer paired rounds cannot be tested
+
+ResultsFile read_nonempty(const std::string& path) {
+  ResultsFile f = read_results(path);
+  if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  return f;
+}
+
+MachineFingerprint fingerprint(const ResultsFile& f) {
+  for (const SweepEntry& e : f.entries) {
+    if (e.machine.known) return e.machine;
+  }
+  return {};
+}
+
+std::string other_machine(const ResultsFile& base, const MachineFingerprint& b, const std::string& now_path,
+                          const MachineFingerprint& n) {
+  return base.path + " was measured on another machine (" + b.describe() + "; " + now_path + ": " + n.describe() + ")";
+}
+
+json key_json(const PointKey& k) {
+  json j;
+  j["model"] = k.model;
+  j["mode"] = k.mode;
+  j["world_size"] = k.world_size;
+  j["bucket_cap_mb"] = k.bucket_cap_mb ? json(*k.bucket_cap_mb) : json(nullptr);
+  j["link"] = k.link;
+  if (const std::string axes = describe_axes(k.settings); !axes.empty()) j["axes"] = axes;
+  return j;
+}
+
+// One side of a point: its paired speedups, and the rounds left out with the reason.
+struct Side {
+  std::vector<double> samples;
+  std::vector<std::string> disturbed;
+  std::vector<std::string> unpaired;
+  int ok_runs = 0, failed_runs = 0;
+};
+
+json side_json(const Side& s) {
+  json j;
+  j["samples"] = s.samples;
+  j["disturbed"] = s.disturbed;
+  j["unpaired"] = s.unpaired;
+  j["ok_runs"] = s.ok_runs;
+  j["failed_runs"] = s.failed_runs;
+  return j;
+}
+
+// Adds the paired speedups of file `f` to `sides` (keyed by point), judging disturbance
+// against `idle` (the best probe of every file compared).
+void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<PointKey, Side>& sides,
+             std::vector<std::string>& notes) {
+  // (the single run's point key, repeat) -> that single run: a point is paired with the single
+  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
+  std::map<std::pair<PointKey, int>, const SweepEntry*> singles;
+  int stateless = 0;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.state) ++stateless;
+    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{PointKey::of(e.point), e.point.repeat}] = &e;
+  }
+  if (stateless) {
+    notes.push_back(f.path + ": " + std::to_string(stateless) +
+                    " run(s) carry no machine state (an older sweep): their disturbance is not checked");
+  }
+  auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
+    return e.state ? disturbance(*e.state, idle, lim) : std::nullopt;
+  };
+  for (const SweepEntry& e : f.entries) {
+    if (!mode_named(e.point.mode).data_parallel) continue;
+    Side& s = sides[PointKey::of(e.point)];
+    if (!e.ok) {
+      ++s.failed_runs;
+      continue;
+    }
+    ++s.ok_runs;
+    const std::string round = "round " + std::to_string(e.point.repeat + 1);
+    if (const auto why = disturbed(e)) {
+      s.disturbed.push_back(round + ": " + *why);
+      continue;
+    }
+    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
+    const auto single = singles.find({single_key, e.point.repeat});
+    if (single == singles.end()) {
+      s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
+      continue;
+    }
+    if (const auto why = disturbed(*single->second)) {
+      s.disturbed.push_back(round + " (its single run): " + *why);
+      continue;
+    }
+    // The round's single ran before this run, the next round's after it: where both are there
+    // and fit, their geometric mean is the single-device rate at this run's time (a machine
+    // whose speed drifts over a round then cancels to first order, not only its level).
+    double thr_single = single->second->record->throughput_samples_per_s;
+    const auto next = singles.find({single_key, e.point.repeat + 1});
+    if (next != singles.end() && !disturbed(*next->second)) {
+      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
+    }
+    if (!(thr_single > 0)) continue;
+    s.samples.push_back(e.record->throughput_samples_per_s / thr_single);
+  }
+}
+
+void add_states(const ResultsFile& f, std::vector<const MachineState*>& out) {
+  for (const SweepEntry& e : f.entries) {
+    if (e.state) out.push_back(&*e.state);
+  }
+}
+
+std::string gate_script(const GateOptions& o) {
+  if (!o.script.empty()) return o.script;
+  const char* env = std::getenv("DPSCALE_GATE_SCRIPT");
+  return env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/harness/report/gate.py";
+}
+
+}  // namespace
+
+GateFiles load_gate_files(const std::string& now_path, const std::string& base_path, const std::string& base_dir) {
+  GateFiles g;
+  g.now_path = now_path;
+  g.now = read_nonempty(now_path);
+  const MachineFingerprint now_fp = fingerprint(g.now);
+  auto same_machine = [&](const MachineFingerprint& b) { return !b.known || !now_fp.known || b == now_fp; };
+  if (!base_path.empty()) {
+    ResultsFile b = read_nonempty(base_path);
+    const MachineFingerprint fp = fingerprint(b);
+    if (!same_machine(fp)) {
+      throw InputError("baseline " + other_machine(b, fp, now_path, now_fp) +
+                       ": the gate compares a machine with itself (--tolerance compares across machines, crudely)");
+    }
+    g.bases.push_back(std::move(b));
+  }
+  if (!base_dir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(base_dir, ec)) throw InputError("--baseline " + base_dir + ": not a directory");
+    std::vector<std::string> paths;
+    for (const auto& d : fs::directory_iterator(base_dir, ec)) {
+      if (d.is_regular_file() && d.path().extension() == ".jsonl") paths.push_back(d.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const std::string& p : paths) {
+      if (fs::equivalent(p, now_path, ec)) continue;  // NEW kept among the accepted runs
+      ResultsFile b = read_nonempty(p);
+      const MachineFingerprint fp = fingerprint(b);
+      if (!same_machine(fp)) {
+        g.notes.push_back("left out: " + other_machine(b, fp, now_path, now_fp));
+        continue;
+      }
+      g.bases.push_back(std::move(b));
+    }
+    if (g.bases.empty()) {
+      throw InputError("--baseline " + base_dir + ": no baseline from this machine (" + now_fp.describe() + ")" +
+                       (g.notes.empty() ? std::string(": no .jsonl file there") : ": " + g.notes.front()));
+    }
+  }
+  if (g.bases.empty()) throw InputError("no baseline: give BASELINE.jsonl or --baseline DIR");
+  return g;
+}
+
+json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) {
+  std::vector<const MachineState*> states;
+  add_states(f.now, states);
+  for (const ResultsFile& b : f.bases) add_states(b, states);
+  const double idle = usual_probe(states);
+  json doc;
+  doc["now"] = f.now_path;
+  doc["base"] = json::array();
+  for (const ResultsFile& b : f.bases) doc["base"].push_back(b.path);
+  doc["alpha"] = o.alpha;
+  doc["min_effect"] = o.min_effect;
+  doc["format"] = o.format;
+  doc["usual_probe_gflops"] = idle;
+  std::vector<std::string> notes = f.notes;
+  std::map<PointKey, Side> now, base;
+  collect(f.now, idle, o.limits, now, notes);
+  for (const ResultsFile& b : f.bases) collect(b, idle, o.limits, base, notes);
+  doc["notes"] = notes;
+
+  bool any = false;
+  json points = json::array();
+  auto point = [&](const PointKey& k, const std::string& status, const Side* n, const Side* b, const std::string& why) {
+    json p;
+    p["key"] = key_json(k);
+    p["describe"] = k.describe();
+    p["curve"] = k.model + " " + k.mode + (k.link != "none" ? " " + k.link : "");
+    p["status"] = status;
+    if (n) p["now"] = side_json(*n);
+    if (b) p["base"] = side_json(*b);
+    if (!why.empty()) p["why"] = why;
+    points.push_back(p);
+  };
+  for (const auto& [k, b] : base) {
+    if (b.ok_runs == 0) continue;  // failed in the baseline too: nothing to hold
+    const auto n = now.find(k);
+    if (n == now.end() || (n->second.ok_runs == 0 && n->second.failed_runs == 0)) {
+      point(k, "missing", nullptr, &b, "not in the new file");
+    } else if (n->second.ok_runs == 0) {
+      point(k, "failed", &n->second, &b, "every run failed in the new file");
+    } else {
+      point(k, "compared", &n->second, &b, "");
+      // Rounds the machine disturbed still count here: a busy machine makes a point undecided,
+      // never sends a file to the crude mode (which would judge the disturbed runs).
+      auto rounds = [](const Side& x) { return static_cast<int>(x.samples.size() + x.disturbed.size()); };
+      any = any || (rounds(n->second) >= kMinSamples && rounds(b) >= kMinSamples);
+    }
+  }
+  for (const auto& [k, n] : now) {
+    if (base.count(k) && base.at(k).ok_runs > 0) continue;
+    if (n.ok_runs) point(k, "extra", &n, nullptr, "not in the baseline");
+  }
+  doc["points"] = points;
+  if (has_samples) *has_samples = any;
+  return doc;
+}
+
+GateResult run_gate(const GateFiles& f, const GateOptions& o) {
+  bool has_samples = false;
+  json doc = gate_document(f, o, &has_samples);
+  GateResult result;
+  if (!has_samples) {
+    // Files from older or single-repeat sweeps: no distribution to test. The crude mode of
+    // compare.h judges their medians against a fixed tolerance, and says it did.
+    const Analysis now = analyse(f.now), base = analyse(f.bases.front());
+    CompareOptions co;
+    co.tolerance = o.crude_tolerance;
+    const Comparison c = compare(now, base, co);
+    result.text = "# no point has " + std::to_string(kMinSamples) +
+                  " paired rounds on both sides (an older or single-repeat file): compared in the crude mode (--tolerance " +
+                  format_number(o.crude_tolerance) + ")\n" + render_comparison(c, co, f.now_path, f.bases.front().path);
+    result.exit_code = c.failed() ? 1 : 0;
+    return result;
+  }
+  const std::string script = gate_script(o);
+  if (!fs::exists(script)) throw InputError("the gate's script " + script + " is not there (--gate-script)");
+  const TempFile verdicts("", ".json");
+  doc["verdicts_out"] = verdicts.path();
+  const TempFile input(doc.dump(), ".json");
+  ProcessOptions po;
+  po.timeout_s = 300;
+  const ProcessResult r = run_process({o.python, script, input.path()}, po);
+  if (r.spawn_failed) throw InputError("cannot run " + o.python + " (--python): the gate needs Python 3 with scipy");
+  if (r.exit_code != 0 && r.exit_code != 1 && r.exit_code != 3) {
+    std::string err = r.err;
+    if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);
+    throw InputError(script + " failed (exit " + std::to_string(r.exit_code) + "): " + err);
+  }
+  result.exit_code = r.exit_code;
+  result.text = r.out;
+  std::ifstream in(verdicts.path());
+  const json v = json::parse(in, nullptr, false);
+  if (v.is_object() && v.contains("points")) {
+    std::set<std::pair<std::string, int>> seen;
+    for (const json& p : v["points"]) {
+      if (p.value("verdict", "") != "undecided") continue;
+      const std::pair<std::string, int> mk{p["key"]["model"].get<std::string>(), p["key"]["world_size"].get<int>()};
+      if (seen.insert(mk).second) result.undecided.push_back(mk);
+    }
+  }
+  return result;
+}
+
+int rounds_in(const ResultsFile& f) {
+  int r = 0;
+  for (const SweepEntry& e : f.entries) r = std::max(r, e.point.repeat + 1);
+  return r;
+}
+
+GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunOptions& rr) {
+  const int start_rounds = rounds_in(f.now);
+  const int max_rounds = rr.max_repeats > 0 ? rr.max_repeats : 2 * start_rounds;
+  for (;;) {
+    GateResult r = run_gate(f, o);
+    const int rounds = rounds_in(f.now);
+    if (r.exit_code != 3 || rr.config.empty() || r.undecided.empty() || rounds >= max_rounds) return r;
+    const std::set<std::pair<std::string, int>> wanted(r.undecided.begin(), r.undecided.end());
+    std::set<std::string> models;
+    std::string what;
+    for (const auto& [m, k] : wanted) {
+      models.insert(m);
+      what += (what.empty() ? "" : ", ") + m + " K=" + std::to_string(k);
+    }
+    SweepOptions so = rr.sweep;
+    so.config_path = rr.config;
+    so.out_path = f.now_path;
+    so.resume = true;
+    so.repeats = std::min(max_rounds, rounds + 2);
+    so.only = [wanted, models](const SweepPoint& p) {
+      if (!mode_named(p.mode).data_parallel) return models.count(p.model) > 0;
+      return wanted.count({p.model, p.world_size}) > 0;
+    };
+    std::cerr << "# dpscale compare: undecided at " << what << ": running rounds " << rounds + 1 << "-" << so.repeats
+              << " of them (--rerun, at most " << max_rounds << " rounds)" << std::endl;
+    const int rc = run_sweep(so);
+    if (rc == 130) throw InputError("interrupted while adding rounds (--rerun)");
+    f.now = read_nonempty(f.now_path);
+  }
+}
+
+}  // namespace dpscale

@@ -1,0 +1,60 @@
+// sweep.h — `dpscale sweep CONFIG.json`: run every point of a config and append one line per
+// finished run to a JSONL file, flushed at once, so an interrupted sweep loses nothing done.
+// Runs go in rounds — repeat r of single, then of every data-parallel point — so a point's
+// single and data-parallel runs sit side by side in time (`dpscale compare` pairs them). Each
+// line records the machine's state around its run (machine_state.h); a run the machine
+// disturbed is run again at once, up to disturbed_reruns times, the rerun replacing it (and
+// while reruns keep being disturbed, later runs are not rerun until one runs undisturbed).
+//
+// A run that exits non-zero, is killed, prints no RESULTS_JSON line, or outlives its timeout
+// (its whole process group is killed) is recorded with status "failed" and a reason, and the
+// sweep goes on. --resume skips the run ids the file already holds as "ok". A Ctrl-C stops the
+// current run's process group and the sweep, recording nothing for the interrupted run.
+// Reliability: one sweep per --out (out_lock.h), each line fsync'ed before the next
+// run (line_appender.h), --resume repairs a torn last line and refuses another config's file
+// (config_hash in config.h), and a SIGKILLed sweep takes its run with it (subprocess.h's guard).
+// Under Slurm (--launcher srun, the default inside an allocation) each run is a job step
+// (launcher.h); the timeout's SIGTERM reaches srun, which cancels its step, and a step cancelled
+// from outside (scancel JOB.STEP) ends srun non-zero: a failed run, recorded, that --resume reruns.
+// Points that need more nodes or slots than the allocation or hostfile has are refused before
+// anything runs (capacity.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/sweep/config.h"
+#include "harness/sweep/launcher.h"
+
+namespace dpscale {
+
+struct SweepOptions {
+  std::string config_path;
+  std::string out_path;                 // "" = results/<config>-<UTC timestamp>.jsonl
+  bool resume = false;
+  bool dry_run = false;                 // print the commands, run nothing
+  int repeats = 0;                      // 0 = the config's "repeats"
+  std::optional<double> timeout_s;      // overrides the config's "timeout_s"
+  std::string backend;                  // overrides the config's "backend" when set
+  int max_world_size = 0;               // > 0: leave out points with more ranks
+  std::string bin_dir;                  // trainers; "" = $DPSCALE_BIN_DIR, else next to dpscale
+  LaunchOptions launch;                 // open_mpi / as_root are detected by run_sweep; launcher "" = auto
+  // The machine's state around each run (machine_state.h): the GEMM probe's length between runs
+  // (0: no probe), and how often a run the machine disturbed is run again at once.
+  double probe_s = 0.5;
+  int disturbed_reruns = 1;
+  // The scheduling priority (nice value, -20..19) the sweep, its probe and every run take,
+  // overriding the config's "nice": a negative one (root only) gives the runs the CPU before a
+  // neighbour at the default 0.
+  std::optional<int> nice;
+  // When set, only the runs it accepts (dpscale compare --rerun: the rounds of undecided points).
+  std::function<bool(const SweepPoint&)> only;
+};
+
+// Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError
+// (exit 2) for a bad config, missing trainers, or an --out that exists without --resume.
+int run_sweep(SweepOptions o);
+
+}  // namespace dpscale

@@ -1,0 +1,68 @@
+// sweep_line.h — one line of a sweep's JSONL file (docs/RESULTS_FORMAT.md, "The sweep line"):
+// the trainer record's fields at top level plus status, reason, point, run and system.
+//
+// Writing and reading live together so the two cannot drift; the record's own fields come from
+// contract/record.h (to_json / record_from_json), never re-declared here.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/sweep/config.h"
+#include "harness/sweep/machine_state.h"
+#include "contract/record.h"
+
+namespace dpscale {
+
+// Run metadata: the "run" object.
+struct RunInfo {
+  std::string config;
+  std::string run_id;
+  std::vector<std::string> argv;
+  std::string host;
+  std::string git_version;
+  std::string start_time;  // UTC, ISO 8601
+  double duration_s = 0.0;
+  int attempt = 0;          // 0 the first run of this run id; 1.. reruns of a disturbed one
+  std::string config_hash;  // config_hash() of the sweep's config; "" in lines of older sweeps
+};
+
+// Which machine a line was measured on, as far as comparing two files cares: the CPU model, the
+// count of CPUs and the GPU model (empty: none). The host name is not part of it (CI machines of
+// one kind have new names every time).
+struct MachineFingerprint {
+  std::string cpu_model;
+  int cpu_count = 0;
+  std::string gpu_model;
+  bool known = false;  // false: the line carries no system object (a bare trainer record)
+  bool operator==(const MachineFingerprint&) const = default;
+  std::string describe() const;  // "AMD EPYC 7B13 x2 CPUs, no GPU"
+};
+
+// One parsed line.
+struct SweepEntry {
+  int line_no = 0;                 // 1-based, for messages
+  bool ok = false;                 // status "ok"
+  std::string reason;              // failed lines
+  SweepPoint point;
+  RunInfo run;
+  std::optional<RunRecord> record; // ok lines
+  MachineFingerprint machine;      // from `system`
+  std::optional<MachineState> state;  // `system.state`: lines of sweeps that recorded it
+};
+
+// The line for a finished run (`record` set) or a failed one (`reason` set); `system` is the
+// sweep's description of the machine (system_info.h).
+nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, const nlohmann::ordered_json& system,
+                                       const std::optional<RunRecord>& record, const std::string& reason);
+
+// Parses one line's JSON. A bare trainer record (a RESULTS_JSON object with no "point") is also
+// accepted: its point is taken from the record. Throws std::runtime_error saying what is wrong.
+SweepEntry parse_sweep_line(const nlohmann::json& j);
+
+// The point as the record describes it (model, mode, world size, bucket cap, link).
+SweepPoint point_from_record(const RunRecord& r);
+
+}  // namespace dpscale

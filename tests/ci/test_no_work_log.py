@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""test_no_work_log.py — keeps a work log out of the product: no ticket labels ("issue" followed
+by a number) and no absolute paths of a developer's machine (under /work, /home or /root) in the
+tracked source, scripts, configs, CMake files and Markdown docs. Comments and docs say why a
+thing is as it is; when it came, and on whose machine, is git's to say.
+
+Data is left alone: results files (results/, *.jsonl, *.json other than configs/), measurement
+logs and raw outputs (*.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under
+docs/gpu/<run>/), fuzz corpora, images and archives. Every offence is printed as FILE:LINE: TEXT.
+
+Run by CTest (label ci), or by hand from the source tree:
+    python3 tests/ci/test_no_work_log.py            # the tree's check and its negative control
+    python3 tests/ci/test_no_work_log.py --list     # only print the offences, exit 1 if any
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("DPSCALE_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
+
+# "issue" or "issues", any case, then a number (a "#" between them too) — but not a path's folder name
+# ("results/issue11/" names data, and a data folder keeps its name).
+ISSUE_LABEL = re.compile(r"(?<![\w/])issues?\s*#?[0-9]+", re.IGNORECASE)
+# An absolute path that starts at /work, /home or /root — not one that merely contains such a
+# folder further down ("build-fuzz/fuzz/work/", "$W/root/bin").
+DEVELOPER_PATH = re.compile(r"(?<![\w.$}/~-])/(?:work|home|root)/")
+
+TEXT_SUFFIXES = (".cpp", ".h", ".cu", ".cuh", ".py", ".sh", ".md", ".cmake", ".yml", ".yaml", ".toml",
+                 ".supp", ".cfg", ".ini")
+TEXT_NAMES = ("CMakeLists.txt", "Makefile", ".gitignore")
+# Folders whose files are executable scripts without a suffix.
+SCRIPT_DIRS = ("scripts/", ".ci/")
+DATA_PREFIXES = ("results/", "fuzz/corpus/", "docs/reproduction/raw/")
+DATA_PATTERNS = (re.compile(r"^docs/gpu/[^/]+/"),)  # a GPU kit run's outputs, as it wrote them
+
+
+def is_checked(path):
+    """Whether `path` (relative, with /) is source, script, config, CMake or docs, not data."""
+    if path.startswith(DATA_PREFIXES) or any(p.match(path) for p in DATA_PATTERNS):
+        return False
+    name = os.path.basename(path)
+    if name in TEXT_NAMES or path.endswith(TEXT_SUFFIXES):
+        return True
+    if path.startswith("configs/") and path.endswith(".json"):
+        return True
+    return path.startswith(SCRIPT_DIRS) and "." not in name
+
+
+def tracked_files(root):
+    """The files git tracks under `root`; every file when `root` is no git checkout."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True)
+        files = [f for f in out.stdout.decode().split("\0") if f]
+        if files:
+            return files
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    files = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if x != ".git" and not x.startswith("build")]
+        files += [os.path.relpath(os.path.join(d, n), root).replace(os.sep, "/") for n in names]
+    return files
+
+
+def offences(root, files=None):
+    """['FILE:LINE: TEXT', ...] for every ticket label and developer path in the checked files."""
+    found = []
+    for rel in sorted(files if files is not None else tracked_files(root)):
+        if not is_checked(rel):
+            continue
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue  # listed by git but not in this checkout
+        for n, line in enumerate(lines, 1):
+            if ISSUE_LABEL.search(line) or DEVELOPER_PATH.search(line):
+                found.append(f"{rel}:{n}: {line.strip()[:160]}")
+    return found
+
+
+class NegativeControl(unittest.TestCase):
+    """The check finds what it must, and leaves alone what it must, on a tree made here."""
+
+    def test_finds_labels_and_paths_and_skips_data(self):
+        with tempfile.TemporaryDirectory() as d:
+            planted = {
+                "a/x.cpp": "int x;  // fine\n// added for issue " + "12: why\n",
+                "b/y.py": "# see Issue #" + "9\n",
+                "c/CMakeLists.txt": "# built from /" + "work/me/tree\n",
+                "scripts/run": "cd /" + "home/me\n",
+                "docs/page.md": "## A heading (issue " + "11)\n",
+                "configs/c.json": '{"description": "issue ' + '9"}\n',
+                # data, and paths that only contain such a folder: not offences
+                "results/r.jsonl": '{"argv": ["/' + 'work/x"]} issue ' + "1\n",
+                "docs/gpu/h200/log.md": "issue " + "3 /" + "root/x\n",
+                "d/z.sh": 'w="$BUILD/fuzz/' + 'work/t"; "$W/' + 'root/bin/mpirun"\n',
+                "d/n.txt": "issue " + "4\n",
+                "d/ok.h": "// the issue is the order, not the count\n",
+                "d/ok.md": "the sweep in `results/issue" + "11/a.jsonl`\n",
+            }
+            for rel, text in planted.items():
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text)
+            got = offences(d, list(planted))
+            self.assertEqual([g.split(": ")[0] for g in got],
+                             ["a/x.cpp:2", "b/y.py:1", "c/CMakeLists.txt:1", "configs/c.json:1",
+                              "docs/page.md:1", "scripts/run:1"])
+
+
+class Tree(unittest.TestCase):
+    def test_no_ticket_labels_or_developer_paths(self):
+        found = offences(ROOT)
+        for line in found:
+            print(line)
+        if found:
+            print(f"{len(found)} line(s) name a ticket or a developer's path", file=sys.stderr)
+        self.assertEqual(found, [], f"{len(found)} line(s): say why, not when; no machine's paths")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:
+        lines = offences(ROOT)
+        print("\n".join(lines))
+        print(f"{len(lines)} offence(s)", file=sys.stderr)
+        sys.exit(1 if lines else 0)
+    unittest.main(verbosity=2)

@@ -1,0 +1,70 @@
+// straggler.cpp — the rule of straggler.h.
+#include "trainers/diagnosis/straggler.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace dpscale {
+
+namespace {
+
+// The excess of the largest value over the median of the rest, and whose it is.
+std::pair<int, double> excess(const std::vector<RankMedians>& ranks, double RankMedians::*field) {
+  int slow = 0;
+  for (size_t r = 1; r < ranks.size(); ++r) {
+    if (ranks[r].*field > ranks[slow].*field) slow = static_cast<int>(r);
+  }
+  std::vector<double> rest;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (static_cast<int>(r) != slow) rest.push_back(ranks[r].*field);
+  }
+  if (rest.empty()) return {slow, 0.0};
+  std::sort(rest.begin(), rest.end());
+  const size_t n = rest.size();
+  const double med = n % 2 ? rest[n / 2] : 0.5 * (rest[n / 2 - 1] + rest[n / 2]);
+  return {slow, std::max(0.0, ranks[slow].*field - med)};
+}
+
+}  // namespace
+
+StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_s) {
+  StragglerScan scan;
+  if (ranks.size() < 2 || !(step_s > 0)) return scan;
+  struct Cause {
+    const char* name;
+    double RankMedians::*field;
+    double* share;
+  };
+  const Cause causes[] = {{"compute", &RankMedians::compute, &scan.compute_share},
+                          {"loader", &RankMedians::loader, &scan.loader_share},
+                          {"link", &RankMedians::link, &scan.link_share}};
+  Straggler best[3];
+  for (int i = 0; i < 3; ++i) {
+    const auto [rank, ex] = excess(ranks, causes[i].field);
+    *causes[i].share = ex / step_s;
+    best[i] = Straggler{rank, causes[i].name, ex, ex / step_s};
+  }
+  // The largest share names the cause (ties go to the earlier cause: compute, loader, link).
+  const Straggler* top = &best[0];
+  for (const Straggler& b : best) {
+    if (b.share > top->share) top = &b;
+  }
+  if (top->share >= kStragglerShare) scan.found = *top;
+  return scan;
+}
+
+std::string describe(const StragglerScan& s) {
+  char b[200];
+  char shares[120];
+  std::snprintf(shares, sizeof shares, "largest excess: compute %.1f%%, loader %.1f%%, link %.1f%% of the step",
+                100.0 * s.compute_share, 100.0 * s.loader_share, 100.0 * s.link_share);
+  if (s.found) {
+    std::snprintf(b, sizeof b, "straggler rank %d (%s): +%.1f ms per step (%s)", s.found->rank, s.found->cause.c_str(),
+                  1e3 * s.found->excess_s, shares);
+  } else {
+    std::snprintf(b, sizeof b, "no straggler (%s)", shares);
+  }
+  return b;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,30 @@
+// sync_factory.cpp — make_grad_sync, and the no-op strategy of train_single_gpu.
+#include "sync_factory.h"
+
+#include "sync_strategies.h"
+
+namespace dpscale {
+
+namespace {
+class NoSync final : public GradSync {
+ public:
+  explicit NoSync(Mlp& model) : GradSync(model, nullptr) {}
+  void on_grad_ready(const FlatTensor&) override {}
+  SyncStats stats() const override { return {}; }
+
+ private:
+  void complete() override {}
+};
+}  // namespace
+
+std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm) {
+  switch (opts.mode) {
+    case Mode::naive: return make_naive_sync(model, *comm, opts.fused);
+    case Mode::interleaved: return make_interleaved_sync(model, *comm);
+    case Mode::bucketed:
+      return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
+    default: return std::make_unique<NoSync>(model);
+  }
+}
+
+}  // namespace dpscale
