@@ -147,6 +147,6 @@ print_plan
 run_plan
 
 summarize
-log "done in $(elapsed)s: $OUT/00-summary.md"
+log "done in $(elapsed)s: OUT/00-summary.md"
 if cut -f2 "$WORK/steps.tsv" | grep -v '^ok$' > /dev/null; then exit 1; fi
 exit 0

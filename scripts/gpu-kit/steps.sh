@@ -5,6 +5,11 @@
 # Globals from run.sh: BIN (programs), ROOT (unpacked payload), OUT, WORK, SELF (1 = CPU
 # self-test), BACKEND (cuda | cpu), and step_cap/elapsed/log.
 
+# shown ARGS...: the arguments as one line, with the kit's working folder and the output folder
+# written WORK/ and OUT/: run.log travels back from the GPU machine, and its paths mean nothing
+# on the machine it is read on.
+shown() { local line="$*"; line=${line//"$WORK"/WORK}; printf '%s' "${line//"$OUT"/OUT}"; }
+
 # run_step NAME CAP_S FILE COMMAND...: COMMAND under `timeout`, stdout to $OUT/FILE (or to the
 # log when FILE is -), stderr to the log; one steps.tsv line whatever happens.
 run_step() {
@@ -15,7 +20,7 @@ run_step() {
     log "$name: skipped, no time left"
     return 0
   fi
-  log "$name: $* (limit ${cap}s)"
+  log "$name: $(shown "$@") (limit ${cap}s)"
   local t0 rc=0 dest=/dev/fd/3
   [[ $file != - ]] && dest=$OUT/$file
   t0=$(date +%s.%N)
@@ -123,7 +128,8 @@ step_train() {  # step_train NAME CAP PRECISION single|dp
   local file=train-$precision.jsonl
   run_step "$name" "$cap" - "$BIN/dpscale" sweep "$WORK/$part-$precision.json" \
     --out "$OUT/$file" --resume --disturbed-reruns 0 --mpirun "$ROOT/bin/mpirun" --bin-dir "$BIN"
-  "$BIN/dpscale" report "$OUT/$file" > "$WORK/report-$precision.md" 2>&3 || log "report $file failed"
+  # From OUT, so the report's heading names the file as the summary's reader has it.
+  (cd "$OUT" && "$BIN/dpscale" report "$file") > "$WORK/report-$precision.md" 2>&3 || log "report $file failed"
 }
 
 # cuBLAS on every GEMM shape of a step, against the square sgemm and the GPU's fp32 peak, in
