@@ -3,13 +3,15 @@
 by a number, in text or in a tracked file's path), no absolute paths of a developer's machine
 (under /work, /home or /root), no dates (a day written YYYY-MM-DD, or as one number YYYYMMDD, a
 seed say) and no diary phrases (who else was building on the machine, which day a run was, what
-comes next) in the tracked source, scripts, configs, CMake files and Markdown docs. Comments and docs say why
-a thing is as it is; when it came, who else was working, and what comes next are git's and the
-issue tracker's to say. A timestamp (2025-01-31T10:00:00Z) is a value, not a date of work.
+comes next) in the tracked source, scripts, configs, CMake files and Markdown docs. Comments and
+docs say why a thing is as it is; when it came, who else was working, and what comes next are
+git's and the issue tracker's to say. A timestamp (2025-01-31T10:00:00Z) is a value, not a date.
 
-Data is left alone: results files (results/, *.jsonl, *.json other than configs/), measurement
-logs and raw outputs (*.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under
-docs/gpu/<run>/), fuzz corpora, images and archives. Every offence is printed as FILE:LINE: TEXT.
+Data (results files: results/, *.jsonl, *.json other than configs/; measurement logs and raw
+outputs: *.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under docs/gpu/<run>/; fuzz
+corpora, images and archives) is left alone but for one thing: a committed results file (*.jsonl,
+*.json under results/ and docs/) names each program it ran, never the program's path on the
+machine that ran it. Every offence is printed as FILE:LINE: TEXT.
 
 Run by CTest (label ci), or by hand from the source tree:
     python3 tests/ci/test_no_work_log.py            # the tree's check and its negative control
@@ -47,6 +49,19 @@ DATA_PREFIXES = ("results/", "fuzz/corpus/", "docs/reproduction/raw/")
 DATA_PATTERNS = (re.compile(r"^docs/gpu/[^/]+/"),)  # a GPU kit run's outputs, as it wrote them
 
 
+# In committed results: a program named by an absolute path of the machine that ran it. The sweep
+# records a run's program by its name (harness/sweep/sweep.cpp), bench_allreduce's JSON is
+# written from its bin dir (scripts/reproduce.sh).
+DATA_SUFFIXES = (".jsonl", ".json")
+PROGRAM_PATH = re.compile(r'"/(?:[^"/]+/)+(?:train|bench|test)_[A-Za-z0-9_]+"')
+
+
+def is_data_checked(path):
+    """Whether `path` is a committed results file whose programs must be named, not located."""
+    return path.startswith(DATA_PREFIXES + ("docs/",)) and path.endswith(DATA_SUFFIXES) \
+        and not path.startswith("fuzz/corpus/")
+
+
 def is_checked(path):
     """Whether `path` (relative, with /) is source, script, config, CMake or docs, not data."""
     if path.startswith(DATA_PREFIXES) or any(p.match(path) for p in DATA_PATTERNS):
@@ -82,6 +97,15 @@ def offences(root, files=None):
     for rel in sorted(files if files is not None else tracked_files(root)):
         if ISSUE_LABEL.search(rel):
             found.append(f"{rel}: a path named after a ticket")
+        if is_data_checked(rel):
+            try:
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = PROGRAM_PATH.search(line)
+                        if m:
+                            found.append(f"{rel}:{n}: a program at this machine's path {m.group(0)}")
+            except OSError:
+                pass
         if not is_checked(rel):
             continue
         try:
@@ -118,6 +142,8 @@ class NegativeControl(unittest.TestCase):
                 "e/x.py": "SEED = 2026" + "1125\n# found (2026-11" + "-24)\n",
                 "results/issue" + "11/r.jsonl": "{}\n",
                 "e/y.md": "the sweep in `results/issue" + "11/a.jsonl`\n",
+                "results/p.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "/' + 'tmp/b/bin/train_dp_naive"]}}\n',
+                "results/q.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "train_dp_naive"]}}\n',
             }
             for rel, text in planted.items():
                 os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
@@ -127,7 +153,7 @@ class NegativeControl(unittest.TestCase):
             self.assertEqual([g.split(": ")[0] for g in got],
                              ["a/x.cpp:2", "b/y.py:1", "c/CMakeLists.txt:1", "configs/c.json:1",
                               "docs/page.md:1", "e/run.md:1", "e/x.py:1", "e/x.py:2", "e/y.md:1",
-                              "results/issue" + "11/r.jsonl", "scripts/run:1"])
+                              "results/issue" + "11/r.jsonl", "results/p.jsonl:1", "scripts/run:1"])
 
 
 class Tree(unittest.TestCase):
