@@ -1,6 +1,7 @@
 // cli_checks.h — CLI11 validators built on the contract's checked parsers (option_values.h), so
 // a command-line flag of `dpscale` is refused with the same words as a config key or a trainer
-// option, at parse time, one line naming the flag (CLI11 prefixes "--flag: "). Header-only: the
+// option, at parse time, one line naming the flag (CLI11 prefixes "--flag: "), and a range is
+// stated as it was given (CLI11's own PositiveNumber printed a 300-digit one). Header-only: the
 // programs that parse with CLI11 include it; the contract's library does not need CLI11 for it.
 #pragma once
 
