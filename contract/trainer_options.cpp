@@ -183,9 +183,9 @@ std::vector<TrainerOption> build_table() {
            [](auto& o) -> auto& { return o.allreduce; }), "allreduces"),
       switch_("fused", "--fused", "one all-reduce of the whole gradient buffer", {Mode::naive},
               [](auto& o) -> auto& { return o.fused; }),
-      with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed},
+      axis(with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed},
                 {0.0, false}, {1e6}, [](auto& o) -> auto& { return o.bucket_cap_mb; }),
-           ConfigUse::sweep),
+           ConfigUse::sweep), "bucket_caps_mb"),
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
 

@@ -79,9 +79,10 @@ struct TrainerOption {
   ConfigUse config;
   bool shapes_run;      // in the fingerprint all ranks must share (paths and verbosity are not)
   // Changes the measurement: two runs that differ only in it are two points of a report, never
-  // repeats of one (harness/sweep/point_settings.h derives the point key from this flag).
+  // repeats of one (harness/point/point.h derives the point's settings from this flag).
   bool measured = true;
-  // The config's top-level key that sweeps it as a list ("allreduces"); "" when none does.
+  // The config's top-level key that sweeps it as a list ("allreduces", "bucket_caps_mb"); ""
+  // when none does.
   std::string axis;
   // The values a choice option takes ("auto", "cpu", "cuda"); empty for every other kind.
   std::vector<std::string> choices;

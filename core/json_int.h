@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -35,6 +37,23 @@ bool json_integers_fit(const nlohmann::json& x) {
     if (!json_integer_fits<T>(e)) return false;
   }
   return true;
+}
+
+// Field `key` of object `obj` as T, integers checked as above. Throws std::runtime_error naming
+// it as `parent.key`: "'point' has no field 'model'", "'point.world_size' has the wrong type".
+template <class T>
+T json_field(const nlohmann::json& obj, const std::string& parent, const std::string& key) {
+  if (!obj.contains(key)) throw std::runtime_error("'" + parent + "' has no field '" + key + "'");
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!json_integer_fits<T>(obj.at(key))) {
+      throw std::runtime_error("'" + parent + "." + key + "' has the wrong type (want an integer in range)");
+    }
+  }
+  try {
+    return obj.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error("'" + parent + "." + key + "' has the wrong type");
+  }
 }
 
 }  // namespace dpscale

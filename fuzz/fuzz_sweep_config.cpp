@@ -1,4 +1,4 @@
-// fuzz_sweep_config.cpp — libFuzzer target for sweep configs (harness/sweep/config.cpp parse_config).
+// fuzz_sweep_config.cpp — libFuzzer target for sweep configs (harness/sweep/config_parse.cpp parse_config).
 // An accepted config expands without error into runs whose run ids are unique (duplicates on
 // any axis are refused), and renders each run's trainer arguments.
 //   build/fuzz/fuzz_sweep_config fuzz/corpus/sweep_config
@@ -16,9 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const InputError&) {
     return 0;
   }
-  const std::vector<SweepPoint> runs = expand(c, 2);
+  const std::vector<SweepRun> runs = expand(c, 2);
   std::set<std::string> ids;
-  for (const SweepPoint& p : runs) {
+  for (const SweepRun& p : runs) {
     fuzz::require(ids.insert(p.run_id(c.name)).second);
     fuzz::require(!trainer_args(c, p).empty());
   }

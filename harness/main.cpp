@@ -7,10 +7,12 @@
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
-//   dpscale schema [--format md|json] [--table fields|options|links]
+//   dpscale schema [--format md|json] [--table fields|options|links|point]
 //                                       md: one table (the record's fields in docs/record.md, the
 //                                       trainer options in the README, the link presets in
-//                                       docs/link-emulation.md); json: modes, options and fields
+//                                       docs/link-emulation.md, the point's fields in
+//                                       docs/RESULTS_FORMAT.md); json: modes, options, fields and
+//                                       the point's JSON Schema
 //
 // Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
 // 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
@@ -24,6 +26,7 @@
 #include "contract/link_model.h"
 #include "contract/schema_doc.h"
 #include "contract/trainer_options.h"
+#include "harness/point/point.h"
 #include "harness/report/analysis.h"
 #include "harness/report/compare.h"
 #include "harness/sweep/config.h"
@@ -151,10 +154,12 @@ int main(int argc, char** argv) {
   plot->add_option("--script", po.script, "the plotter (default <source>/plots/plot_results.py)");
 
   std::string schema_format = "md", schema_table = "fields";
-  auto* schema = app.add_subcommand("schema", "the contract: one table as Markdown (md), or modes, options and fields (json)");
+  auto* schema = app.add_subcommand(
+      "schema", "the contract: one table as Markdown (md), or modes, options, fields and the point's schema (json)");
   schema->add_option("--format", schema_format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
-  schema->add_option("--table", schema_table, "md: fields (the record's) | options (the trainers') | links (--link presets)")
-      ->check(CLI::IsMember({"fields", "options", "links"}))
+  schema->add_option("--table", schema_table,
+                     "md: fields (the record's) | options (the trainers') | links (--link presets) | point (a point's JSON)")
+      ->check(CLI::IsMember({"fields", "options", "links", "point"}))
       ->capture_default_str();
 
   const auto predict = predict::add_predict_command(app);  // all of it in harness/predict/
@@ -212,9 +217,12 @@ int main(int argc, char** argv) {
     if (*plot) return run_plot(po);
     if (predict->chosen()) return predict->run();
     if (*schema) {
-      std::cout << (schema_format == "json"        ? contract_json().dump(2) + "\n"
+      nlohmann::ordered_json contract = contract_json();
+      contract["point"] = point_schema();
+      std::cout << (schema_format == "json"        ? contract.dump(2) + "\n"
                     : schema_table == "options" ? trainer_options_markdown()
                     : schema_table == "links"   ? link_presets_markdown()
+                    : schema_table == "point"   ? point_fields_markdown()
                                                 : record_fields_markdown())
                 << std::flush;
       return 0;

@@ -84,4 +84,10 @@ std::string widths_to_string(const std::vector<int>& widths) {
   return s;
 }
 
+std::string model_key(const std::string& name, const std::vector<int>& widths) {
+  return name == "custom" ? widths_to_string(widths) : name;
+}
+
+std::string MlpSpec::key() const { return model_key(name, widths); }
+
 }  // namespace dpscale

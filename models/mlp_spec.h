@@ -19,6 +19,8 @@ struct MlpSpec {
   int out_width() const { return widths.back(); }
   int64_t n_params() const;
   int max_width() const;
+  // The name results go by: model_key(name, widths).
+  std::string key() const;
 };
 
 // The preset names in order: small, medium, large, xlarge.
@@ -29,5 +31,10 @@ MlpSpec parse_model(const std::string& text);
 
 // "784,1024,512,256,10" style rendering of widths.
 std::string widths_to_string(const std::vector<int>& widths);
+
+// The name a model goes by in results and their keys: its preset name, or for a custom one its
+// widths as a config names it ("784,256,10"), so a record's ("custom" and widths) and a config's
+// text agree.
+std::string model_key(const std::string& name, const std::vector<int>& widths);
 
 }  // namespace dpscale

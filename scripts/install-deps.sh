@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
+  python3-jsonschema       # the plotter checks each report point against its point schema
   python3-scipy            # the regression gate's statistics (harness/report/gate.py)
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)

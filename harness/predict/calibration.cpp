@@ -53,7 +53,7 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   for (const SweepEntry& e : f.entries) {
     if (!e.ok || !e.record || e.record->mode != "single") continue;
     const RunRecord& r = *e.record;
-    const std::string key = r.model == "custom" ? widths_to_string(r.widths) : r.model;
+    const std::string key = model_key(r.model, r.widths);
     if (!epochs.count(key)) {
       SingleRun s;
       s.spec = MlpSpec{r.model, r.widths};
@@ -65,7 +65,7 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   }
   if (out.empty()) throw InputError(path + ": no successful single-device run to calibrate compute from");
   for (SingleRun& s : out) {
-    std::vector<double>& v = epochs[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name];
+    std::vector<double>& v = epochs[s.spec.key()];
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     s.epoch_s = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;

@@ -31,7 +31,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
   out.calibration = calibration;
   std::map<std::string, SingleRun> singles;
   for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(caps_path)) {
-    singles[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = s;
+    singles[s.spec.key()] = s;
   }
   const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
   std::vector<CellKey> order;
@@ -43,7 +43,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
     }
     if (!e.ok || !e.record || e.record->mode != "bucketed" || !e.record->bucket_cap_mb) continue;
     const RunRecord& r = *e.record;
-    const CellKey key{r.model == "custom" ? widths_to_string(r.widths) : r.model, r.link, r.world_size};
+    const CellKey key{model_key(r.model, r.widths), r.link, r.world_size};
     if (!cells.count(key)) order.push_back(key);
     cells[key][*r.bucket_cap_mb].push_back(&e);
   }

@@ -43,8 +43,6 @@ CommModel comm_of(const RunRecord& r) {
   return comm;
 }
 
-std::string model_key(const RunRecord& r) { return r.model == "custom" ? widths_to_string(r.widths) : r.model; }
-
 int ranks_per_node(const RunRecord& r) { return std::max(1, r.world_size / std::max(1, r.n_nodes)); }
 
 }  // namespace
@@ -143,14 +141,14 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   std::map<std::string, std::vector<double>> epochs;
   for (const SweepEntry* e : single_runs) {
     const RunRecord& r = *e->record;
-    if (!epochs.count(model_key(r))) c.singles.push_back(SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch});
-    epochs[model_key(r)].push_back(r.avg_epoch_s);
+    if (!epochs.count(model_key(r.model, r.widths))) c.singles.push_back(SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch});
+    epochs[model_key(r.model, r.widths)].push_back(r.avg_epoch_s);
   }
   for (SingleRun& s : c.singles) {
-    s.epoch_s = median_of(epochs[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name]);
+    s.epoch_s = median_of(epochs[s.spec.key()]);
   }
   std::map<std::string, const SingleRun*> single_of;
-  for (const SingleRun& s : c.singles) single_of[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = &s;
+  for (const SingleRun& s : c.singles) single_of[s.spec.key()] = &s;
 
   const RunRecord& first = *fit.front()->record;
   c.terms.threads = first.threads;
@@ -163,19 +161,19 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     double t_c, oversub, compute, busy;
   };
   std::vector<Step> naive, overlapped;
-  std::set<PointKey> keys;
+  std::set<Point> keys;
   for (const SweepEntry* e : fit) {
     const RunRecord& r = *e->record;
-    const auto s = single_of.find(model_key(r));
+    const auto s = single_of.find(model_key(r.model, r.widths));
     if (s == single_of.end()) {
-      throw InputError(where(*e) + ": model " + model_key(r) + " has data-parallel runs but no single-device run to calibrate from");
+      throw InputError(where(*e) + ": model " + model_key(r.model, r.widths) + " has data-parallel runs but no single-device run to calibrate from");
     }
     const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_per_epoch));
     Step st{&r, s->second, step_compute_1(*s->second, Workload{r.n_samples, r.global_batch}) / r.world_size,
             c.terms.oversubscription(ranks_per_node(r)), r.compute_s / steps,
             r.comm_busy_s.value_or(r.comm_s.value_or(0)) / steps};
     (r.mode == "naive" ? naive : overlapped).push_back(st);
-    const PointKey key = PointKey::of(point_from_record(r));
+    const Point key = Point::of_record(r);
     if (keys.insert(key).second) c.fitted.push_back(key);
   }
 

@@ -46,7 +46,7 @@ struct Calibration {
   MachineTerms terms;
   std::vector<TermFit> fits;        // φ, σ, o, cores: what was fitted, how, in which units
   int fit_k = 0;
-  std::vector<PointKey> fitted;     // the points whose runs were fitted (never validated)
+  std::vector<Point> fitted;     // the points whose runs were fitted (never validated)
   std::vector<std::string> left_out;  // runs the machine disturbed: "id (disturbed: why)"
   MachineFingerprint machine;
 };

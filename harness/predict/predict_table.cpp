@@ -14,7 +14,7 @@ PredictRow predict_row(const SingleRun& s, const PredictContext& ctx, Mode mode,
   SyncSetup sync = ctx.sync;
   sync.mode = mode;
   PredictRow r;
-  r.model = s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name;
+  r.model = s.spec.key();
   r.mode = mode_name(mode);
   r.world_size = k;
   if (mode == Mode::bucketed) r.bucket_cap_mb = sync.bucket_cap_mb;

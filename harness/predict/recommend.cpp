@@ -18,7 +18,7 @@ std::vector<Recommendation> recommend(const std::vector<SingleRun>& singles, con
     for (int k : world_sizes) {
       const CapAdvice& advice = caps[cell++];
       Recommendation r;
-      r.model = s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name;
+      r.model = s.spec.key();
       r.world_size = k;
       PredictContext best = ctx;
       bool have = false;

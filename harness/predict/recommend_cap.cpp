@@ -39,7 +39,7 @@ std::vector<CapAdvice> recommend_caps(const std::vector<SingleRun>& singles, con
   for (const SingleRun& s : singles) {
     for (int k : world_sizes) {
       CapAdvice a;
-      a.model = s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name;
+      a.model = s.spec.key();
       a.world_size = k;
       for (double cap : cap_grid()) {
         PredictContext c = ctx;

@@ -65,11 +65,11 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
   v.calibration = calibration;
   std::map<std::string, SingleRun> singles;
   for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(results_path)) {
-    singles[s.spec.name == "custom" ? widths_to_string(s.spec.widths) : s.spec.name] = s;
+    singles[s.spec.key()] = s;
   }
   const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
-  std::vector<PointKey> order;
-  std::map<PointKey, std::vector<const SweepEntry*>> runs;
+  std::vector<Point> order;
+  std::map<Point, std::vector<const SweepEntry*>> runs;
   for (const SweepEntry& e : f.entries) {
     if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
       throw InputError(results_path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
@@ -77,18 +77,18 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
                        "; validate on the calibrated machine's runs");
     }
     if (!e.ok || !e.record || e.record->mode == "single") continue;
-    const PointKey key = PointKey::of(point_from_record(*e.record));
+    const Point key = Point::of_record(*e.record);
     if (!runs.count(key)) order.push_back(key);
     runs[key].push_back(&e);
   }
-  for (const PointKey& key : order) {
+  for (const Point& key : order) {
     if (calibration && std::find(calibration->fitted.begin(), calibration->fitted.end(), key) != calibration->fitted.end()) {
       v.fitted.push_back(key.describe());
       continue;
     }
     const std::vector<const SweepEntry*>& es = runs[key];
     const RunRecord& r0 = *es.front()->record;
-    const std::string model = r0.model == "custom" ? widths_to_string(r0.widths) : r0.model;
+    const std::string model = model_key(r0.model, r0.widths);
     const auto s = singles.find(model);
     if (s == singles.end()) {
       v.skipped.push_back(key.describe());

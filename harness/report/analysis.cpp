@@ -54,45 +54,6 @@ std::vector<double> median_curve(const std::vector<const RunRecord*>& recs,
 
 }  // namespace
 
-std::string PointKey::describe() const {
-  SweepPoint p{model, mode, world_size, bucket_cap_mb, link, 0};
-  if (const auto x = placement.find('x'); x != std::string::npos) {
-    p.nodes = std::stoi(placement.substr(0, x));
-    p.ranks_per_node = std::stoi(placement.substr(x + 1));
-  }
-  p.settings = settings;
-  return p.describe();
-}
-
-PointKey PointKey::as(const std::string& m, int k, std::optional<double> cap, const std::string& l) const {
-  const ModeInfo* info = find_mode(m);
-  // The placement is kept for naive beside a placed point; the single run has none.
-  return {model, m, k, cap, l, k == 1 ? std::string() : placement, info ? settings_for_mode(settings, info->mode) : settings};
-}
-
-namespace {
-// Whether the point's mode takes option `key` (a single run has no grad_comm to show).
-bool takes(const PointKey& k, const std::string& key) {
-  const ModeInfo* m = find_mode(k.mode);
-  const TrainerOption* t = find_option(key);
-  return m && t && t->accepted_by(m->mode);
-}
-}  // namespace
-
-std::vector<std::string> varying_settings(const std::vector<PointKey>& keys) {
-  std::vector<std::string> out;
-  for (const auto& [key, _] : default_settings()) {
-    std::set<std::string> values;
-    for (const PointKey& k : keys) {
-      if (takes(k, key)) values.insert(setting(k.settings, key));
-    }
-    if (values.size() > 1) out.push_back(key);
-  }
-  return out;
-}
-
-std::string setting_text(const PointKey& k, const std::string& key) { return takes(k, key) ? setting(k.settings, key) : "—"; }
-
 Spread spread_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -100,9 +61,9 @@ Spread spread_of(std::vector<double> v) {
   return {med, v.front(), v.back()};
 }
 
-const PointStats* Analysis::find(const PointKey& k) const {
+const PointStats* Analysis::find(const Point& k) const {
   for (const PointStats& p : points) {
-    if (p.key == k) return &p;
+    if (p.point == k) return &p;
   }
   return nullptr;
 }
@@ -110,11 +71,11 @@ const PointStats* Analysis::find(const PointKey& k) const {
 Analysis analyse(const ResultsFile& f) {
   Analysis a;
   a.warnings = f.warnings;
-  std::vector<PointKey> order;
-  std::map<PointKey, std::vector<const RunRecord*>> ok;
+  std::vector<Point> order;
+  std::map<Point, std::vector<const RunRecord*>> ok;
   std::set<std::string> ok_ids;
   for (const SweepEntry& e : f.entries) {
-    const PointKey k = PointKey::of(e.point);
+    const Point& k = e.point;
     if (!e.ok) continue;
     if (!ok.count(k)) order.push_back(k);
     ok[k].push_back(&*e.record);
@@ -123,17 +84,17 @@ Analysis analyse(const ResultsFile& f) {
   for (const SweepEntry& e : f.entries) {
     if (e.ok) continue;
     a.failed.push_back({e, !e.run.run_id.empty() && ok_ids.count(e.run.run_id) > 0});
-    const PointKey k = PointKey::of(e.point);
+    const Point& k = e.point;
     if (!ok.count(k) && std::find(a.failed_points.begin(), a.failed_points.end(), k) == a.failed_points.end()) {
       a.failed_points.push_back(k);
     }
   }
 
   // Pass 1: per-point medians.
-  for (const PointKey& k : order) {
+  for (const Point& k : order) {
     const auto& recs = ok[k];
     PointStats s;
-    s.key = k;
+    s.point = k;
     s.runs = static_cast<int>(recs.size());
     s.n_params = recs.front()->n_params;
     s.first = *recs.front();
@@ -175,9 +136,9 @@ Analysis analyse(const ResultsFile& f) {
 
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
-    const PointStats* single = a.find(s.key.as(mode_name(Mode::single), 1, std::nullopt, "none"));
-    const PointStats* naive = a.find(s.key.as(mode_name(Mode::naive), s.key.world_size, std::nullopt, s.key.link));
-    const ModeInfo* mode = find_mode(s.key.mode);
+    const PointStats* single = a.find(s.point.beside(mode_name(Mode::single), 1));
+    const PointStats* naive = a.find(s.point.beside(mode_name(Mode::naive), s.point.world_size));
+    const ModeInfo* mode = find_mode(s.point.mode);
     const bool data_parallel = mode && mode->data_parallel;
     const bool overlapped = mode && mode->wait_field == WaitField::exposed_comm_s;
     if (overlapped && naive && naive->epoch_s.median > 0) {
@@ -187,7 +148,7 @@ Analysis analyse(const ResultsFile& f) {
       s.naive_saving_s = tn - s.epoch_s.median;
     }
     if (!single || single->throughput.median <= 0) continue;
-    const double t1 = single->throughput.median, k = s.key.world_size;
+    const double t1 = single->throughput.median, k = s.point.world_size;
     s.speedup = s.throughput.median / t1;
     s.speedup_spread = Spread{*s.speedup, s.throughput.min / t1, s.throughput.max / t1};
     s.efficiency = *s.speedup / k;

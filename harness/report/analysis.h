@@ -1,7 +1,9 @@
 // analysis.h — from sweep lines to the numbers of the workshop's table and textbook 15.9.
 //
-// Lines are grouped by point (model, mode, world size, bucket cap, link); repeats of a point
-// become one row holding medians and the spread (these machines are noisy). Per row:
+// Lines are grouped by point (harness/point/point.h: model, mode, world size, placement and every
+// measured option, the bucket cap and the link among them), across repeats and across files
+// (report, compare, the gate); repeats of a point become one row holding medians and the spread
+// (these machines are noisy). Per row:
 //   speedup    S = T(K) / T(1), throughput against the single run of the same model in the file
 //   efficiency E = S / K
 //   comm %     comm / avg epoch: naive's blocking all-reduce phase, or the exposed wait of
@@ -22,34 +24,6 @@
 
 namespace dpscale {
 
-// What runs are matched on, across repeats and across files: the point's own fields and every
-// option that changes the measurement (point_settings.h), so a field added here or an option
-// flagged in the table is matched on everywhere (report, compare, the gate) at once.
-struct PointKey {
-  std::string model, mode;
-  int world_size = 1;
-  std::optional<double> bucket_cap_mb;
-  std::string link = "none";
-  std::string placement;  // "2x2" (nodes x ranks per node); "" where the sweep asked for none
-  Settings settings = default_settings();
-
-  static PointKey of(const SweepPoint& p) {
-    return {p.model, p.mode, p.world_size, p.bucket_cap_mb, p.link, p.placement(), p.settings};
-  }
-  // The key of a run of `mode` at `world_size` beside this one (the single run a speedup is
-  // measured against, naive at the same K): settings that mode does not take at their default.
-  PointKey as(const std::string& mode, int world_size, std::optional<double> cap, const std::string& link) const;
-  auto operator<=>(const PointKey&) const = default;
-  bool operator==(const PointKey&) const = default;
-  std::string describe() const;  // "large bucketed K=2 cap 25 MB pcie4 grad_comm=bf16"
-};
-
-// The settings' keys whose values differ between the keys whose modes take them (the report's
-// extra columns), in the option table's order.
-std::vector<std::string> varying_settings(const std::vector<PointKey>& keys);
-// A key's value of setting `key` for a column: "—" where its mode does not take the option.
-std::string setting_text(const PointKey& k, const std::string& key);
-
 // median, min, max of one quantity over a point's repeats
 struct Spread {
   double median = 0, min = 0, max = 0;
@@ -59,7 +33,7 @@ struct Spread {
 Spread spread_of(std::vector<double> v);  // v must not be empty
 
 struct PointStats {
-  PointKey key;
+  Point point;
   int runs = 0;                          // successful repeats
   int64_t n_params = 0;
   Spread epoch_s, throughput, compute_s;
@@ -101,9 +75,9 @@ struct FailedRun {
 struct Analysis {
   std::vector<PointStats> points;        // in order of first appearance in the file
   std::vector<FailedRun> failed;
-  std::vector<PointKey> failed_points;   // points with failed lines and no successful one
+  std::vector<Point> failed_points;      // points with failed lines and no successful one
   std::vector<std::string> warnings;     // the file's (truncated lines skipped), for the report JSON
-  const PointStats* find(const PointKey& k) const;
+  const PointStats* find(const Point& k) const;
 };
 
 Analysis analyse(const ResultsFile& f);

@@ -37,10 +37,10 @@ void judge(ComparedPoint& c, const CompareOptions& o) {
     const double rel = *nv / *bv - 1.0;
     if (*nv < *bv * (1.0 - t)) c.why.push_back(std::string(what) + " " + fmt_signed_percent(rel));
   };
-  if (const ModeInfo* m = find_mode(c.key.mode); m && m->data_parallel) {
+  if (const ModeInfo* m = find_mode(c.point.mode); m && m->data_parallel) {
     if (b.speedup && !n.speedup) {
       c.verdict = Verdict::incomparable;
-      c.why.push_back("no single run of " + c.key.model + " in the new file");
+      c.why.push_back("no single run of " + c.point.model + " in the new file");
       return;
     }
     falls("speedup", n.speedup, b.speedup);
@@ -72,14 +72,14 @@ std::string spread_text(const PointStats* p) {
 
 Comparison compare(const Analysis& now, const Analysis& base, const CompareOptions& o) {
   Comparison c;
-  auto in = [](const std::vector<PointKey>& v, const PointKey& k) { return std::find(v.begin(), v.end(), k) != v.end(); };
+  auto in = [](const std::vector<Point>& v, const Point& k) { return std::find(v.begin(), v.end(), k) != v.end(); };
   for (const PointStats& b : base.points) {
     ComparedPoint cp;
-    cp.key = b.key;
+    cp.point = b.point;
     cp.base = &b;
-    cp.now = now.find(b.key);
+    cp.now = now.find(b.point);
     if (!cp.now) {
-      cp.verdict = in(now.failed_points, b.key) ? Verdict::failed : Verdict::missing;
+      cp.verdict = in(now.failed_points, b.point) ? Verdict::failed : Verdict::missing;
       if (cp.verdict == Verdict::failed) cp.why.push_back("the run failed in the new file");
     } else {
       ++c.compared;
@@ -88,27 +88,23 @@ Comparison compare(const Analysis& now, const Analysis& base, const CompareOptio
     c.points.push_back(std::move(cp));
   }
   for (const PointStats& n : now.points) {
-    if (base.find(n.key)) continue;
-    c.points.push_back({n.key, Verdict::extra, {"not in the baseline"}, nullptr, &n});
+    if (base.find(n.point)) continue;
+    c.points.push_back({n.point, Verdict::extra, {"not in the baseline"}, nullptr, &n});
   }
   return c;
 }
 
 std::string render_comparison(const Comparison& c, const CompareOptions& o, const std::string& now_path,
                               const std::string& base_path) {
-  const bool any_cap = std::any_of(c.points.begin(), c.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
-  const bool any_link = std::any_of(c.points.begin(), c.points.end(), [](auto& p) { return p.key.link != "none"; });
   const bool any_repeat = std::any_of(c.points.begin(), c.points.end(), [](auto& p) {
     return (p.base && p.base->runs > 1) || (p.now && p.now->runs > 1);
   });
-  std::vector<PointKey> keys;
-  for (const ComparedPoint& p : c.points) keys.push_back(p.key);
-  const std::vector<std::string> varying = varying_settings(keys);
+  std::vector<Point> points;
+  for (const ComparedPoint& p : c.points) points.push_back(p.point);
+  const KeyColumns cols = key_columns(points);
   Table t;
   t.header = {"Model", "Mode", "K"};
-  if (any_cap) t.header.push_back("Cap MB");
-  if (any_link) t.header.push_back("Link");
-  for (const std::string& key : varying) t.header.push_back(key);
+  for (const std::string& h : key_headers(cols)) t.header.push_back(h);
   for (const char* h : {"Speedup (base → new)", "E", "Comm %"}) t.header.push_back(h);
   if (o.absolute) t.header.push_back("Throughput/s");
   if (any_repeat) t.header.push_back("Spread base/new");
@@ -122,10 +118,8 @@ std::string render_comparison(const Comparison& c, const CompareOptions& o, cons
     const auto ef = [](const PointStats& s) { return s.efficiency; };
     const auto cf = [](const PointStats& s) { return s.comm_fraction; };
     const auto th = [](const PointStats& s) { return std::optional<double>(s.throughput.median); };
-    std::vector<std::string> r = {p.key.model, mode_label(p.key.mode), std::to_string(p.key.world_size)};
-    if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
-    if (any_link) r.push_back(p.key.link);
-    for (const std::string& key : varying) r.push_back(setting_text(p.key, key));
+    std::vector<std::string> r = {p.point.model, mode_label(p.point.mode), std::to_string(p.point.world_size)};
+    for (const std::string& cell : key_cells(p.point, cols)) r.push_back(cell);
     r.push_back(arrow(get(p.base, sp), get(p.now, sp), 2, "×"));
     r.push_back(arrow(get(p.base, ef), get(p.now, ef), 2));
     r.push_back(arrow_pct(get(p.base, cf), get(p.now, cf)));

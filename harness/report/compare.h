@@ -1,7 +1,7 @@
 // compare.h — `dpscale compare NEW.jsonl BASELINE.jsonl [--tolerance 0.10] [--absolute]`: the
 // regression check a CI job runs against a committed scaling curve.
 //
-// Points are matched on (model, mode, world size, bucket cap, link). A matched point regresses
+// Points are matched on their key (harness/point/point.h). A matched point regresses
 // when, beyond the tolerance t,
 //   speedup or efficiency falls:  new < base · (1 - t)     (relative: speedups differ by scale)
 //   comm fraction rises:          new > base + t           (absolute: a fraction of the epoch;
@@ -28,7 +28,7 @@ enum class Verdict { pass, regression, failed, missing, extra, incomparable };
 const char* verdict_name(Verdict v);  // "ok" | "REGRESSION" | "FAILED" | "missing" | "extra" | "INCOMPARABLE"
 
 struct ComparedPoint {
-  PointKey key;
+  Point point;
   Verdict verdict = Verdict::pass;
   std::vector<std::string> why;  // which metrics moved, e.g. "speedup -23.1%"
   const PointStats* base = nullptr;

@@ -49,17 +49,6 @@ std::string other_machine(const ResultsFile& base, const MachineFingerprint& b, 
   return base.path + " was measured on another machine (" + b.describe() + "; " + now_path + ": " + n.describe() + ")";
 }
 
-json key_json(const PointKey& k) {
-  json j;
-  j["model"] = k.model;
-  j["mode"] = k.mode;
-  j["world_size"] = k.world_size;
-  j["bucket_cap_mb"] = k.bucket_cap_mb ? json(*k.bucket_cap_mb) : json(nullptr);
-  j["link"] = k.link;
-  if (const std::string axes = describe_axes(k.settings); !axes.empty()) j["axes"] = axes;
-  return j;
-}
-
 // One side of a point: its paired speedups, and the rounds left out with the reason.
 struct Side {
   std::vector<double> samples;
@@ -80,15 +69,15 @@ json side_json(const Side& s) {
 
 // Adds the paired speedups of file `f` to `sides` (keyed by point), judging disturbance
 // against `idle` (the best probe of every file compared).
-void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<PointKey, Side>& sides,
+void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<Point, Side>& sides,
              std::vector<std::string>& notes) {
   // (the single run's point key, repeat) -> that single run: a point is paired with the single
   // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
-  std::map<std::pair<PointKey, int>, const SweepEntry*> singles;
+  std::map<std::pair<Point, int>, const SweepEntry*> singles;
   int stateless = 0;
   for (const SweepEntry& e : f.entries) {
     if (!e.state) ++stateless;
-    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{PointKey::of(e.point), e.point.repeat}] = &e;
+    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{e.point, e.repeat}] = &e;
   }
   if (stateless) {
     notes.push_back(f.path + ": " + std::to_string(stateless) +
@@ -99,19 +88,19 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
   };
   for (const SweepEntry& e : f.entries) {
     if (!mode_named(e.point.mode).data_parallel) continue;
-    Side& s = sides[PointKey::of(e.point)];
+    Side& s = sides[e.point];
     if (!e.ok) {
       ++s.failed_runs;
       continue;
     }
     ++s.ok_runs;
-    const std::string round = "round " + std::to_string(e.point.repeat + 1);
+    const std::string round = "round " + std::to_string(e.repeat + 1);
     if (const auto why = disturbed(e)) {
       s.disturbed.push_back(round + ": " + *why);
       continue;
     }
-    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
-    const auto single = singles.find({single_key, e.point.repeat});
+    const Point single_key = e.point.beside(mode_name(Mode::single), 1);
+    const auto single = singles.find({single_key, e.repeat});
     if (single == singles.end()) {
       s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
       continue;
@@ -124,7 +113,7 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
     // and fit, their geometric mean is the single-device rate at this run's time (a machine
     // whose speed drifts over a round then cancels to first order, not only its level).
     double thr_single = single->second->record->throughput_samples_per_s;
-    const auto next = singles.find({single_key, e.point.repeat + 1});
+    const auto next = singles.find({single_key, e.repeat + 1});
     if (next != singles.end() && !disturbed(*next->second)) {
       thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
     }
@@ -204,18 +193,18 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
   doc["format"] = o.format;
   doc["usual_probe_gflops"] = idle;
   std::vector<std::string> notes = f.notes;
-  std::map<PointKey, Side> now, base;
+  std::map<Point, Side> now, base;
   collect(f.now, idle, o.limits, now, notes);
   for (const ResultsFile& b : f.bases) collect(b, idle, o.limits, base, notes);
   doc["notes"] = notes;
 
   bool any = false;
   json points = json::array();
-  auto point = [&](const PointKey& k, const std::string& status, const Side* n, const Side* b, const std::string& why) {
+  auto point = [&](const Point& k, const std::string& status, const Side* n, const Side* b, const std::string& why) {
     json p;
-    p["key"] = key_json(k);
+    p["key"] = k.to_json();
     p["describe"] = k.describe();
-    p["curve"] = k.model + " " + k.mode + (k.link != "none" ? " " + k.link : "");
+    p["curve"] = k.model + " " + k.mode + (k.link() != "none" ? " " + k.link() : "");
     p["status"] = status;
     if (n) p["now"] = side_json(*n);
     if (b) p["base"] = side_json(*b);
@@ -294,7 +283,7 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
 
 int rounds_in(const ResultsFile& f) {
   int r = 0;
-  for (const SweepEntry& e : f.entries) r = std::max(r, e.point.repeat + 1);
+  for (const SweepEntry& e : f.entries) r = std::max(r, e.repeat + 1);
   return r;
 }
 
@@ -317,7 +306,7 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.out_path = f.now_path;
     so.resume = true;
     so.repeats = std::min(max_rounds, rounds + 2);
-    so.only = [wanted, models](const SweepPoint& p) {
+    so.only = [wanted, models](const Point& p) {
       if (!mode_named(p.mode).data_parallel) return models.count(p.model) > 0;
       return wanted.count({p.model, p.world_size}) > 0;
     };

@@ -20,29 +20,21 @@ using nlohmann::ordered_json;
 ordered_json opt_json(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
 ordered_json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
-std::string cap_text(const std::optional<double>& cap) { return cap ? format_number(*cap) : ""; }
+std::string cap_text(const Point& p) { return p.bucket_cap_mb() ? format_number(*p.bucket_cap_mb()) : ""; }
 
-std::vector<PointKey> keys_of(const Analysis& a) {
-  std::vector<PointKey> keys;
-  for (const PointStats& p : a.points) keys.push_back(p.key);
-  return keys;
+std::vector<Point> points_of(const Analysis& a) {
+  std::vector<Point> points;
+  for (const PointStats& p : a.points) points.push_back(p.point);
+  return points;
 }
 
 std::string markdown(const Analysis& a, const std::string& source) {
-  const bool any_cap = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.bucket_cap_mb; });
-  const bool any_link = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.key.link != "none"; });
-  const bool any_placement =
-      std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return !p.key.placement.empty(); });
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
-
   // A column per setting the file's points differ in (an axis the sweep varied), only then.
-  const std::vector<std::string> varying = varying_settings(keys_of(a));
+  const KeyColumns cols = key_columns(points_of(a));
   Table t;
   t.header = {"Model", "Mode", "K"};
-  if (any_cap) t.header.push_back("Cap MB");
-  if (any_link) t.header.push_back("Link");
-  if (any_placement) t.header.push_back("Nodes×Ranks");
-  for (const std::string& key : varying) t.header.push_back(key);
+  for (const std::string& h : key_headers(cols)) t.header.push_back(h);
   for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
                         "Naive Amdahl"}) {
     t.header.push_back(h);
@@ -50,17 +42,14 @@ std::string markdown(const Analysis& a, const std::string& source) {
   if (any_repeat) t.header.push_back("Runs (± spread)");
   t.right.assign(t.header.size(), true);
   t.right[0] = t.right[1] = false;
-  if (any_link) t.right[any_cap ? 4 : 3] = false;
+  if (cols.link) t.right[cols.cap ? 4 : 3] = false;
 
   std::string last_model;
   for (const PointStats& p : a.points) {
-    std::vector<std::string> r = {p.key.model == last_model ? "" : p.key.model, mode_label(p.key.mode),
-                                  std::to_string(p.key.world_size)};
-    last_model = p.key.model;
-    if (any_cap) r.push_back(p.key.bucket_cap_mb ? format_number(*p.key.bucket_cap_mb) : "—");
-    if (any_link) r.push_back(p.key.link);
-    if (any_placement) r.push_back(p.key.placement.empty() ? "—" : p.key.placement);
-    for (const std::string& key : varying) r.push_back(setting_text(p.key, key));
+    std::vector<std::string> r = {p.point.model == last_model ? "" : p.point.model, mode_label(p.point.mode),
+                                  std::to_string(p.point.world_size)};
+    last_model = p.point.model;
+    for (const std::string& cell : key_cells(p.point, cols)) r.push_back(cell);
     r.push_back(fmt_params(p.n_params));
     r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
     r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
@@ -88,16 +77,18 @@ std::string markdown(const Analysis& a, const std::string& source) {
   std::map<std::string, const PointStats*> best;
   std::vector<std::string> models;
   for (const PointStats& p : a.points) {
-    if (!mode_named(p.key.mode).data_parallel || !p.speedup) continue;
-    if (!best.count(p.key.model)) models.push_back(p.key.model);
-    if (!best[p.key.model] || *p.speedup > *best[p.key.model]->speedup) best[p.key.model] = &p;
+    if (!mode_named(p.point.mode).data_parallel || !p.speedup) continue;
+    if (!best.count(p.point.model)) models.push_back(p.point.model);
+    if (!best[p.point.model] || *p.speedup > *best[p.point.model]->speedup) best[p.point.model] = &p;
   }
   if (!models.empty()) out += "\nBest data-parallel speedup per model:\n";
   for (const std::string& m : models) {
     const PointStats& p = *best[m];
-    out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(p.key.mode) + ", K=" +
-           std::to_string(p.key.world_size) + (p.key.bucket_cap_mb ? ", cap " + format_number(*p.key.bucket_cap_mb) + " MB" : "") +
-           (p.key.placement.empty() ? "" : ", " + p.key.placement) + "), E = " + fmt_fixed(*p.efficiency, 2) + (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
+    const Point& k = p.point;
+    out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(k.mode) + ", K=" + std::to_string(k.world_size) +
+           (k.bucket_cap_mb() ? ", cap " + format_number(*k.bucket_cap_mb()) + " MB" : "") +
+           (k.nodes > 0 ? ", " + k.placement() : "") + "), E = " + fmt_fixed(*p.efficiency, 2) +
+           (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
   }
 
   out += diagnosis_markdown(a);
@@ -118,7 +109,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
 }
 
 std::string csv(const Analysis& a) {
-  const std::vector<std::string> varying = varying_settings(keys_of(a));
+  const std::vector<std::string> varying = key_columns(points_of(a)).settings;
   Table t;
   t.header = {"status", "model", "mode", "world_size", "bucket_cap_mb", "link"};
   t.header.insert(t.header.end(), varying.begin(), varying.end());
@@ -130,24 +121,23 @@ std::string csv(const Analysis& a) {
   }
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
-    std::vector<std::string> row = {"ok", p.key.model, p.key.mode, std::to_string(p.key.world_size),
-                                    cap_text(p.key.bucket_cap_mb), p.key.link};
-    for (const std::string& key : varying) row.push_back(setting_text(p.key, key));
+    std::vector<std::string> row = {"ok", p.point.model, p.point.mode, std::to_string(p.point.world_size),
+                                    cap_text(p.point), p.point.link()};
+    for (const std::string& key : varying) row.push_back(setting_text(p.point, key));
     const std::vector<std::string> rest = {std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
                       format_number(p.epoch_s.min), format_number(p.epoch_s.max),
                       num(p.comm_s ? std::optional<double>(p.comm_s->median) : std::nullopt),
                       format_number(p.compute_s.median), format_number(p.throughput.median),
                       format_number(p.throughput.min), format_number(p.throughput.max), num(p.speedup),
                       num(p.efficiency), num(p.comm_fraction), num(p.gamma), num(p.amdahl_max),
-                      p.key.placement, ""};
+                      p.point.placement(), ""};
     row.insert(row.end(), rest.begin(), rest.end());
     t.rows.push_back(std::move(row));
   }
   for (const FailedRun& r : a.failed) {
-    const SweepPoint& p = r.entry.point;
-    std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p.bucket_cap_mb),
-                                    p.link};
-    for (const std::string& key : varying) row.push_back(setting_text(PointKey::of(p), key));
+    const Point& p = r.entry.point;
+    std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p), p.link()};
+    for (const std::string& key : varying) row.push_back(setting_text(p, key));
     row.resize(t.header.size() - 2);
     row.push_back(p.placement());
     row.push_back(r.entry.reason);
@@ -175,21 +165,15 @@ std::string json_report(const Analysis& a, const std::string& source) {
   j["modes"] = contract_json()["modes"];
   // The trainer options' defaults (the plotter's display cap is bucket_cap_mb's).
   j["option_defaults"] = option_defaults_json();
+  // What every point's "point" object is (harness/point/point.h): the plotter checks them with it.
+  j["point_schema"] = point_schema();
   j["warnings"] = a.warnings;
   // The settings the points differ in: what a chart may put on an axis (docs/RESULTS_FORMAT.md).
-  j["axes"] = varying_settings(keys_of(a));
+  j["axes"] = varying_settings(points_of(a));
   j["points"] = ordered_json::array();
   for (const PointStats& p : a.points) {
     ordered_json o;
-    o["model"] = p.key.model;
-    o["mode"] = p.key.mode;
-    o["world_size"] = p.key.world_size;
-    o["bucket_cap_mb"] = opt_json(p.key.bucket_cap_mb);
-    o["link"] = p.key.link;
-    o["placement"] = p.key.placement;
-    ordered_json settings = ordered_json::object();
-    for (const auto& [key, value] : p.key.settings) settings[key] = value;
-    o["settings"] = settings;
+    o["point"] = p.point.to_json();
     o["n_params"] = p.n_params;
     o["runs"] = p.runs;
     o["setup"] = setup_json(p.first);
@@ -215,14 +199,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
   }
   j["failed"] = ordered_json::array();
   for (const FailedRun& r : a.failed) {
-    const SweepPoint& p = r.entry.point;
     j["failed"].push_back({{"run_id", r.entry.run.run_id},
-                           {"model", p.model},
-                           {"mode", p.mode},
-                           {"world_size", p.world_size},
-                           {"bucket_cap_mb", opt_json(p.bucket_cap_mb)},
-                           {"link", p.link},
-                           {"placement", p.placement()},
+                           {"point", r.entry.point.to_json()},
                            {"reason", r.entry.reason},
                            {"duration_s", r.entry.run.duration_s},
                            {"retried_ok", r.retried_ok}});
@@ -231,6 +209,37 @@ std::string json_report(const Analysis& a, const std::string& source) {
 }
 
 }  // namespace
+
+KeyColumns key_columns(const std::vector<Point>& points) {
+  KeyColumns c;
+  for (const Point& p : points) {
+    c.cap = c.cap || p.bucket_cap_mb();
+    c.link = c.link || p.link() != "none";
+    c.placement = c.placement || p.nodes > 0;
+  }
+  for (const std::string& key : varying_settings(points)) {
+    if (key != "bucket_cap_mb" && key != "link") c.settings.push_back(key);
+  }
+  return c;
+}
+
+std::vector<std::string> key_headers(const KeyColumns& c) {
+  std::vector<std::string> h;
+  if (c.cap) h.push_back("Cap MB");
+  if (c.link) h.push_back("Link");
+  if (c.placement) h.push_back("Nodes×Ranks");
+  h.insert(h.end(), c.settings.begin(), c.settings.end());
+  return h;
+}
+
+std::vector<std::string> key_cells(const Point& p, const KeyColumns& c) {
+  std::vector<std::string> r;
+  if (c.cap) r.push_back(p.bucket_cap_mb() ? format_number(*p.bucket_cap_mb()) : "—");
+  if (c.link) r.push_back(p.link());
+  if (c.placement) r.push_back(p.nodes > 0 ? p.placement() : "—");
+  for (const std::string& key : c.settings) r.push_back(setting_text(p, key));
+  return r;
+}
 
 std::string render_report(const Analysis& a, const std::string& source, const std::string& format) {
   if (format == "md") return markdown(a, source);

@@ -89,12 +89,13 @@ NodeCapacity slurm_capacity(const std::string& job_id, const std::string& nodeli
   return c;
 }
 
-void check_capacity(const std::vector<SweepPoint>& runs, const NodeCapacity& cap) {
+void check_capacity(const std::vector<SweepRun>& runs, const NodeCapacity& cap) {
   std::vector<int> desc = cap.slots;
   std::sort(desc.begin(), desc.end(), std::greater<>());
   long long total = 0;
   for (int s : desc) total = std::min<long long>(kUnbounded, total + s);
-  for (const SweepPoint& p : runs) {
+  for (const SweepRun& run : runs) {
+    const Point& p = run.point;
     const int ranks = mode_named(p.mode).data_parallel ? p.world_size : 1;
     if (p.nodes > 0) {
       const int have = static_cast<int>(desc.size());
@@ -114,7 +115,7 @@ void check_capacity(const std::vector<SweepPoint>& runs, const NodeCapacity& cap
   }
 }
 
-void check_placements_fit(const std::vector<SweepPoint>& runs, const LaunchOptions& launch) {
+void check_placements_fit(const std::vector<SweepRun>& runs, const LaunchOptions& launch) {
   if (launch.launcher == "srun") {
     check_capacity(runs, slurm_capacity(env("SLURM_JOB_ID"), env("SLURM_JOB_NODELIST"),
                                         env("SLURM_JOB_NUM_NODES").empty() ? env("SLURM_NNODES") : env("SLURM_JOB_NUM_NODES"),
@@ -129,7 +130,8 @@ void check_placements_fit(const std::vector<SweepPoint>& runs, const LaunchOptio
     check_capacity(runs, hostfile_capacity(ss.str(), launch.hostfile));
     return;
   }
-  for (const SweepPoint& p : runs) {
+  for (const SweepRun& run : runs) {
+    const Point& p = run.point;
     if (p.nodes == 0) continue;
     if (launch.launcher == "none") {
       throw InputError(p.describe() + ": --launcher none starts one process per run and places no ranks; "

@@ -31,9 +31,9 @@ NodeCapacity slurm_capacity(const std::string& job_id, const std::string& nodeli
                             const std::string& cpus_per_node);
 
 // Throws InputError naming the first point that does not fit `cap`.
-void check_capacity(const std::vector<SweepPoint>& runs, const NodeCapacity& cap);
+void check_capacity(const std::vector<SweepRun>& runs, const NodeCapacity& cap);
 
 // The whole check for a sweep: reads the hostfile or the Slurm environment as the launcher needs.
-void check_placements_fit(const std::vector<SweepPoint>& runs, const LaunchOptions& launch);
+void check_placements_fit(const std::vector<SweepRun>& runs, const LaunchOptions& launch);
 
 }  // namespace dpscale

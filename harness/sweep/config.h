@@ -1,16 +1,17 @@
 // config.h — a sweep definition (configs/*.json) and its expansion into runs.
 //
-// A config names models, modes, world sizes, bucket caps, the link, the base trainer options and
-// any option axes (a list under the option's axis key, TrainerOption::axis: "accum_steps",
-// "grad_comm", "bucket_rule", "allreduces", "tf32"; a single value is a list of one):
+// A config names models, modes, world sizes, the link, the base trainer options and any option
+// axes (a list under the option's axis key, TrainerOption::axis: "bucket_caps_mb",
+// "accum_steps", "grad_comm", "bucket_rule", "allreduces", "tf32"; a single value is a list of
+// one):
 //
 //   { "name": "workshop", "models": ["small", "medium"], "modes": ["single", "naive", "bucketed"],
 //     "world_sizes": [2, 4], "bucket_caps_mb": [25], "link": "none",
 //     "options": { "samples": 32768, "batch_size": 1024, "lr": 0.01, "epochs": 5 } }
 //
 // Expansion, in the workshop's table order: per model, `single` at K = 1, then for each world size
-// each data-parallel mode, `bucketed` once per bucket cap, each once per combination of the axes'
-// values (an axis's option only where the mode takes it). Unknown keys and bad values are
+// each data-parallel mode, each once per combination of the axes' values (an axis's option only
+// where the mode takes it: `bucketed` once per bucket cap). Unknown keys and bad values are
 // rejected with the key's name (ConfigError -> exit 2), before anything runs. Every trainer value
 // is checked by the trainers' own parser (contract/trainer_options.h), so a config the trainers
 // would refuse is refused here, with their words.
@@ -23,7 +24,7 @@
 #include "contract/modes.h"
 #include "contract/option_values.h"
 #include "contract/trainer_options.h"
-#include "harness/sweep/point_settings.h"
+#include "harness/point/point.h"
 #include "core/errors.h"
 
 namespace dpscale {
@@ -52,7 +53,6 @@ struct SweepConfig {
   std::vector<std::string> models;         // presets or widths "784,256,10"
   std::vector<std::string> modes;          // names from the mode table (contract/modes.h)
   std::vector<int> world_sizes;            // data-parallel K values
-  std::vector<double> bucket_caps_mb;      // bucketed only
   // Placement axis (placement_axis.h): nodes N and/or ranks per node R; each data-parallel K
   // runs once per placement N x R = K. Both empty: the launcher places the ranks.
   std::vector<int> nodes;
@@ -67,31 +67,16 @@ struct SweepConfig {
   std::vector<ConfigAxis> axes;            // in the option table's order
 };
 
-// One run of the sweep: what `point` in the sweep line records, plus the trainer arguments.
-struct SweepPoint {
-  std::string model;
-  std::string mode;
-  int world_size = 1;
-  std::optional<double> bucket_cap_mb;     // bucketed only
-  std::string link = "none";               // "none" for single (it has no link)
-  int repeat = 0;                          // 0-based
-  // The placement asked for: nodes x ranks per node (both 0: none asked, the launcher's own).
-  int nodes = 0;
-  int ranks_per_node = 0;
-  // The config's axis values this run takes (options its mode does not take are left out).
-  Settings axes;
-  // Every measured option's value (point_settings.h), from the run's flags: what the point
-  // key compares besides the fields above.
-  Settings settings = default_settings();
+// One run of the sweep: its point, its round, the options of the config's axes its mode takes
+// (whose values name it), and the arguments its trainer gets, from which the point was read.
+struct SweepRun {
+  Point point;
+  int repeat = 0;                   // 0-based
+  std::vector<std::string> swept;   // option keys, table order
+  std::vector<std::string> args;    // trainer_args(): everything after the executable
 
-  // "2x2" (nodes x ranks per node), or "" when none was asked for.
-  std::string placement() const;
-
-  // "<config>/<model>-<mode>-k<K>[-cap<C>][-<link>][-p<N>x<R>][-<key>=<value>...]-r<repeat>": unique
-  // in a sweep, the --resume key.
-  std::string run_id(const std::string& config_name) const;
-  // "large bucketed K=2 cap 4 MB pcie4 grad_comm=bf16" for progress lines.
-  std::string describe() const;
+  // The --resume key (Point::run_id).
+  std::string run_id(const std::string& config_name) const { return point.run_id(config_name, repeat, swept); }
 };
 
 // The largest world size a config may name: 1024, the workshop's global batch, the largest K at
@@ -120,10 +105,12 @@ std::string config_hash(const SweepConfig& c);
 
 // Every run, repeats as whole rounds (round 0 of every point first, then round 1, ...): a noisy
 // stretch of time then spreads over all points instead of hitting one point's repeats.
-std::vector<SweepPoint> expand(const SweepConfig& c, int repeats);
+std::vector<SweepRun> expand(const SweepConfig& c, int repeats);
 
-// The trainer arguments for one point (everything after the executable): --model, the base
-// options this executable accepts, --backend, link options for DP modes, --bucket-cap-mb.
-std::vector<std::string> trainer_args(const SweepConfig& c, const SweepPoint& p);
+// The trainer arguments of a run of `model` in `mode` taking these axis values (everything after
+// the executable): --model, the base options the mode takes, --backend, the link options for
+// the modes that take a link, the axes' flags.
+std::vector<std::string> trainer_args(const SweepConfig& c, const std::string& model, const std::string& mode,
+                                      const Settings& axes);
 
 }  // namespace dpscale

@@ -5,25 +5,22 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
-#include "contract/option_values.h"
 #include "core/errors.h"
 
 namespace dpscale {
 
 namespace {
 
-// What makes two successful lines the same measurement: the run id and the point it names.
-std::string point_key(const SweepEntry& e) {
-  const SweepPoint& p = e.point;
-  return e.run.run_id + "|" + p.model + "|" + p.mode + "|" + std::to_string(p.world_size) + "|" +
-         (p.bucket_cap_mb ? format_number(*p.bucket_cap_mb) : "-") + "|" + p.link + "|" + std::to_string(p.repeat);
-}
+// What makes two successful lines the same measurement: the run id, the point it names, the round.
+using HeldKey = std::tuple<std::string, Point, int>;
+HeldKey held_key(const SweepEntry& e) { return {e.run.run_id, e.point, e.repeat}; }
 
 }  // namespace
 
 ResultsFile parse_results(const std::string& text, const std::string& path) {
-  std::map<std::string, size_t> ok_lines;  // point key -> index in f.entries of the run it holds
+  std::map<HeldKey, size_t> ok_lines;  // -> index in f.entries of the run it holds
   ResultsFile f;
   f.path = path;
   std::istringstream in(text);
@@ -59,7 +56,7 @@ ResultsFile parse_results(const std::string& text, const std::string& path) {
       throw InputError(where + ": not a results line: " + ex.what());
     }
     if (e.ok && !e.run.run_id.empty()) {
-      const auto [held, fresh] = ok_lines.emplace(point_key(e), f.entries.size());
+      const auto [held, fresh] = ok_lines.emplace(held_key(e), f.entries.size());
       if (!fresh) {
         SweepEntry& first = f.entries[held->second];
         // A rerun of a run the machine disturbed (run.attempt counts them) takes its place: the

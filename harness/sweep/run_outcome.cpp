@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "contract/modes.h"
+#include "contract/option_values.h"
 
 namespace dpscale {
 
@@ -33,7 +34,7 @@ std::string reason_line(const std::string& err, size_t max) {
   return found;
 }
 
-RunOutcome judge_run(const ProcessResult& r, const SweepPoint& p, double timeout_s) {
+RunOutcome judge_run(const ProcessResult& r, const Point& p, double timeout_s) {
   RunOutcome o;
   const std::string tail = reason_line(r.err);
   auto with_tail = [&](std::string s) { return tail.empty() ? s : s + ": " + tail; };

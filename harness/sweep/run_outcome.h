@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/sweep/config.h"
+#include "harness/point/point.h"
 #include "harness/common/subprocess.h"
 #include "contract/record.h"
 
@@ -20,7 +20,7 @@ struct RunOutcome {
   std::string reason;               // set when it failed
 };
 
-RunOutcome judge_run(const ProcessResult& r, const SweepPoint& p, double timeout_s);
+RunOutcome judge_run(const ProcessResult& r, const Point& p, double timeout_s);
 
 // The last non-empty line of a process's stderr, shortened to at most `max` characters.
 std::string last_line(const std::string& text, size_t max = 300);

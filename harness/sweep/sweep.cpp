@@ -128,11 +128,11 @@ int run_sweep(SweepOptions o) {
   const double timeout_s = o.timeout_s.value_or(c.timeout_s);
   if (!(timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
 
-  std::vector<SweepPoint> runs;
+  std::vector<SweepRun> runs;
   int dropped = 0;
-  for (const SweepPoint& p : expand(c, repeats)) {
-    if (o.max_world_size > 0 && p.world_size > o.max_world_size) ++dropped;
-    else if (!o.only || o.only(p)) runs.push_back(p);
+  for (SweepRun& run : expand(c, repeats)) {
+    if (o.max_world_size > 0 && run.point.world_size > o.max_world_size) ++dropped;
+    else if (!o.only || o.only(run.point)) runs.push_back(std::move(run));
   }
   if (dropped) {
     std::cerr << "dpscale sweep: leaving out " << dropped << " runs with more than " << o.max_world_size
@@ -150,21 +150,22 @@ int run_sweep(SweepOptions o) {
   const std::string bin_dir = resolve_bin_dir(o.bin_dir);
   // `program` is the trainer's path: the run starts it from the bin dir; its line records the
   // executable's name alone (the bin dir is a path of this machine, not a fact of the run).
-  auto launch_of = [&](const SweepPoint& p, const std::string& program) {
-    return launch_argv(o.launch, program, p.mode, p.world_size, trainer_args(c, p), p.nodes, p.ranks_per_node);
+  auto launch_of = [&](const SweepRun& run, const std::string& program) {
+    const Point& p = run.point;
+    return launch_argv(o.launch, program, p.mode, p.world_size, run.args, p.nodes, p.ranks_per_node);
   };
-  auto argv_of = [&](const SweepPoint& p) {
-    return launch_of(p, (fs::path(bin_dir) / mode_named(p.mode).executable).string());
+  auto argv_of = [&](const SweepRun& run) {
+    return launch_of(run, (fs::path(bin_dir) / mode_named(run.point.mode).executable).string());
   };
 
   if (o.dry_run) {
     std::cerr << "# " << c.name << ": " << runs.size() << " runs\n";
-    for (const SweepPoint& p : runs) std::cout << quote_argv(argv_of(p)) << "\n";
+    for (const SweepRun& run : runs) std::cout << quote_argv(argv_of(run)) << "\n";
     return 0;
   }
 
   std::set<std::string> exes;
-  for (const SweepPoint& p : runs) exes.insert(mode_named(p.mode).executable);
+  for (const SweepRun& run : runs) exes.insert(mode_named(run.point.mode).executable);
   for (const std::string& e : exes) {
     const fs::path path = fs::path(bin_dir) / e;
     if (::access(path.c_str(), X_OK) != 0) {
@@ -204,13 +205,13 @@ int run_sweep(SweepOptions o) {
   nlohmann::ordered_json system = describe_system(q);
 
   // --resume: what the file already holds as ok is not run again.
-  std::vector<SweepPoint> pending;
-  for (const SweepPoint& p : runs) {
-    if (!done.count(p.run_id(c.name))) pending.push_back(p);
+  std::vector<SweepRun> pending;
+  for (const SweepRun& run : runs) {
+    if (!done.count(run.run_id(c.name))) pending.push_back(run);
   }
   const size_t n_skipped = runs.size() - pending.size();
   std::vector<double> weights;
-  for (const SweepPoint& p : pending) weights.push_back(model_weight(p.model));
+  for (const SweepRun& run : pending) weights.push_back(model_weight(run.point.model));
   Progress progress(weights);
   std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs (launcher " << o.launch.launcher
             << ") -> " << o.out_path;
@@ -227,17 +228,18 @@ int run_sweep(SweepOptions o) {
   // machine costs one extra run, not one per run.
   bool persistent = false;
   for (size_t i = 0; i < pending.size(); ++i) {
-    const SweepPoint& p = pending[i];
+    const SweepRun& run = pending[i];
+    const Point& p = run.point;
     for (int attempt = 0;; ++attempt) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-      std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(p.repeat + 1) : "") +
+      std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(run.repeat + 1) : "") +
                                             (attempt ? " (rerun " + std::to_string(attempt) + ")" : ""),
                                      elapsed)
                 << std::endl;
       RunInfo info;
       info.config = c.name;
-      info.run_id = p.run_id(c.name);
-      info.argv = launch_of(p, mode_named(p.mode).executable);
+      info.run_id = run.run_id(c.name);
+      info.argv = launch_of(run, mode_named(p.mode).executable);
       info.host = system["host"];
       info.git_version = build_version();
       info.start_time = utc_now();
@@ -247,7 +249,7 @@ int run_sweep(SweepOptions o) {
       po.timeout_s = timeout_s;
       po.on_spawn = [](int pid) { g_child_group = pid; };
       StateRecorder recorder = watch.before_run(attempt > 0);
-      const ProcessResult r = run_process(argv_of(p), po);
+      const ProcessResult r = run_process(argv_of(run), po);
       g_child_group = 0;
       info.duration_s = r.seconds;
       if (g_interrupts > 0) {
@@ -261,7 +263,7 @@ int run_sweep(SweepOptions o) {
       sys["state"] = to_json(state);
       // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
       // this line short, never an earlier one.
-      out.append(make_sweep_line(p, info, sys, outcome.record, outcome.reason).dump());
+      out.append(make_sweep_line(run, info, sys, outcome.record, outcome.reason).dump());
       if (attempt == 0) progress.finished(i, r.seconds);
       print_outcome(outcome, r.seconds, state);
       if (outcome.record && !state.disturbed) persistent = false;

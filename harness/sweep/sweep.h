@@ -50,7 +50,7 @@ struct SweepOptions {
   // neighbour at the default 0.
   std::optional<int> nice;
   // When set, only the runs it accepts (dpscale compare --rerun: the rounds of undecided points).
-  std::function<bool(const SweepPoint&)> only;
+  std::function<bool(const Point&)> only;
 };
 
 // Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError

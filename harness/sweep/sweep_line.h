@@ -46,7 +46,8 @@ struct SweepEntry {
   int line_no = 0;                 // 1-based, for messages
   bool ok = false;                 // status "ok"
   std::string reason;              // failed lines
-  SweepPoint point;
+  Point point;                     // the line's point, its settings read from run.argv
+  int repeat = 0;                  // point.repeat: the round, 0-based
   RunInfo run;
   std::optional<RunRecord> record; // ok lines
   MachineFingerprint machine;      // from `system`
@@ -55,14 +56,14 @@ struct SweepEntry {
 
 // The line for a finished run (`record` set) or a failed one (`reason` set); `system` is the
 // sweep's description of the machine (system_info.h).
-nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, const nlohmann::ordered_json& system,
+// The line's point is the run's point without its settings (Point::to_json): they are the flags
+// of `run.argv`, written once.
+nlohmann::ordered_json make_sweep_line(const SweepRun& r, const RunInfo& run, const nlohmann::ordered_json& system,
                                        const std::optional<RunRecord>& record, const std::string& reason);
 
 // Parses one line's JSON. A bare trainer record (a RESULTS_JSON object with no "point") is also
-// accepted: its point is taken from the record. Throws std::runtime_error saying what is wrong.
+// accepted: its point is taken from the record (Point::of_record). Throws std::runtime_error
+// saying what is wrong.
 SweepEntry parse_sweep_line(const nlohmann::json& j);
-
-// The point as the record describes it (model, mode, world size, bucket cap, link).
-SweepPoint point_from_record(const RunRecord& r);
 
 }  // namespace dpscale

@@ -17,10 +17,11 @@ int online_cpus() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-void check_world_fit(const std::vector<SweepPoint>& runs, const LaunchOptions& launch, int cpus) {
+void check_world_fit(const std::vector<SweepRun>& runs, const LaunchOptions& launch, int cpus) {
   if (launch.launcher != "mpirun" || !launch.hostfile.empty()) return;
   const int most = max_ranks_here(cpus);
-  for (const SweepPoint& p : runs) {
+  for (const SweepRun& run : runs) {
+    const Point& p = run.point;
     if (!mode_named(p.mode).data_parallel || p.world_size <= most) continue;
     throw InputError("world size " + std::to_string(p.world_size) + " needs " + std::to_string(p.world_size) +
                      " ranks on this machine, which has " + std::to_string(cpus) + " CPUs: at most " +

@@ -22,7 +22,7 @@ int max_ranks_here(int cpus);
 
 // Throws InputError naming the first point whose world size does not fit (only for mpirun
 // launches without a hostfile; `--launcher none` starts one process per run).
-void check_world_fit(const std::vector<SweepPoint>& runs, const LaunchOptions& launch, int cpus);
+void check_world_fit(const std::vector<SweepRun>& runs, const LaunchOptions& launch, int cpus);
 
 // Online CPUs of this machine (sysconf), at least 1.
 int online_cpus();

@@ -19,8 +19,9 @@ ALGO_COLORS = {"native": "#3b3b3b", "ring": "#1f77b4", "star": "#d62728", "hier"
 
 
 def setting(point, key):
-    """The point's value of option KEY (text, as the report keeps it), or None."""
-    return (point.d.get("settings") or {}).get(key)
+    """The point's value of option KEY (text, as the report keeps it), or None where its mode
+    does not take it."""
+    return point.key.setting(key)
 
 
 def _varying(points, key):

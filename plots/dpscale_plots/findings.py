@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from . import sources
+from .point import key_of
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "differs", "not run")
 
@@ -64,8 +65,9 @@ def _pt(report, model, mode, k, cap=None):
     if mode == "bucketed" and cap is None:
         cap = _default_cap(report)
     for p in report["points"]:
-        if p["model"] == model and p["mode"] == mode and p["world_size"] == k:
-            if mode != "bucketed" or abs((p["bucket_cap_mb"] or 0) - cap) < 1e-9:
+        key = key_of(report, p)
+        if (key.model, key.mode, key.k) == (model, mode, k):
+            if mode != "bucketed" or abs((key.cap or 0) - cap) < 1e-9:
                 return p
     return None
 
@@ -100,8 +102,8 @@ def _cmd(ev, *names):
 def _models(report):
     seen = []
     for p in (report or {}).get("points", []):
-        if p["model"] not in seen:
-            seen.append(p["model"])
+        if key_of(report, p).model not in seen:
+            seen.append(key_of(report, p).model)
     return seen
 
 
@@ -130,7 +132,8 @@ def f1_small_slower(ev):
         faster = [r[0] for r in f.rows if not r[2].startswith("0.")]
         f.verdict = "partly"
         calls = sorted({int(_med(p, "n_buckets")) for p in (ev.runs or {}).get("points", [])
-                        if p["model"] == "small" and p["mode"] == "bucketed" and _med(p, "n_buckets")
+                        if (key_of(ev.runs, p).model, key_of(ev.runs, p).mode) == ("small", "bucketed")
+                        and _med(p, "n_buckets")
                         and (_med(p, "speedup") or 0) >= 1.0})
         f.reason = (f"{len(slower)} of {total} are below 1×; {', '.join(faster)} reach 1× or more"
                     + (f" — bucketed makes {'/'.join(map(str, calls))} all-reduce calls per step, and fewer calls "
@@ -455,14 +458,15 @@ def f12_bucket_cap_curve(ev):
                 "halves the communication fraction s, with diminishing returns.",
                 "notes on data parallelism and bucketing", _cmd(ev, "buckets", "caps_predicted"),
                 charts=["chart7_bucket_cap_sweep"])
-    pts = sorted((p for p in (ev.buckets or {}).get("points", []) if p["mode"] == "bucketed"
-                  and p["bucket_cap_mb"] is not None and 0.5 <= p["bucket_cap_mb"] <= 8),
-                 key=lambda p: p["bucket_cap_mb"])
+    keys = [key_of(ev.buckets, p) for p in (ev.buckets or {}).get("points", [])]
+    pts = sorted(((k, p) for k, p in zip(keys, (ev.buckets or {}).get("points", []))
+                  if k.mode == "bucketed" and k.cap is not None and 0.5 <= k.cap <= 8),
+                 key=lambda kp: kp[0].cap)
     pred = {round(r["bucket_cap_mb"], 6): r for r in ev.caps_predicted or []}
-    for p in pts:
-        c = p["bucket_cap_mb"]
+    for key, p in pts:
+        c = key.cap
         pr = pred.get(round(c, 6))
-        f.rows.append((f"{p['model']} K={p['world_size']} cap {c:g} MB: exposed comm per epoch (share) · throughput",
+        f.rows.append((f"{key.model} K={key.k} cap {c:g} MB: exposed comm per epoch (share) · throughput",
                        "—", f"{_med(p, 'comm_s'):.3f} s ({p['comm_fraction']:.0%}) · "
                        f"{_med(p, 'throughput_samples_per_s'):,.0f}/s", "measured"))
         if pr and pr.get("exposed_comm_s") is not None:
@@ -470,15 +474,15 @@ def f12_bucket_cap_curve(ev):
     if len(pts) < 2:
         f.reason = "no bucket-cap sweep over 0.5–8 MB"
         return f
-    halvings = [b["comm_fraction"] / a["comm_fraction"] for a, b in zip(pts, pts[1:])
-                if a["comm_fraction"] and abs(b["bucket_cap_mb"] / a["bucket_cap_mb"] - 2) < 1e-9]
-    falls = pts[-1]["comm_fraction"] < pts[0]["comm_fraction"]
+    halvings = [b["comm_fraction"] / a["comm_fraction"] for (ka, a), (kb, b) in zip(pts, pts[1:])
+                if a["comm_fraction"] and abs(kb.cap / ka.cap - 2) < 1e-9]
+    falls = pts[-1][1]["comm_fraction"] < pts[0][1]["comm_fraction"]
     mh = median(halvings) if halvings else None
     if falls and mh is not None and 0.35 <= mh <= 0.65:
         f.verdict, f.reason = "reproduced", f"each doubling multiplies s by {mh:.2f} (median)"
     elif falls:
         f.verdict = "partly"
-        f.reason = (f"the exposed comm share s falls from {pts[0]['comm_fraction']:.0%} to {pts[-1]['comm_fraction']:.0%} over 0.5–8 MB, "
+        f.reason = (f"the exposed comm share s falls from {pts[0][1]['comm_fraction']:.0%} to {pts[-1][1]['comm_fraction']:.0%} over 0.5–8 MB, "
                     + (f"but each doubling multiplies it by {mh:.2f} (median), not 0.5: " if mh else "")
                     + "a cap saves calls only until the layers' own tensors fill the buckets")
     else:

@@ -12,17 +12,19 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import jsonschema
+
 from .style import MODE_LABEL, use_modes
 
-SCHEMA = "dpscale.report/1"
+SCHEMA = "dpscale.report/2"
 RESULT_SCHEMA = "dpscale.result/1"  # a results-file line: named only to say what to run instead
 
 # The fields of a report point the charts read, by shape. "spread" is {"median", "min", "max"};
-# "?" allows null. A test holds this against the harness's own output (tests/plots), so the two
-# sides of the report cannot drift apart unnoticed.
+# "?" allows null; "point" is the point's key, checked against the report's own point_schema.
+# A test holds this against the harness's own output (tests/plots), so the two sides of the
+# report cannot drift apart unnoticed.
 POINT_FIELDS = {
-    "model": "str", "mode": "str", "world_size": "int", "bucket_cap_mb": "number?",
-    "link": "str", "n_params": "int", "runs": "int", "setup": "setup",
+    "point": "point", "n_params": "int", "runs": "int", "setup": "setup",
     "avg_epoch_s": "spread", "comm_s": "spread?", "compute_s": "spread",
     "comm_busy_s": "spread?", "throughput_samples_per_s": "spread", "speedup": "spread?",
     "efficiency": "spread?", "comm_fraction": "number?", "gamma": "number?",
@@ -30,11 +32,8 @@ POINT_FIELDS = {
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",
     "diagnosis": "object?",  # the triad, the label, per-rank times (charts 9, 10)
 }
-# Fields a report point may lack: reports written before they existed (the committed
-# reproduction reports) are still read.
+# Fields a report point may lack.
 OPTIONAL_POINT_FIELDS = {
-    "placement": "str",  # "2x2": nodes x ranks per node; "" where the sweep placed none
-    "settings": "object",  # {option: value} of every option that changes the measurement
     "final_loss": "spread?",  # each repeat's last finite loss_global
     "test_accuracy": "spread?",  # with a dataset's test split (Fashion-MNIST)
 }
@@ -54,6 +53,7 @@ class Report:
     file: str                 # the results file the report was made from
     points: list              # dicts, as checked against POINT_FIELDS
     option_defaults: dict     # the trainer options' defaults (contract/schema_doc.h): {key: value}
+    point_schema: dict        # the JSON Schema of each point's "point" (harness/point/point.h)
     n_failed: int = 0
     warnings: list = field(default_factory=list)
 
@@ -67,8 +67,8 @@ def load_report(path):
         if "schema" in obj:
             raise BadInput(f"{path}: schema {obj['schema']!r} is not {SCHEMA}")
         raise BadInput(f"{path}: not a dpscale report (no \"schema\": \"{SCHEMA}\")")
-    for name, kind in (("file", str), ("modes", list), ("option_defaults", dict), ("warnings", list),
-                       ("points", list), ("failed", list)):
+    for name, kind in (("file", str), ("modes", list), ("option_defaults", dict), ("point_schema", dict),
+                       ("warnings", list), ("points", list), ("failed", list)):
         if not isinstance(obj.get(name), kind):
             raise BadInput(f"{path}: report field '{name}' is missing or not a {kind.__name__}")
     if not all(isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("label"), str)
@@ -79,13 +79,18 @@ def load_report(path):
         raise BadInput(f"{path}: report field 'option_defaults' has no number for bucket_cap_mb")
     if not all(isinstance(w, str) for w in obj["warnings"]):
         raise BadInput(f"{path}: report field 'warnings' is not a list of strings")
+    try:
+        validator = jsonschema.Draft202012Validator(obj["point_schema"])
+        validator.check_schema(obj["point_schema"])
+    except jsonschema.SchemaError as e:
+        raise BadInput(f"{path}: report field 'point_schema' is not a JSON Schema: {e.message}") from None
     for i, p in enumerate(obj["points"]):
-        _check_point(f"{path}: point {i + 1}", p)
+        _check_point(f"{path}: point {i + 1}", p, validator)
     if not obj["points"]:
         n = len(obj["failed"])
         raise BadInput(f"{path}: no successful runs to plot" + (f" ({n} failed)" if n else ""))
     return Report(file=obj["file"], points=obj["points"], option_defaults=obj["option_defaults"],
-                  n_failed=len(obj["failed"]), warnings=obj["warnings"])
+                  point_schema=obj["point_schema"], n_failed=len(obj["failed"]), warnings=obj["warnings"])
 
 
 def _read_text(path):
@@ -138,7 +143,7 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _check_point(where, p):
+def _check_point(where, p, validator):
     if not isinstance(p, dict):
         raise BadInput(f"{where}: a JSON {_kind(p)}, expected an object")
     for name, shape in POINT_FIELDS.items():
@@ -146,14 +151,15 @@ def _check_point(where, p):
     for name, shape in OPTIONAL_POINT_FIELDS.items():
         if name in p:
             _check_field(where, p, name, shape)
-    if p["mode"] not in MODE_LABEL:
-        raise BadInput(f"{where}: unknown mode {p['mode']!r} "
+    error = jsonschema.exceptions.best_match(validator.iter_errors(p["point"]))
+    if error is not None:
+        at = "".join(f"[{x!r}]" if isinstance(x, int) else f".{x}" for x in error.absolute_path)
+        raise BadInput(f"{where}: point{at}: {error.message}")
+    if p["point"]["mode"] not in MODE_LABEL:
+        raise BadInput(f"{where}: unknown mode {p['point']['mode']!r} "
                        f"(expected one of {', '.join(MODE_LABEL)})")
-    if p["world_size"] < 1 or p["runs"] < 1:
-        raise BadInput(f"{where}: world_size and runs must be positive")
-    cap = p["bucket_cap_mb"]
-    if (p["mode"] == "bucketed") != (cap is not None) or (cap is not None and cap <= 0):
-        raise BadInput(f"{where}: bucket_cap_mb must be positive for bucketed, null otherwise")
+    if p["runs"] < 1:
+        raise BadInput(f"{where}: runs must be positive")
 
 
 def _check_field(where, obj, name, shape):
@@ -173,6 +179,7 @@ def _check_field(where, obj, name, shape):
         # per-epoch medians; null where no repeat had a finite value (a diverged run)
         "curve": lambda: isinstance(v, list) and all(x is None or _is_number(x) for x in v),
         "setup": lambda: isinstance(v, dict),
+        "point": lambda: isinstance(v, dict),
         "object": lambda: isinstance(v, dict),
     }[shape]()
     if not ok:

@@ -7,21 +7,20 @@ computed), read as they are. What is left is choosing which points a chart shows
 import math
 from collections import Counter
 
+from .point import PointKey
 from .style import MODE_LABEL
 
 
 class Point:
-    """One sweep point (model, mode, K, bucket cap) of the report: repeats already combined."""
+    """One sweep point of the report (its key: point.PointKey), repeats already combined."""
 
-    def __init__(self, d):
+    def __init__(self, d, schema):
         self.d = d
-        self.model, self.mode, self.k = d["model"], d["mode"], d["world_size"]
-        self.cap = None if d["bucket_cap_mb"] is None else float(d["bucket_cap_mb"])
-        self.link = d["link"]
-        # The placement the sweep asked for ("2x2": nodes x ranks per node; "" for none, as in
-        # reports made before placements existed): a line per node count in chart 2.
-        self.placement = d.get("placement", "")
-        self.nodes = int(self.placement.split("x")[0]) if self.placement else 0
+        self.key = PointKey(d["point"], schema)
+        self.model, self.mode, self.k = self.key.model, self.key.mode, self.key.k
+        self.cap, self.link = self.key.cap, self.key.link
+        # The placement the sweep asked for: a line per node count in chart 2.
+        self.placement, self.nodes = self.key.placement, self.key.nodes
         self.n = d["runs"]  # successful repeats
 
     def median(self, name):
@@ -54,7 +53,7 @@ class Results:
     def __init__(self, report, source_name):
         self.source_name = source_name
         self.notes = []
-        points = [Point(d) for d in report.points]
+        points = [Point(d, report.point_schema) for d in report.points]
         self.link = self._primary_link(points)
         points = [p for p in points if p.mode == "single" or p.link == self.link]
         self._check_one_setup(points)

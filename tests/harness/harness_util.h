@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "contract/modes.h"
+#include "contract/option_values.h"
 #include "harness/sweep/config.h"
 #include "harness/common/subprocess.h"
 #include "harness/sweep/sweep_line.h"
@@ -65,8 +67,9 @@ inline ProcessResult dpscale(std::vector<std::string> args, double timeout_s = 6
 
 // A complete, valid record for a point; `epoch_s` and `comm_s` set the timing, the rest follow
 // (throughput = samples / epoch, compute = epoch - comm).
-inline RunRecord make_record(const SweepPoint& p, double epoch_s, std::optional<double> comm_s = std::nullopt,
+inline RunRecord make_record(const SweepRun& run, double epoch_s, std::optional<double> comm_s = std::nullopt,
                              int64_t n_params = 1462538) {
+  const Point& p = run.point;
   RunRecord r;
   r.mode = p.mode;
   r.backend = "cpu";
@@ -90,14 +93,14 @@ inline RunRecord make_record(const SweepPoint& p, double epoch_s, std::optional<
   if (p.mode != "single") {
     r.comm = "mpi";
     r.allreduce = "native";
-    r.link = p.link;
+    r.link = p.link();
     if (p.mode == "naive") r.comm_s = comm_s;
     else r.exposed_comm_s = comm_s;
     r.comm_busy_s = comm_s;
   }
   r.compute_s = epoch_s - comm_s.value_or(0.0);
   if (p.mode == "bucketed") {
-    r.bucket_cap_mb = p.bucket_cap_mb;
+    r.bucket_cap_mb = p.bucket_cap_mb();
     r.first_bucket_mb = 1.0;
     r.n_buckets = 2;
   }
@@ -107,21 +110,37 @@ inline RunRecord make_record(const SweepPoint& p, double epoch_s, std::optional<
   return r;
 }
 
-// One sweep line (ok when `record` is set) as the sweep writes it.
-inline std::string sweep_line(const SweepPoint& p, const std::optional<RunRecord>& record,
+// The command line of a run of `p`, as a sweep line's run.argv holds it: the trainer by its name,
+// then the flags that give it the point's settings.
+inline std::vector<std::string> argv_of(const SweepRun& p) {
+  std::vector<std::string> argv = {mode_named(p.point.mode).executable, "--model", p.point.model};
+  for (const std::string& a : p.point.flags()) argv.push_back(a);
+  return argv;
+}
+
+// One sweep line (ok when `record` is set) as the sweep writes it: the run's settings in its argv.
+inline std::string sweep_line(const SweepRun& p, const std::optional<RunRecord>& record,
                               const std::string& reason = "", const std::string& config = "test") {
   RunInfo info;
   info.config = config;
   info.run_id = p.run_id(config);
-  info.argv = {"train"};
+  info.argv = argv_of(p);
   info.host = "testhost";
   nlohmann::ordered_json system = {{"host", "testhost"}};
   return make_sweep_line(p, info, system, record, reason).dump() + "\n";
 }
 
-inline SweepPoint pt(const std::string& model, const std::string& mode, int k,
-                     std::optional<double> cap = std::nullopt, const std::string& link = "none", int repeat = 0) {
-  return SweepPoint{model, mode, k, cap, mode == "single" ? "none" : link, repeat};
+// A run of the point (model, mode, K, cap, link): the cap and the link given as the sweep gives
+// them, as flags (the single run has no link).
+inline SweepRun pt(const std::string& model, const std::string& mode, int k,
+                   std::optional<double> cap = std::nullopt, const std::string& link = "none", int repeat = 0) {
+  SweepRun run;
+  run.args = {"--model", model};
+  if (cap) run.args.insert(run.args.end(), {"--bucket-cap-mb", format_number(*cap)});
+  if (mode != "single" && link != "none") run.args.insert(run.args.end(), {"--link", link});
+  run.point = Point::of_args(model, mode, k, run.args);
+  run.repeat = repeat;
+  return run;
 }
 
 }  // namespace dpscale::test

@@ -1,4 +1,4 @@
-// test_axes.cpp — option axes and the derived point key (harness/sweep/point_settings.h): two runs
+// test_axes.cpp — option axes and the derived point key (harness/point/point.h): two runs
 // that differ only in one swept option are two points of the report, every option the table
 // flags as changing the measurement is in the key, the committed CI baseline still matches the
 // CI config's points, and an axis value a trainer would refuse is refused before anything runs.
@@ -15,13 +15,13 @@ namespace dpscale {
 namespace {
 
 // A sweep line for point `p` of config `c`, with the command line the sweep would have run.
-std::string line_for(const SweepConfig& c, const SweepPoint& p, double epoch_s) {
+std::string line_for(const SweepConfig& c, const SweepRun& p, double epoch_s) {
   RunInfo info;
   info.config = c.name;
   info.run_id = p.run_id(c.name);
-  info.argv = {"mpirun", "-np", std::to_string(p.world_size), "/bin/" + std::string(mode_named(p.mode).executable)};
-  const std::vector<std::string> args = trainer_args(c, p);
-  info.argv.insert(info.argv.end(), args.begin(), args.end());
+  info.argv = {"mpirun", "-np", std::to_string(p.point.world_size),
+               "/bin/" + std::string(mode_named(p.point.mode).executable)};
+  info.argv.insert(info.argv.end(), p.args.begin(), p.args.end());
   return make_sweep_line(p, info, {{"host", "h"}}, test::make_record(p, epoch_s, 0.1), "").dump() + "\n";
 }
 
@@ -37,7 +37,8 @@ struct AxisCase {
 };
 
 TEST(HarnessAxes, TwoValuesOfEachAxisAreTwoPoints) {
-  const std::vector<AxisCase> cases = {{"accum_steps", "[1, 4]", "accum_steps"},
+  const std::vector<AxisCase> cases = {{"bucket_caps_mb", "[1, 4]", "Cap MB"},
+                                       {"accum_steps", "[1, 4]", "accum_steps"},
                                        {"grad_comm", R"(["fp32", "bf16"])", "grad_comm"},
                                        {"bucket_rule", R"(["strict", "ddp"])", "bucket_rule"},
                                        {"allreduces", R"(["native", "ring"])", "allreduce"},
@@ -46,14 +47,14 @@ TEST(HarnessAxes, TwoValuesOfEachAxisAreTwoPoints) {
     SCOPED_TRACE(ac.axis);
     const SweepConfig c = one_axis(ac.axis, ac.values);
     std::string text;
-    for (const SweepPoint& p : expand(c, 2)) text += line_for(c, p, p.mode == "single" ? 2.0 : 1.5);
+    for (const SweepRun& p : expand(c, 2)) text += line_for(c, p, p.point.mode == "single" ? 2.0 : 1.5);
     const Analysis a = analyse(parse_results(text, "ax.jsonl"));
     int dp = 0;
     for (const PointStats& s : a.points) {
-      if (s.key.mode != "bucketed") continue;
+      if (s.point.mode != "bucketed") continue;
       ++dp;
-      EXPECT_EQ(s.runs, 2) << s.key.describe();   // the repeats of one value, not the other's
-      EXPECT_TRUE(s.speedup.has_value()) << s.key.describe() << ": no single run found for it";
+      EXPECT_EQ(s.runs, 2) << s.point.describe();   // the repeats of one value, not the other's
+      EXPECT_TRUE(s.speedup.has_value()) << s.point.describe() << ": no single run found for it";
     }
     EXPECT_EQ(dp, 2) << "runs differing only in " << ac.axis << " were merged";
     const std::string md = render_report(a, "ax.jsonl", "md");
@@ -65,7 +66,7 @@ TEST(HarnessAxes, TwoValuesOfEachAxisAreTwoPoints) {
 TEST(HarnessAxes, NoColumnForASettingThePointsShare) {
   const SweepConfig c = one_axis("grad_comm", R"(["bf16"])");
   std::string text;
-  for (const SweepPoint& p : expand(c, 1)) text += line_for(c, p, 1.0);
+  for (const SweepRun& p : expand(c, 1)) text += line_for(c, p, 1.0);
   const std::string md = render_report(analyse(parse_results(text, "ax.jsonl")), "ax.jsonl", "md");
   EXPECT_EQ(md.find(" grad_comm |"), std::string::npos) << md;
 }
@@ -91,8 +92,7 @@ std::string other_value(const TrainerOption& t) {
 
 TEST(HarnessAxes, TheKeyHoldsEveryMeasuredOptionOfTheTable) {
   // Iterates the table: an option flagged as changing the measurement that the key missed
-  // would leave two of these keys equal.
-  const SweepPoint base = test::pt("small", "bucketed", 2, 25.0, "none");
+  // would leave two of these keys equal. Each is given to a mode that takes it.
   int measured = 0;
   for (const TrainerOption& t : trainer_options()) {
     if (!t.measured) continue;
@@ -100,26 +100,22 @@ TEST(HarnessAxes, TheKeyHoldsEveryMeasuredOptionOfTheTable) {
     SCOPED_TRACE(t.key);
     const std::string v = other_value(t);
     ASSERT_FALSE(v.empty()) << "no candidate value for " << t.key << " in this test";
-    SweepPoint p = base;
-    if (t.key == "model") {
-      p.model = v;
-    } else if (t.key == "link") {
-      p.link = v;
-    } else if (t.key == "bucket_cap_mb") {
-      p.bucket_cap_mb = std::stod(v);
-    } else {
-      ASSERT_TRUE(in_settings(t));
-      std::vector<std::string> args = {t.flag};
-      if (t.kind != ValueKind::switch_) args.push_back(v);
-      p.settings = settings_of_args(args);
+    const Mode mode = t.modes.back();
+    const Point base = Point::of_args("small", mode_name(mode), 2, {});
+    std::vector<std::string> args = {t.flag};
+    if (t.kind != ValueKind::switch_) args.push_back(v);
+    const Point p = Point::of_args(t.key == "model" ? v : "small", mode_name(mode), 2, args);
+    EXPECT_NE(p, base) << t.key << " " << v << " is not in the point key";
+    // A mode that does not take it runs without it: the same point as without the flag.
+    for (const ModeInfo& m : all_modes()) {
+      if (t.accepted_by(m.mode) || t.key == "model") continue;
+      EXPECT_EQ(Point::of_args("small", m.name, 2, args), Point::of_args("small", m.name, 2, {})) << m.name;
     }
-    EXPECT_NE(PointKey::of(p), PointKey::of(base)) << t.key << " " << v << " is not in the point key";
   }
   EXPECT_GT(measured, 20);
   // And an unmeasured option (where the trace goes) changes no key.
-  SweepPoint p = base;
-  p.settings = settings_of_args({"--trace", "t.json", "--quiet", "--collective-timeout", "30"});
-  EXPECT_EQ(PointKey::of(p), PointKey::of(base));
+  const Point base = Point::of_args("small", "bucketed", 2, {});
+  EXPECT_EQ(Point::of_args("small", "bucketed", 2, {"--trace", "t.json", "--quiet", "--collective-timeout", "30"}), base);
 }
 
 TEST(HarnessAxes, TheCommittedCiBaselineMatchesTheCiConfigsPoints) {
@@ -128,11 +124,13 @@ TEST(HarnessAxes, TheCommittedCiBaselineMatchesTheCiConfigsPoints) {
   const SweepConfig c = load_config(test::kSource + "/configs/ci.json");
   const Analysis base = analyse(read_results(test::kSource + "/results/baselines/ci-cpu.jsonl"));
   int found = 0;
-  for (const SweepPoint& p : expand(c, 1)) {
-    SCOPED_TRACE(p.describe());
-    const PointStats* s = base.find(PointKey::of(p));
-    ASSERT_NE(s, nullptr) << "the CI baseline has no point " << p.describe();
-    if (p.mode != "single") EXPECT_TRUE(s->speedup.has_value());
+  for (const SweepRun& p : expand(c, 1)) {
+    SCOPED_TRACE(p.point.describe());
+    const PointStats* s = base.find(p.point);
+    ASSERT_NE(s, nullptr) << "the CI baseline has no point " << p.point.describe();
+    if (p.point.mode != "single") {
+      EXPECT_TRUE(s->speedup.has_value());
+    }
     ++found;
   }
   EXPECT_EQ(found, 4);
@@ -179,7 +177,7 @@ TEST(HarnessAxes, ValuesATrainerRefusesAreRefusedNamingTheKey) {
 TEST(HarnessAxes, AnAxisASingleRunDoesNotTakeRunsTheSingleOnce) {
   const SweepConfig c = one_axis("allreduces", R"(["native", "ring", "star"])");
   int singles = 0, dp = 0;
-  for (const SweepPoint& p : expand(c, 1)) (p.mode == "single" ? singles : dp)++;
+  for (const SweepRun& p : expand(c, 1)) (p.point.mode == "single" ? singles : dp)++;
   EXPECT_EQ(singles, 1);
   EXPECT_EQ(dp, 3);
 }

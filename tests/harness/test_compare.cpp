@@ -17,7 +17,7 @@ using test::sweep_line;
 // single 1.0 s; naive K=2 0.8 s (comm 0.32: 40%); bucketed K=2 cap 4 0.6 s (exposed 0.1).
 std::string base_file(double naive_epoch = 0.8, double naive_comm = 0.32, double bucketed_epoch = 0.6,
                       double single_epoch = 1.0) {
-  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2, {}, "pcie4"),
+  const SweepRun s = pt("small", "single", 1), n = pt("small", "naive", 2, {}, "pcie4"),
                    b = pt("small", "bucketed", 2, 4.0, "pcie4");
   return sweep_line(s, make_record(s, single_epoch)) + sweep_line(n, make_record(n, naive_epoch, naive_comm)) +
          sweep_line(b, make_record(b, bucketed_epoch, 0.1));
@@ -34,7 +34,7 @@ TEST(HarnessCompare, AnEqualFilePasses) {
   const Comparison c = run(base_file(), base_file(), {}, an, ab);
   EXPECT_FALSE(c.failed());
   EXPECT_EQ(c.compared, 3);
-  for (const ComparedPoint& p : c.points) EXPECT_EQ(p.verdict, Verdict::pass) << p.key.describe();
+  for (const ComparedPoint& p : c.points) EXPECT_EQ(p.verdict, Verdict::pass) << p.point.describe();
 }
 
 TEST(HarnessCompare, AFallOfSpeedupBeyondTheToleranceIsARegression) {
@@ -42,7 +42,7 @@ TEST(HarnessCompare, AFallOfSpeedupBeyondTheToleranceIsARegression) {
   // naive 0.8 s -> 0.95 s: speedup 1.25 -> 1.053, -15.8%: beyond 10%, within 20%.
   Comparison c = run(base_file(0.95), base_file(), {0.10, false}, an, ab);
   EXPECT_TRUE(c.failed());
-  ASSERT_EQ(c.points[1].key.mode, "naive");
+  ASSERT_EQ(c.points[1].point.mode, "naive");
   EXPECT_EQ(c.points[1].verdict, Verdict::regression);
   ASSERT_GE(c.points[1].why.size(), 2u);
   EXPECT_EQ(c.points[1].why[0], "speedup -15.8%");
@@ -80,7 +80,7 @@ TEST(HarnessCompare, ThroughputCountsOnlyWithAbsolute) {
 
 TEST(HarnessCompare, FailedMissingAndExtraPointsAreReported) {
   Analysis an, ab;
-  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2, {}, "pcie4"),
+  const SweepRun s = pt("small", "single", 1), n = pt("small", "naive", 2, {}, "pcie4"),
                    i = pt("small", "interleaved", 2, {}, "pcie4");
   const std::string now = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, {}, "exit status 1: boom") +
                           sweep_line(i, make_record(i, 0.7, 0.1));
@@ -90,7 +90,7 @@ TEST(HarnessCompare, FailedMissingAndExtraPointsAreReported) {
   EXPECT_EQ(c.points[1].verdict, Verdict::failed);
   EXPECT_EQ(c.points[2].verdict, Verdict::missing);
   EXPECT_EQ(c.points[3].verdict, Verdict::extra);
-  EXPECT_EQ(c.points[3].key.mode, "interleaved");
+  EXPECT_EQ(c.points[3].point.mode, "interleaved");
   EXPECT_TRUE(c.failed()) << "a point that ran in the baseline and fails now is a regression";
   const std::string table = render_comparison(c, {}, "new.jsonl", "base.jsonl");
   EXPECT_NE(table.find("# 1 compared, 0 regressed, 1 failed, 0 incomparable, 1 missing, 1 extra: FAIL"), std::string::npos)

@@ -25,6 +25,14 @@ bool has(const std::vector<std::string>& a, const std::string& flag) {
   return std::find(a.begin(), a.end(), flag) != a.end();
 }
 
+// The values a config sweeps option `key` over, as flag text; none when it is not an axis.
+std::vector<std::string> axis_values(const SweepConfig& c, const std::string& key) {
+  for (const ConfigAxis& a : c.axes) {
+    if (a.option->key == key) return a.values;
+  }
+  return {};
+}
+
 TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
   const SweepConfig c = load_config(kSource + "/configs/workshop.json");
   const auto runs = expand(c, 1);
@@ -36,25 +44,25 @@ TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
   const std::vector<std::string> models = {"small", "medium", "large", "xlarge"};
   std::set<std::string> ids;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const SweepPoint& p = runs[i];
-    SCOPED_TRACE(p.describe());
-    EXPECT_EQ(p.model, models[i / 7]);
-    EXPECT_EQ(p.mode, order[i % 7].first);
-    EXPECT_EQ(p.world_size, order[i % 7].second);
-    EXPECT_EQ(p.link, "none");
+    const SweepRun& p = runs[i];
+    SCOPED_TRACE(p.point.describe());
+    EXPECT_EQ(p.point.model, models[i / 7]);
+    EXPECT_EQ(p.point.mode, order[i % 7].first);
+    EXPECT_EQ(p.point.world_size, order[i % 7].second);
+    EXPECT_EQ(p.point.link(), "none");
     ids.insert(p.run_id(c.name));
-    const auto a = trainer_args(c, p);
-    EXPECT_EQ(arg_after(a, "--model"), p.model);
+    const auto a = p.args;
+    EXPECT_EQ(arg_after(a, "--model"), p.point.model);
     EXPECT_EQ(arg_after(a, "--samples"), "32768");
     EXPECT_EQ(arg_after(a, "--batch-size"), "1024");
     EXPECT_EQ(arg_after(a, "--lr"), "0.01");
     EXPECT_EQ(arg_after(a, "--epochs"), "5");
     EXPECT_FALSE(has(a, "--link"));  // GPU config: no emulation
-    if (p.mode == "bucketed") {
+    if (p.point.mode == "bucketed") {
       EXPECT_EQ(arg_after(a, "--bucket-cap-mb"), "25");
     } else {
       EXPECT_FALSE(has(a, "--bucket-cap-mb"));
-      EXPECT_FALSE(p.bucket_cap_mb.has_value());
+      EXPECT_FALSE(p.point.bucket_cap_mb().has_value());
     }
   }
   EXPECT_EQ(ids.size(), 28u) << "run ids must be unique: --resume keys on them";
@@ -64,23 +72,23 @@ TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
 
 TEST(HarnessConfig, CommittedConfigsExpandAsDocumented) {
   const SweepConfig bs = load_config(kSource + "/configs/bucket-sweep.json");
-  EXPECT_EQ(bs.bucket_caps_mb, (std::vector<double>{0.5, 1, 2, 4, 8, 25}));
+  EXPECT_EQ(axis_values(bs, "bucket_cap_mb"), (std::vector<std::string>{"0.5", "1", "2", "4", "8", "25"}));
   const auto runs = expand(bs, 1);
   std::multiset<double> caps;
   for (const auto& p : runs) {
-    if (p.bucket_cap_mb) caps.insert(*p.bucket_cap_mb);
+    if (p.point.bucket_cap_mb()) caps.insert(*p.point.bucket_cap_mb());
   }
   EXPECT_EQ(caps.count(0.5), bs.models.size() * bs.world_sizes.size());
-  EXPECT_EQ(arg_after(trainer_args(bs, runs[2]), "--bucket-cap-mb"), "0.5");  // single, naive, first bucketed
+  EXPECT_EQ(arg_after(runs[2].args, "--bucket-cap-mb"), "0.5");  // single, naive, first bucketed
 
   const SweepConfig cpu = load_config(kSource + "/configs/cpu.json");
   EXPECT_EQ(cpu.backend, "cpu");
   EXPECT_TRUE(std::all_of(cpu.world_sizes.begin(), cpu.world_sizes.end(), [](int k) { return k <= 2; }))
       << "cpu.json must fit a 2-core machine";
   for (const auto& p : expand(cpu, 1)) {
-    const auto a = trainer_args(cpu, p);
+    const auto a = p.args;
     EXPECT_EQ(arg_after(a, "--backend"), "cpu");
-    if (p.mode == "single") {
+    if (p.point.mode == "single") {
       EXPECT_FALSE(has(a, "--link")) << "train_single_gpu has no --link";
     } else {
       EXPECT_EQ(arg_after(a, "--link"), "50:300");
@@ -99,7 +107,7 @@ TEST(HarnessConfig, RepeatsAreWholeRoundsWithDistinctIds) {
   EXPECT_EQ(runs[0].repeat, 0);
   EXPECT_EQ(runs[1].repeat, 0);
   EXPECT_EQ(runs[2].repeat, 1);
-  EXPECT_EQ(runs[2].mode, "single");
+  EXPECT_EQ(runs[2].point.mode, "single");
   EXPECT_EQ(runs[0].run_id("r"), "r/small-single-k1-r0");
   EXPECT_EQ(runs[5].run_id("r"), "r/small-naive-k2-r2");
 }
@@ -112,7 +120,7 @@ TEST(HarnessConfig, OptionsGoOnlyToTheExecutablesThatAcceptThem) {
       "o.json");
   const auto runs = expand(c, 1);
   ASSERT_EQ(runs.size(), 3u);
-  const auto single = trainer_args(c, runs[0]), naive = trainer_args(c, runs[1]), bucketed = trainer_args(c, runs[2]);
+  const auto single = runs[0].args, naive = runs[1].args, bucketed = runs[2].args;
   EXPECT_EQ(arg_after(single, "--seed"), "7");
   EXPECT_FALSE(has(single, "--allreduce"));
   EXPECT_FALSE(has(single, "--fused"));
@@ -144,9 +152,9 @@ TEST(HarnessConfig, BadConfigsNameTheKey) {
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2, 0]})", "'world_sizes[1]' world size must be at least 1"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [-3]})", "'world_sizes[0]'"},
       {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [1, 0]})",
-       "'bucket_caps_mb[1]' bucket cap must be a positive number"},
+       "'bucket_caps_mb[1]' must be a positive number"},
       {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [-2]})",
-       "'bucket_caps_mb[0]' bucket cap must be a positive number"},
+       "'bucket_caps_mb[0]' must be a positive number"},
       {R"({"models": ["small"], "modes": ["naive"]})", "'world_sizes' is missing"},
       {R"({"models": ["small"], "modes": ["single"], "options": {"batchsize": 5}})", "'options.batchsize' is not a trainer option"},
       {R"({"models": ["small"], "modes": ["single"], "options": {"epochs": 0}})", "'options.epochs' must be at least 1"},
@@ -209,7 +217,7 @@ TEST(HarnessConfig, DuplicatesAndOutOfRangeValuesAreRefused) {
        "'models[1]' '784,1024,512,256,10' is the same network as models[0] 'small'"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2, 4, 2]})", "'world_sizes[2]' repeats world size 2"},
       {R"({"models": ["small"], "modes": ["bucketed"], "world_sizes": [2], "bucket_caps_mb": [1, 2, 1.0]})",
-       "'bucket_caps_mb[2]' repeats bucket cap 1 MB"},
+       "'bucket_caps_mb[2]' repeats bucket_cap_mb 1"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [1000]})",
        "'world_sizes[0]' world size 1000 does not divide the global batch 1024"},
       {R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], "options": {"batch_size": 100}, "repeats": 1})", ""},
@@ -243,7 +251,7 @@ TEST(HarnessConfig, DuplicatesAndOutOfRangeValuesAreRefused) {
       R"({"models": ["small", "784,64,10"], "modes": ["bucketed"], "world_sizes": [1, 2, 4], "bucket_caps_mb": [1, 2.5]})",
       "ok.json");
   EXPECT_EQ(ok.world_sizes, (std::vector<int>{1, 2, 4}));
-  EXPECT_EQ(ok.bucket_caps_mb, (std::vector<double>{1, 2.5}));
+  EXPECT_EQ(axis_values(ok, "bucket_cap_mb"), (std::vector<std::string>{"1", "2.5"}));
 }
 
 // The sweep's flags: one line, exit 2, the range in the message; and world sizes that do not fit

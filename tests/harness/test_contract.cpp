@@ -52,6 +52,11 @@ TEST(Contract, ReadmeOptionsTableIsTheGeneratedOne) {
       << "README.md's options table differs from the option table: paste `dpscale schema --table options` between the markers";
 }
 
+TEST(Contract, PointTableIsTheGeneratedOne) {
+  EXPECT_EQ(generated_copy("docs/RESULTS_FORMAT.md", "point-fields"), point_fields_markdown())
+      << "docs/RESULTS_FORMAT.md's point table differs from the point's fields: paste `dpscale schema --table point` between the markers";
+}
+
 TEST(Contract, LinkPresetTableIsTheGeneratedOne) {
   EXPECT_EQ(generated_copy("docs/link-emulation.md", "link-presets"), link_presets_markdown())
       << "docs/link-emulation.md's preset table differs from the presets: paste `dpscale schema --table links` between the markers";

@@ -29,13 +29,13 @@ TEST(HarnessDiagnosis, TriadConfigKeyReachesEveryDataParallelRun) {
       "t.json");
   const auto runs = expand(c, 1);
   ASSERT_EQ(runs.size(), 4u);
-  const auto single = trainer_args(c, runs[0]);
+  const auto single = runs[0].args;
   EXPECT_FALSE(has(single, "--triad"));
   EXPECT_TRUE(has(single, "--loader-delay-ms"));  // a loader is any trainer's
   for (size_t i = 1; i < 4; ++i) {
-    const auto args = trainer_args(c, runs[i]);
+    const auto args = runs[i].args;
     const auto at = std::find(args.begin(), args.end(), "--triad");
-    ASSERT_NE(at, args.end()) << runs[i].mode;
+    ASSERT_NE(at, args.end()) << runs[i].point.mode;
     EXPECT_EQ(*(at + 1), "4");
   }
   try {
@@ -46,7 +46,7 @@ TEST(HarnessDiagnosis, TriadConfigKeyReachesEveryDataParallelRun) {
   }
 }
 
-RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::string& label, double overlap) {
+RunRecord diagnosed(const SweepRun& p, double epoch, double comm, const std::string& label, double overlap) {
   RunRecord r = make_record(p, epoch, comm);
   r.bottleneck = label;
   r.diagnosis = label + "-bound: repeat " + std::to_string(p.repeat);
@@ -63,7 +63,7 @@ RunRecord diagnosed(const SweepPoint& p, double epoch, double comm, const std::s
 
 const nlohmann::json& point_of(const nlohmann::json& report, const std::string& mode) {
   for (const auto& p : report["points"]) {
-    if (p["mode"] == mode) return p;
+    if (p["point"]["mode"] == mode) return p;
   }
   throw std::runtime_error("no point of mode " + mode + " in the report");
 }
@@ -86,7 +86,7 @@ std::string row_of(const std::string& md, const std::string& needle) {
 //                  (mean 40 %)
 //   naive        loader, compute (a tie) → loader, the first repeat's (compute sorts first by name)
 TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
-  const SweepPoint s = pt("small", "single", 1);
+  const SweepRun s = pt("small", "single", 1);
   auto rep = [](const std::string& mode, int repeat) {
     return pt("small", mode, 2, mode == "bucketed" ? std::optional<double>(25.0) : std::nullopt, "none", repeat);
   };
@@ -102,7 +102,7 @@ TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
   std::string text = sweep_line(s, make_record(s, 1.0));
   std::map<std::string, int> next_repeat;
   for (const Repeat& r : repeats) {
-    const SweepPoint p = rep(r.mode, next_repeat[r.mode]++);
+    const SweepRun p = rep(r.mode, next_repeat[r.mode]++);
     text += sweep_line(p, diagnosed(p, 0.6 + 0.1 * p.repeat, 0.1, r.label, r.overlap));
   }
   const Analysis a = analyse(parse_results(text, "d.jsonl"));
@@ -139,7 +139,7 @@ TEST(HarnessDiagnosis, ReportShowsTheTriadAndTheLabel) {
 }
 
 TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {
-  const SweepPoint n = pt("small", "naive", 2);
+  const SweepRun n = pt("small", "naive", 2);
   nlohmann::json j = to_json(make_record(n, 1.0, 0.5));
   for (const char* f : {"bottleneck", "per_rank_compute_s", "loader_s", "overlap_pct", "bucket_busbw_gbps"}) j.erase(f);
   const RunRecord r = record_from_json(j);
@@ -152,7 +152,7 @@ TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {
 // (the median aggregate where there is one); a bad file is refused with exit 2.
 TEST(HarnessDiagnosis, BenchAllreduceBesideTheTrainingsBandwidth) {
   test::ScratchDir dir;
-  const SweepPoint s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
+  const SweepRun s = pt("small", "single", 1), b = pt("small", "bucketed", 2, 25.0);
   RunRecord rb = make_record(b, 0.6, 0.1);
   rb.bottleneck = "compute";
   rb.allreduce_unit_bytes = {1000, 1000000};

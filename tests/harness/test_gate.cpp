@@ -31,11 +31,11 @@ struct Machine {
   double probe = 40.0;
 };
 
-std::string line(const SweepPoint& p, const RunRecord& r, const Machine& m) {
+std::string line(const SweepRun& p, const RunRecord& r, const Machine& m) {
   RunInfo info;
   info.config = "gate";
   info.run_id = p.run_id("gate");
-  info.argv = {"train"};
+  info.argv = test::argv_of(p);
   info.host = "testhost";
   MachineState s;
   s.others_cpus = m.others_cpus;
@@ -52,7 +52,7 @@ std::string line(const SweepPoint& p, const RunRecord& r, const Machine& m) {
 std::string results(int rounds, double shift, int seed, const Machine& m = {}) {
   std::string out;
   for (int r = 0; r < rounds; ++r) {
-    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "pcie4", r),
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "pcie4", r),
                      b = pt("small", "bucketed", 2, 4.0, "pcie4", r);
     const int i = 3 * (seed + r);
     out += line(s, make_record(s, 1.0 * noise(i)), m);
@@ -136,7 +136,7 @@ TEST(HarnessGate, NoShiftIsSame) {
 TEST(HarnessGate, ASteadyDriftOfTheMachineCancels) {
   std::string drifting, steady;
   for (int r = 0; r < 8; ++r) {
-    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "pcie4", r);
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "pcie4", r);
     const double now = 1.0 + 0.03 * r, mid = 1.0 + 0.03 * (r + 0.5);
     drifting += line(s, make_record(s, 1.0 * now), {}) + line(n, make_record(n, 0.8 * mid, 0.3), {});
     steady += line(s, make_record(s, 1.0), {}) + line(n, make_record(n, 0.8, 0.3), {});

@@ -37,7 +37,7 @@ TEST(PlacementAxis, ConfigExpandsOneRunPerPlacementWithItsOwnRunId) {
           "options": {"batch_size": 256}})",
       "c.json");
   V ids;
-  for (const SweepPoint& p : expand(c, 1)) ids.push_back(p.run_id("c"));
+  for (const SweepRun& p : expand(c, 1)) ids.push_back(p.run_id("c"));
   EXPECT_EQ(ids, (V{"c/small-single-k1-r0", "c/small-naive-k2-p1x2-r0", "c/small-naive-k2-p2x1-r0",
                     "c/small-naive-k4-p1x4-r0", "c/small-naive-k4-p2x2-r0"}));
 }
@@ -57,13 +57,13 @@ TEST(PlacementLaunch, MpirunFillsHostsBySlurmStepsAskForNodes) {
             (V{"srun", "--mpi=none", "--kill-on-bad-exit=1", "-N", "1", "-n", "1", "--gpus-per-task=1", "t"}));
 }
 
-SweepPoint placed(int k, int n) {
-  SweepPoint p;
-  p.model = "small";
-  p.mode = "naive";
-  p.world_size = k;
-  p.nodes = n;
-  p.ranks_per_node = k / n;
+SweepRun placed(int k, int n) {
+  SweepRun p;
+  p.point.model = "small";
+  p.point.mode = "naive";
+  p.point.world_size = k;
+  p.point.nodes = n;
+  p.point.ranks_per_node = k / n;
   return p;
 }
 

@@ -25,21 +25,21 @@ const std::string kBanner =
     "--------------------------------------------------------------------------\n";
 
 TEST(HarnessReliability, FailedMpirunRunIsRecordedWithTheTrainersLine) {
-  const SweepPoint p = test::pt("small", "naive", 2);
+  const SweepRun p = test::pt("small", "naive", 2);
   ProcessResult r;
   r.exit_code = 2;
   r.err = "train_dp_naive: --batch-size 1000 is not divisible by the 3 ranks (each takes an equal contiguous shard)\n" +
           kBanner;
-  EXPECT_EQ(judge_run(r, p, 10).reason,
+  EXPECT_EQ(judge_run(r, p.point, 10).reason,
             "exit status 2: train_dp_naive: --batch-size 1000 is not divisible by the 3 ranks (each takes an equal "
             "contiguous shard)");
   // A rank's line, with the banner of a job that MPI_Abort ended.
   r.exit_code = 1;
   r.err = "# banner\ntrain_ddp_bucketed (rank 1): collective timeout: barrier did not finish\n" + kBanner;
-  EXPECT_EQ(judge_run(r, p, 10).reason, "exit status 1: train_ddp_bucketed (rank 1): collective timeout: barrier did not finish");
+  EXPECT_EQ(judge_run(r, p.point, 10).reason, "exit status 1: train_ddp_bucketed (rank 1): collective timeout: barrier did not finish");
   // No trainer line at all (mpirun could not start them): the last line, as before.
   r.err = "mpirun was unable to launch the specified application\nno such file\n";
-  EXPECT_EQ(judge_run(r, p, 10).reason, "exit status 1: no such file");
+  EXPECT_EQ(judge_run(r, p.point, 10).reason, "exit status 1: no such file");
 }
 
 TEST(HarnessReliability, RealMpirunFailureNamesTheTrainersLine) {
@@ -53,7 +53,7 @@ TEST(HarnessReliability, RealMpirunFailureNamesTheTrainersLine) {
   const ProcessResult r = run_process(argv, o);
   ASSERT_FALSE(r.timed_out);
   ASSERT_NE(r.exit_code, 0) << r.err;
-  EXPECT_EQ(judge_run(r, test::pt("small", "naive", 2), 60).reason,
+  EXPECT_EQ(judge_run(r, test::pt("small", "naive", 2).point, 60).reason,
             "exit status " + std::to_string(r.exit_code) + ": train_dp_naive: --epochs must be at least 1 (got 0)")
       << r.err;
 }

@@ -20,7 +20,7 @@ using test::sweep_line;
 // The workshop's XLarge rows (4x A100): single 0.5956 s; naive 4G 0.2898 s with 0.0940 s comm;
 // interleaved 4G 0.2485 s. Throughputs follow from 32768 samples per epoch.
 std::string workshop_xlarge() {
-  const SweepPoint s = pt("xlarge", "single", 1), n = pt("xlarge", "naive", 4), i = pt("xlarge", "interleaved", 4);
+  const SweepRun s = pt("xlarge", "single", 1), n = pt("xlarge", "naive", 4), i = pt("xlarge", "interleaved", 4);
   return sweep_line(s, make_record(s, 0.5956, {}, 51993098)) + sweep_line(n, make_record(n, 0.2898, 0.0940, 51993098)) +
          sweep_line(i, make_record(i, 0.2485, 0.0100, 51993098));
 }
@@ -31,7 +31,7 @@ TEST(HarnessReport, WorkshopArithmetic) {
   const PointStats& single = a.points[0];
   const PointStats& naive = a.points[1];
   const PointStats& inter = a.points[2];
-  EXPECT_EQ(naive.key.mode, "naive");
+  EXPECT_EQ(naive.point.mode, "naive");
 
   EXPECT_NEAR(*single.speedup, 1.0, 1e-12);
   EXPECT_FALSE(single.comm_fraction.has_value());
@@ -69,23 +69,23 @@ TEST(HarnessReport, MarkdownShowsTheWorkshopsColumns) {
 }
 
 TEST(HarnessReport, SpeedupIsAgainstTheSameModelsSingleRun) {
-  const SweepPoint s1 = pt("small", "single", 1), s2 = pt("large", "single", 1);
-  const SweepPoint n1 = pt("small", "naive", 2), n2 = pt("large", "naive", 2), orphan = pt("medium", "naive", 2);
+  const SweepRun s1 = pt("small", "single", 1), s2 = pt("large", "single", 1);
+  const SweepRun n1 = pt("small", "naive", 2), n2 = pt("large", "naive", 2), orphan = pt("medium", "naive", 2);
   const std::string text = sweep_line(s1, make_record(s1, 1.0)) + sweep_line(s2, make_record(s2, 10.0)) +
                            sweep_line(n1, make_record(n1, 2.0, 1.5)) + sweep_line(n2, make_record(n2, 5.0, 1.0)) +
                            sweep_line(orphan, make_record(orphan, 3.0, 1.0));
   const Analysis a = analyse(parse_results(text, "m.jsonl"));
-  EXPECT_NEAR(*a.find(PointKey::of(n1))->speedup, 0.5, 1e-12);
-  EXPECT_NEAR(*a.find(PointKey::of(n2))->speedup, 2.0, 1e-12);
-  EXPECT_NEAR(*a.find(PointKey::of(n2))->efficiency, 1.0, 1e-12);
-  EXPECT_FALSE(a.find(PointKey::of(orphan))->speedup.has_value()) << "no single run of medium in the file";
-  EXPECT_FALSE(a.find(PointKey::of(orphan))->amdahl_max.has_value());
+  EXPECT_NEAR(*a.find(n1.point)->speedup, 0.5, 1e-12);
+  EXPECT_NEAR(*a.find(n2.point)->speedup, 2.0, 1e-12);
+  EXPECT_NEAR(*a.find(n2.point)->efficiency, 1.0, 1e-12);
+  EXPECT_FALSE(a.find(orphan.point)->speedup.has_value()) << "no single run of medium in the file";
+  EXPECT_FALSE(a.find(orphan.point)->amdahl_max.has_value());
 }
 
 TEST(HarnessReport, RepeatsGiveMediansAndSpread) {
   std::string text;
   for (int r = 0; r < 3; ++r) {
-    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
     text += sweep_line(s, make_record(s, 1.0));
     // epochs 0.5, 0.4, 1.0 -> throughputs 65536, 81920, 32768; median 65536 (the 0.5 s run)
     const double e[] = {0.5, 0.4, 1.0};
@@ -110,7 +110,7 @@ TEST(HarnessReport, RepeatsGiveMediansAndSpread) {
 }
 
 TEST(HarnessReport, FailedRunsAreListedApart) {
-  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2), i = pt("small", "interleaved", 2);
+  const SweepRun s = pt("small", "single", 1), n = pt("small", "naive", 2), i = pt("small", "interleaved", 2);
   const std::string text = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, {}, "timed out after 60 s (process group killed)") +
                            sweep_line(i, {}, "exit status 1: boom") + sweep_line(i, make_record(i, 0.7, 0.1));
   const Analysis a = analyse(parse_results(text, "f.jsonl"));
@@ -144,7 +144,7 @@ TEST(HarnessReport, CsvAndJsonCarryTheSameNumbers) {
   EXPECT_NEAR(j["points"][1]["gamma"].get<double>(), 0.0940 / (0.2898 - 0.0940), 1e-9);
   EXPECT_TRUE(j["points"][0]["comm_s"].is_null());
   ASSERT_EQ(j["failed"].size(), 1u);
-  EXPECT_EQ(j["failed"][0]["bucket_cap_mb"].get<double>(), 25.0);
+  EXPECT_EQ(j["failed"][0]["point"]["settings"]["bucket_cap_mb"], "25");
   EXPECT_THROW(render_report(a, "w.jsonl", "xml"), InputError);
 }
 
@@ -154,7 +154,7 @@ TEST(HarnessReport, JsonCarriesWhatTheChartsDraw) {
   const double naive_epoch[] = {1.0, 1.2, 0.9}, bucket_epoch[] = {0.6, 0.8, 0.5};
   const double rank0[][2] = {{2.0, 1.5}, {2.2, 1.1}, {1.8, 1.3}};
   for (int r = 0; r < 3; ++r) {
-    const SweepPoint s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r),
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r),
                      b = pt("small", "bucketed", 2, 25.0, "none", r);
     text += sweep_line(s, make_record(s, 2.0));
     text += sweep_line(n, make_record(n, naive_epoch[r], 0.4));
@@ -204,7 +204,7 @@ TEST(HarnessReport, JsonCarriesWhatTheChartsDraw) {
 }
 
 TEST(HarnessReport, JsonCarriesTheFilesWarnings) {
-  const SweepPoint s = pt("small", "single", 1);
+  const SweepRun s = pt("small", "single", 1);
   const std::string line = sweep_line(s, make_record(s, 1.0));
   const Analysis a = analyse(parse_results(line + line.substr(0, 50), "t.jsonl"));
   const auto j = nlohmann::json::parse(render_report(a, "t.jsonl", "json"));

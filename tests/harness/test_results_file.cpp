@@ -28,57 +28,57 @@ TEST(HarnessResults, FindsAndParsesAGoodResultsLine) {
 }
 
 TEST(HarnessResults, BrokenResultsLinesFailWithAReason) {
-  const SweepPoint p = pt("small", "single", 1);
+  const SweepRun p = pt("small", "single", 1);
   ProcessResult proc;
   proc.exit_code = 0;
 
   proc.out = "RESULTS_JSON: {\"schema\": \"dpscale.result/1\", \"mode\": \"sin";  // cut short
-  EXPECT_EQ(judge_run(proc, p, 10).reason, "no RESULTS_JSON line in the output");
+  EXPECT_EQ(judge_run(proc, p.point, 10).reason, "no RESULTS_JSON line in the output");
 
   proc.out = "nothing to see\n";
-  EXPECT_EQ(judge_run(proc, p, 10).reason, "no RESULTS_JSON line in the output");
+  EXPECT_EQ(judge_run(proc, p.point, 10).reason, "no RESULTS_JSON line in the output");
 
   nlohmann::ordered_json j = to_json(make_record(p, 1.0));
   j.erase("avg_epoch_s");
   proc.out = "RESULTS_JSON: " + j.dump() + "\n";
-  EXPECT_EQ(judge_run(proc, p, 10).reason, "bad RESULTS_JSON record: record has no field 'avg_epoch_s'");
+  EXPECT_EQ(judge_run(proc, p.point, 10).reason, "bad RESULTS_JSON record: record has no field 'avg_epoch_s'");
 
   j = to_json(make_record(p, 1.0));
   j["schema"] = "dpscale.result/0";
   proc.out = "RESULTS_JSON: " + j.dump() + "\n";
-  EXPECT_NE(judge_run(proc, p, 10).reason.find("schema"), std::string::npos);
+  EXPECT_NE(judge_run(proc, p.point, 10).reason.find("schema"), std::string::npos);
 
   // A record of a different run than the one launched (mpirun gave K singletons, say).
   proc.out = format_results_line(make_record(p, 1.0)) + "\n";
-  EXPECT_NE(judge_run(proc, pt("small", "naive", 2), 10).reason.find("not the naive K=2 run"), std::string::npos);
+  EXPECT_NE(judge_run(proc, pt("small", "naive", 2).point, 10).reason.find("not the naive K=2 run"), std::string::npos);
 
-  const RunOutcome ok = judge_run(proc, p, 10);
+  const RunOutcome ok = judge_run(proc, p.point, 10);
   ASSERT_TRUE(ok.record.has_value());
   EXPECT_TRUE(ok.reason.empty());
 }
 
 TEST(HarnessResults, ProcessFailuresBecomeReasons) {
-  const SweepPoint p = pt("small", "single", 1);
+  const SweepRun p = pt("small", "single", 1);
   ProcessResult r;
   r.exit_code = 2;
   r.err = "# banner\ntrain_single_gpu: --epochs must be at least 1 (got 0)\n\n";
-  EXPECT_EQ(judge_run(r, p, 10).reason, "exit status 2: train_single_gpu: --epochs must be at least 1 (got 0)");
+  EXPECT_EQ(judge_run(r, p.point, 10).reason, "exit status 2: train_single_gpu: --epochs must be at least 1 (got 0)");
   r = {};
   r.timed_out = true;
   r.term_signal = 15;
-  EXPECT_EQ(judge_run(r, p, 90).reason, "timed out after 90 s (process group killed)");
+  EXPECT_EQ(judge_run(r, p.point, 90).reason, "timed out after 90 s (process group killed)");
   r = {};
   r.term_signal = 9;
-  EXPECT_NE(judge_run(r, p, 90).reason.find("killed by signal 9"), std::string::npos);
+  EXPECT_NE(judge_run(r, p.point, 90).reason.find("killed by signal 9"), std::string::npos);
   r = {};
   r.exit_code = 0;
   r.out = format_results_line(make_record(p, 1.0));  // a record does not rescue a killed run
   r.timed_out = true;
-  EXPECT_FALSE(judge_run(r, p, 5).record.has_value());
+  EXPECT_FALSE(judge_run(r, p.point, 5).record.has_value());
 }
 
 TEST(HarnessResults, SweepLinesRoundTrip) {
-  const SweepPoint p = pt("large", "bucketed", 4, 2.5, "pcie4", 1);
+  const SweepRun p = pt("large", "bucketed", 4, 2.5, "pcie4", 1);
   const RunRecord rec = make_record(p, 0.25, 0.05, 35211786);
   const ResultsFile f = parse_results(sweep_line(p, rec) + sweep_line(pt("large", "naive", 4, {}, "pcie4"), {}, "exit status 1: boom"),
                                       "x.jsonl");
@@ -89,9 +89,9 @@ TEST(HarnessResults, SweepLinesRoundTrip) {
   EXPECT_EQ(a.point.model, "large");
   EXPECT_EQ(a.point.mode, "bucketed");
   EXPECT_EQ(a.point.world_size, 4);
-  EXPECT_EQ(*a.point.bucket_cap_mb, 2.5);
-  EXPECT_EQ(a.point.link, "pcie4");
-  EXPECT_EQ(a.point.repeat, 1);
+  EXPECT_EQ(*a.point.bucket_cap_mb(), 2.5);
+  EXPECT_EQ(a.point.link(), "pcie4");
+  EXPECT_EQ(a.repeat, 1);
   EXPECT_EQ(a.run.run_id, "test/large-bucketed-k4-cap2.5-pcie4-r1");
   EXPECT_EQ(a.record->n_params, 35211786);
   EXPECT_DOUBLE_EQ(*a.record->exposed_comm_s, 0.05);
@@ -107,12 +107,12 @@ TEST(HarnessResults, BareTrainerRecordsAreAccepted) {
   const ResultsFile f = parse_results(to_json(rec).dump() + "\n", "bare.jsonl");
   ASSERT_EQ(f.entries.size(), 1u);
   EXPECT_EQ(f.entries[0].point.mode, "interleaved");
-  EXPECT_EQ(f.entries[0].point.link, "nvlink");
-  EXPECT_FALSE(f.entries[0].point.bucket_cap_mb.has_value());
+  EXPECT_EQ(f.entries[0].point.link(), "nvlink");
+  EXPECT_FALSE(f.entries[0].point.bucket_cap_mb().has_value());
 }
 
 TEST(HarnessResults, TruncatedLinesAreSkippedWithAWarning) {
-  const SweepPoint p = pt("small", "single", 1);
+  const SweepRun p = pt("small", "single", 1);
   const std::string good = sweep_line(p, make_record(p, 1.0));
   const std::string cut = good.substr(0, good.size() / 2);  // a sweep killed mid-write
   const ResultsFile f = parse_results(good + cut, "t.jsonl");
@@ -120,14 +120,14 @@ TEST(HarnessResults, TruncatedLinesAreSkippedWithAWarning) {
   ASSERT_EQ(f.warnings.size(), 1u);
   EXPECT_EQ(f.warnings[0], "t.jsonl:2: truncated line skipped (an interrupted sweep?)");
   // After a --resume the cut line is followed by new lines: still skipped, not fatal.
-  const SweepPoint again = pt("small", "single", 1, {}, "none", 1);  // the next repeat: another run id
+  const SweepRun again = pt("small", "single", 1, {}, "none", 1);  // the next repeat: another run id
   const ResultsFile g = parse_results(good + cut + "\n" + sweep_line(again, make_record(again, 1.0)), "t.jsonl");
   EXPECT_EQ(g.entries.size(), 2u);
   EXPECT_EQ(g.warnings.size(), 1u);
 }
 
 TEST(HarnessResults, ForeignLinesAreRefusedWithTheirLineNumber) {
-  const SweepPoint p = pt("small", "single", 1);
+  const SweepRun p = pt("small", "single", 1);
   const std::string good = sweep_line(p, make_record(p, 1.0));
   const std::vector<std::pair<std::string, std::string>> cases = {
       {good + "hello world\n", "f.jsonl:2: not a results line (not JSON)"},
@@ -153,7 +153,7 @@ TEST(HarnessResults, ForeignLinesAreRefusedWithTheirLineNumber) {
 
 TEST(HarnessResults, ReportCompareAndPlotNeverRewriteTheFile) {
   test::ScratchDir dir;
-  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2);
+  const SweepRun s = pt("small", "single", 1), n = pt("small", "naive", 2);
   const std::string good = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, make_record(n, 0.8, 0.3));
   const std::string text = good + good.substr(0, 40);  // with a truncated last line
   const std::string path = dir.file("r.jsonl");
@@ -195,7 +195,7 @@ TEST(HarnessResults, BadResultsFilesExit2WithOneLine) {
 // A successful run already in the file (two sweeps that shared it before the --out
 // lock) is counted once; a failed line and its successful retry are both kept.
 TEST(HarnessResults, ASuccessfulRunIsNeverCountedTwice) {
-  const SweepPoint a = pt("small", "naive", 2), b = pt("small", "naive", 4);
+  const SweepRun a = pt("small", "naive", 2), b = pt("small", "naive", 4);
   const std::string line_a = sweep_line(a, make_record(a, 0.5, 0.1));
   const std::string text = sweep_line(a, std::nullopt, "exit status 3: boom") + line_a + sweep_line(b, make_record(b, 0.4, 0.1)) +
                            sweep_line(a, make_record(a, 0.9, 0.1)) + line_a;
@@ -208,14 +208,14 @@ TEST(HarnessResults, ASuccessfulRunIsNeverCountedTwice) {
   EXPECT_EQ(f.warnings[0], "x.jsonl:4: test/small-naive-k2-r0 is already in line 2; duplicate skipped");
   EXPECT_EQ(f.warnings[1], "x.jsonl:5: test/small-naive-k2-r0 is already in line 2; duplicate skipped");
   // Control: repeats are different run ids, all kept.
-  const SweepPoint r1 = pt("small", "naive", 2, {}, "none", 1);
+  const SweepRun r1 = pt("small", "naive", 2, {}, "none", 1);
   EXPECT_EQ(parse_results(line_a + sweep_line(r1, make_record(r1, 0.5, 0.1)), "y").entries.size(), 2u);
 }
 
 // The repair --resume makes: a cut-off tail is cut off; a complete line without its newline gets one.
 TEST(HarnessResults, RepairTornTailCutsOnlyACutOffLine) {
   test::ScratchDir dir;
-  const SweepPoint a = pt("small", "single", 1);
+  const SweepRun a = pt("small", "single", 1);
   const std::string good = sweep_line(a, make_record(a, 0.5));
   const std::string path = dir.file("r.jsonl");
   test::write_file(path, good + good.substr(0, 40));

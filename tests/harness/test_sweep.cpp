@@ -51,7 +51,7 @@ struct FakeSweep {
   // | gated: ok once the file dir/release exists (at most 30 s); dir/gated.log names the sweep
   // that started it
   void behave(const std::string& mode, const std::string& how) {
-    const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, mode == "bucketed" ? 1.0 : std::optional<double>(), "pcie4");
+    const SweepRun p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, mode == "bucketed" ? 1.0 : std::optional<double>(), "pcie4");
     write_file(dir.file(mode + ".json"), to_json(make_record(how == "wrong" ? pt("small", "single", 1) : p, 0.5, 0.1)).dump());
     std::string body = "#!/bin/sh\necho \"" + mode + " $*\" >> " + calls + "\n";
     if (how == "ok" || how == "wrong") body += "echo '# fake banner' >&2\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
@@ -165,7 +165,7 @@ TEST(HarnessSweep, AnExistingOutNeedsResume) {
 
 TEST(HarnessSweep, ResumeAfterACutOffLineStartsANewLine) {
   FakeSweep f;
-  const SweepPoint s = pt("small", "single", 1);
+  const SweepRun s = pt("small", "single", 1);
   RunInfo info;
   info.config = "fake";
   info.run_id = s.run_id("fake");

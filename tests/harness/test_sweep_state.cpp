@@ -31,7 +31,7 @@ struct StateSweep {
     write_file(config, R"({"name": "state", "models": ["small"], "modes": )" + modes +
                            R"(, "world_sizes": [2], "link": "pcie4", "timeout_s": 30})");
     for (const std::string mode : {"single", "naive"}) {
-      const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, {}, "pcie4");
+      const SweepRun p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, {}, "pcie4");
       write_file(dir.file(mode + ".json"), to_json(make_record(p, 0.5, 0.1)).dump());
       std::string body = "#!/bin/sh\n";
       if (mode == "naive") {

@@ -48,8 +48,8 @@ def svg_text(path):
 
 
 def point(rep, mode, **settings):
-    hits = [p for p in rep["points"] if p["mode"] == mode
-            and all(p["settings"].get(k) == v for k, v in settings.items())]
+    hits = [p for p in rep["points"] if p["point"]["mode"] == mode
+            and all(p["point"]["settings"].get(k) == v for k, v in settings.items())]
     assert len(hits) == 1, f"{mode} {settings}: {len(hits)} points"
     return hits[0]
 
@@ -94,7 +94,7 @@ class AxesCharts(unittest.TestCase):
 
     def test_busbw_chart_has_one_panel_per_k(self):
         text = self.written("allreduce-algos", "chart13_allreduce_busbw")
-        ks = sorted({p["world_size"] for p in self.runs["allreduce-algos"][2]["points"]})
+        ks = sorted({p["point"]["world_size"] for p in self.runs["allreduce-algos"][2]["points"]})
         self.assertGreaterEqual(len(ks), 2)
         for k in ks:
             self.assertIn(f"K = {k}", text)

@@ -97,9 +97,9 @@ class DiagnosisCharts(unittest.TestCase):
         report = json.loads(proc.stdout)
         n = 0
         for d in report["points"]:
-            if d["mode"] == "single" or not d["diagnosis"]["bottleneck"]:
+            if d["point"]["mode"] == "single" or not d["diagnosis"]["bottleneck"]:
                 continue
-            p = Point(d)
+            p = Point(d, report["point_schema"])
             parts = breakdown(p)
             self.assertTrue(all(v >= 0 for v in parts), parts)
             self.assertAlmostEqual(sum(parts), max(p.median("avg_epoch_s"), sum(parts[:4])), places=9)

@@ -218,7 +218,7 @@ class MissingData(TempDirCase):
         # nlohmann::json prints NaN as null: the report's median curve of a point whose repeats
         # all diverged holds null there, and must plot, not be "bad input".
         report = report_of(FIXTURE)
-        large = [p for p in report["points"] if p["model"] == "large"]
+        large = [p for p in report["points"] if p["point"]["model"] == "large"]
         large[0]["loss_global"][-1] = None   # chart 5 shows the largest model
         large[1]["loss_rank0"][-2:] = [None, None]
         src = write_json(self.tmp / "nan.json", report)
@@ -361,7 +361,7 @@ class ReportBadInput(BadInputCase):
 
     def test_other_schema(self):
         def change(r):
-            r["schema"] = "dpscale.report/2"
+            r["schema"] = "dpscale.report/1"  # before the point had one object and schema
         self.assertIn("schema", self.assert_bad(self.report(change)))
 
     def test_nan_is_not_json(self):
@@ -386,8 +386,28 @@ class ReportBadInput(BadInputCase):
 
     def test_unknown_mode(self):
         def change(r):
-            r["points"][1]["mode"] = "zero"
-        self.assertIn("unknown mode", self.assert_bad(self.report(change)))
+            r["points"][1]["point"]["mode"] = "zero"
+        self.assertIn("point.mode: 'zero' is not one of", self.assert_bad(self.report(change)))
+
+    def test_point_against_its_schema(self):
+        # The point's key is checked against the report's own point_schema: a setting its mode
+        # does not take, a value of the wrong type, a missing field are each one line.
+        def naive_cap(r):
+            p = next(p for p in r["points"] if p["point"]["mode"] == "naive")
+            p["point"]["settings"]["bucket_cap_mb"] = "25"
+        self.assertIn("bucket_cap_mb", self.assert_bad(self.report(naive_cap)))
+
+        def number_setting(r):
+            r["points"][0]["point"]["settings"]["epochs"] = 3
+        self.assertIn("point.settings.epochs: 3 is not of type 'string'", self.assert_bad(self.report(number_setting)))
+
+        def no_world_size(r):
+            del r["points"][0]["point"]["world_size"]
+        self.assertIn("'world_size' is a required property", self.assert_bad(self.report(no_world_size)))
+
+        def bad_schema(r):
+            r["point_schema"]["type"] = 7
+        self.assertIn("'point_schema' is not a JSON Schema", self.assert_bad(self.report(bad_schema)))
 
     def test_no_points(self):
         def change(r):
@@ -472,7 +492,8 @@ class Arithmetic(TempDirCase):
         # load.py checks what the charts read; the harness writes the report. Same fields,
         # both ways, so neither side grows or loses one unnoticed.
         for p in self.report_json["points"]:
-            self.assertEqual(set(p), set(self.load.POINT_FIELDS) | set(self.load.OPTIONAL_POINT_FIELDS), p["mode"])
+            self.assertEqual(set(p), set(self.load.POINT_FIELDS) | set(self.load.OPTIONAL_POINT_FIELDS),
+                             p["point"]["mode"])
             self.assertEqual(set(p["setup"]), set(self.load.SETUP_FIELDS))
 
 
@@ -508,7 +529,7 @@ class GammaAgreement(TempDirCase):
         cls.report = report_of(cls.src)
 
     def report_gamma(self):
-        (p,) = [p for p in self.report["points"] if p["mode"] == "naive"]
+        (p,) = [p for p in self.report["points"] if p["point"]["mode"] == "naive"]
         self.assertEqual(p["runs"], 3)
         return p["gamma"]
 

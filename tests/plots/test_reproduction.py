@@ -33,16 +33,16 @@ RAW_REPORT = __import__("json").loads((SRC / "docs" / "reproduction" / "raw" / "
 
 
 def report(points):
-    """A report of these points, with the mode table and defaults a real report carries."""
-    return {"modes": RAW_REPORT["modes"], "option_defaults": RAW_REPORT["option_defaults"], "points": points}
+    """A report of these points, with the mode table, defaults and point schema a real report carries."""
+    return {"modes": RAW_REPORT["modes"], "option_defaults": RAW_REPORT["option_defaults"],
+            "point_schema": RAW_REPORT["point_schema"], "points": points}
 
 
 def point(model, mode, k, speedup, cap=None, **kw):
-    p = {"model": model, "mode": mode, "world_size": k, "bucket_cap_mb": cap if mode == "bucketed" else None,
+    settings = {"bucket_cap_mb": f"{25.0 if cap is None else cap:g}"} if mode == "bucketed" else {}
+    p = {"point": {"model": model, "mode": mode, "world_size": k, "settings": settings},
          "speedup": {"median": speedup}, "throughput_samples_per_s": {"median": 1000 * speedup},
          "avg_epoch_s": {"median": 1.0 / speedup}, "n_buckets": None}
-    if mode == "bucketed" and cap is None:
-        p["bucket_cap_mb"] = 25.0
     p.update(kw)
     return p
 

@@ -34,37 +34,37 @@ predict::SingleRun single_of(const std::string& model, double epoch_s) {
 }
 
 // A record of `p` whose times are the step model's with `terms` (so calibration must give them back).
-RunRecord modelled_record(const SweepPoint& p, const predict::SingleRun& s, const MachineTerms& terms, int n_nodes = 1) {
+RunRecord modelled_record(const SweepRun& p, const predict::SingleRun& s, const MachineTerms& terms, int n_nodes = 1) {
   RunRecord r = make_record(p, 1.0);
   r.widths = s.spec.widths;
   r.n_samples = 8192;
   r.steps_per_epoch = 8;
   r.n_nodes = n_nodes;
-  if (p.mode == "single") {
+  if (p.point.mode == "single") {
     r.avg_epoch_s = r.compute_s = s.epoch_s;
     return r;
   }
   r.allreduce = "native";
-  r.link = p.link;
+  r.link = p.point.link();
   r.link_alpha_us = 50;
   r.link_gbps = 300;
   r.link_dilation = 150;
-  r.bucket_cap_mb = p.bucket_cap_mb;
+  r.bucket_cap_mb = p.point.bucket_cap_mb();
   const predict::EpochPrediction e = predict::predict_recorded(s, r, terms);
   r.avg_epoch_s = e.epoch_s;
   r.compute_s = e.compute_s;
   r.comm_busy_s = e.busy_s;
-  if (p.mode == "naive") r.comm_s = e.naive_comm_s;
+  if (p.point.mode == "naive") r.comm_s = e.naive_comm_s;
   else r.exposed_comm_s = e.exposed_s;
   r.allreduce_calls_per_step = e.calls_per_step;
   return r;
 }
 
-std::string line(const SweepPoint& p, const std::optional<RunRecord>& r, const Machine& m = {}, const std::string& reason = "") {
+std::string line(const SweepRun& p, const std::optional<RunRecord>& r, const Machine& m = {}, const std::string& reason = "") {
   RunInfo info;
   info.config = "synthetic";
   info.run_id = p.run_id("synthetic");
-  info.argv = {"train"};
+  info.argv = test::argv_of(p);
   info.host = "testhost";
   nlohmann::ordered_json system = {{"host", "testhost"}, {"cpu_model", m.cpu}, {"cpu_count", m.cpus}, {"gpu_model", nullptr}};
   if (m.disturbed) {
@@ -83,7 +83,7 @@ std::string synthetic_sweep(const MachineTerms& terms) {
     const predict::SingleRun s = single_of(model, t1);
     text += line(pt(model, "single", 1), modelled_record(pt(model, "single", 1), s, terms));
     for (int k : {2, 4}) {
-      for (const SweepPoint& p : {pt(model, "naive", k, std::nullopt, "50:300"), pt(model, "interleaved", k, std::nullopt, "50:300"),
+      for (const SweepRun& p : {pt(model, "naive", k, std::nullopt, "50:300"), pt(model, "interleaved", k, std::nullopt, "50:300"),
                                   pt(model, "bucketed", k, 1.0, "50:300"), pt(model, "bucketed", k, 25.0, "50:300")}) {
         text += line(p, modelled_record(p, s, terms));
       }
@@ -216,7 +216,7 @@ TEST(Calibrate, CapCheckCountsTheCellsWhoseAdviceHolds) {
                modelled_record(pt("medium", "interleaved", 2, std::nullopt, "50:300"), s, kTrue));
   std::string slow = text;
   for (double cap : {0.25, 1.0, 4.0, 16.0, 64.0}) {
-    const SweepPoint p = pt("medium", "bucketed", 2, cap, "50:300");
+    const SweepRun p = pt("medium", "bucketed", 2, cap, "50:300");
     RunRecord r = modelled_record(p, s, kTrue);
     text += line(p, r);
     r.avg_epoch_s *= cap == 64.0 ? 1.0 : 0.9;  // every cap but the largest measured 10% faster
