@@ -61,6 +61,11 @@ StepProbe::~StepProbe() {
 
 void StepProbe::start() {
   if (comm_) comm_->take_call_log();
+  // The counts start here: threads born since construction (none, usually) are seen, and what
+  // every thread lost in warm-up is read away.
+  contention_.refresh_threads();
+  contention_.read();
+  epoch_contention_ = Contention{};
   if (tracer_) tracer_->set_origin();
 }
 
@@ -155,6 +160,12 @@ void StepProbe::sync_done() {
 }
 
 void StepProbe::step_drained() {
+  // The step's one read of the rank's threads (contention.h): from the last step's end to this one's.
+  const Contention c = contention_.read();
+  step_run_delay_.push_back(c.run_delay_s);
+  epoch_contention_.run_delay_s += c.run_delay_s;
+  epoch_contention_.involuntary_switches += c.involuntary_switches;
+  if (tracer_) tracer_->contention(c.run_delay_s, c.involuntary_switches);
   if (!comm_) return;
   const std::vector<CallTiming> calls = comm_->take_call_log();
   double link = 0.0;
@@ -218,6 +229,16 @@ double low_quantile(std::vector<double> v) {
 }
 }  // namespace
 
+Contention StepProbe::take_epoch_contention() {
+  Contention c = epoch_contention_;
+  const Contention tail = contention_.read();
+  c.run_delay_s += tail.run_delay_s;
+  c.involuntary_switches += tail.involuntary_switches;
+  contention_.refresh_threads();
+  epoch_contention_ = Contention{};
+  return c;
+}
+
 RankTiming StepProbe::totals() {
   RankTiming t;
   t.compute_s = compute_sum_s_ + compute_timer_->take_seconds();
@@ -231,6 +252,8 @@ RankTiming StepProbe::totals() {
   }
   t.loader_med_s = median(step_loader_);
   t.link_med_s = median(step_link_);
+  t.run_delay_med_s = median(step_run_delay_);
+  t.contention_read = contention_.available();
   return t;
 }
 

@@ -15,6 +15,16 @@
 // noisy one: a rank that sleeps on its loader finds its caches cold and computes a little longer
 // after it, and on shared cores compute noise reaches several % of a step, which a fixed
 // compute-first order let hide a slow link (13 of 20 found at K = 2 before, docs/stragglers.md).
+//
+// Contended, not a straggler: the rank so found is then checked against its run delay (the time
+// its threads sat runnable, waiting for a CPU: contention.h), per-step medians as well:
+//
+//   delay excess = d_s − median of the other ranks' d;  contended when delay excess ≥ excess
+//
+// A rank that waited for a CPU at least as long as it lost was slowed by the machine (a busy
+// neighbour on its core, or more ranks than cores), not by its own device, loader or link: it is
+// named in `contended`, and `found` stays empty. A rank slowed by its own work keeps the CPU it
+// asks for, so its extra time shows no matching wait (docs/stragglers.md measures both).
 #pragma once
 
 #include <optional>
@@ -31,6 +41,7 @@ inline constexpr double kStragglerShare = 0.05;
 // One rank's per-step medians, in seconds.
 struct RankMedians {
   double compute = 0.0, loader = 0.0, link = 0.0;
+  double run_delay = 0.0;  // the rank's threads' run delay per step
 };
 
 struct Straggler {
@@ -38,18 +49,21 @@ struct Straggler {
   std::string cause;   // compute | loader | link
   double excess_s = 0.0;  // per step, over the other ranks' median
   double share = 0.0;     // excess_s / step
+  double delay_excess_s = 0.0;  // its run delay per step over the other ranks' median
 };
 
 // Also the largest share of each cause, found or not (for the record's diagnosis line).
 struct StragglerScan {
-  std::optional<Straggler> found;
+  std::optional<Straggler> found;      // a straggler
+  std::optional<Straggler> contended;  // the rank that stood out, its excess matched by its run delay
   double compute_share = 0.0, loader_share = 0.0, link_share = 0.0;
 };
 
 StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_s);
 
 // "straggler rank 1 (compute): +4.8 ms per step (largest excess: compute 9.1%, loader 0.0%,
-// link 3.2% of the step)" or "no straggler (largest excess: compute 1.2%, ...)".
+// link 3.2% of the step)", "no straggler (largest excess: compute 1.2%, ...)" or "no straggler:
+// rank 1 contended (compute +4.8 ms per step, run delay +9.0 ms) (largest excess: ...)".
 std::string describe(const StragglerScan& s);
 
 }  // namespace dpscale
