@@ -83,6 +83,19 @@ std::optional<ThreadSched> read_thread_sched(pid_t tid) {
   return t;
 }
 
+ThreadRunDelay::ThreadRunDelay()
+    : fd_(::open(task_path(this_thread_id(), "schedstat").c_str(), O_RDONLY | O_CLOEXEC)) {}
+
+ThreadRunDelay::~ThreadRunDelay() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+double ThreadRunDelay::seconds() const {
+  uint64_t run_ns = 0, delay_ns = 0;
+  if (fd_ < 0 || !read_schedstat(fd_, run_ns, delay_ns)) return 0.0;
+  return 1e-9 * static_cast<double>(delay_ns);
+}
+
 ContentionReader::ContentionReader() {
   refresh_threads();
   available_ = !threads_.empty();

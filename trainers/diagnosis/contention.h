@@ -44,6 +44,21 @@ std::optional<ThreadSched> read_thread_sched(pid_t tid);
 // This thread's id (gettid).
 pid_t this_thread_id();
 
+// One thread's run delay through a descriptor opened once: the compute thread reads its own at
+// the start and the end of each step's compute (a thread that reads is running, so every wait
+// it had is booked: the kernel books a wait when the thread gets the CPU back).
+class ThreadRunDelay {
+ public:
+  ThreadRunDelay();  // the calling thread
+  ~ThreadRunDelay();
+  ThreadRunDelay(const ThreadRunDelay&) = delete;
+  ThreadRunDelay& operator=(const ThreadRunDelay&) = delete;
+  double seconds() const;  // its run delay since it started; 0 where unreadable
+
+ private:
+  int fd_ = -1;
+};
+
 class ContentionReader {
  public:
   // Opens every thread's schedstat; the counts start from now.

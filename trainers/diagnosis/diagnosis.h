@@ -12,8 +12,9 @@
 //   loader        mean_r l_r
 //   share of each = its time / T. The largest share names the bottleneck when it is at least
 //   kBottleneckShare (25%) of the step; otherwise the run is compute-bound. When the imbalance
-//   names it and its rank is the one the straggler rule found contended (its excess matched by
-//   its run delay: straggler.h), the label is `contended`: the machine, not the rank, bounds it.
+//   names it and its rank is the one the straggler rule found contended (its compute excess,
+//   less its extra run delay, under the straggler share: straggler.h), the label is `contended`:
+//   the machine, not the rank, bounds it.
 //
 // γ = comm busy / compute, per step (the textbook's comm-to-compute ratio).
 #pragma once

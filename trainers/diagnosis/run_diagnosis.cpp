@@ -114,7 +114,9 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
     r.per_rank_wait_s.push_back(per(wait, n_epochs));
     r.loader_s += per(t.loader_s, n_epochs) / k;
     in.ranks.push_back(RankStep{per(t.compute_s, steps), per(wait, steps), per(t.loader_s, steps)});
-    medians.push_back(RankMedians{t.compute_med_s, t.loader_med_s, t.link_med_s, t.run_delay_med_s});
+    // CPU time holds none of the compute thread's waiting: nothing of it to take off.
+    medians.push_back(RankMedians{t.compute_med_s, t.loader_med_s, t.link_med_s,
+                                  t.compute_is_cpu_time ? 0.0 : t.compute_delay_med_s});
     in.imbalance_compute.push_back(t.compute_med_s);
   }
   double total = 0.0;

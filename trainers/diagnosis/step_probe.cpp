@@ -108,6 +108,7 @@ void StepProbe::compute_begin() {
   first_grad_ = true;
   if (delay_here_) owed_s_ = 0.0;
   if (cpu_clock_) cpu_begin_s_ = thread_cpu_s();
+  compute_delay_begin_s_ = compute_thread_.seconds();
   compute_timer_->start();
   if (tracer_) tracer_->mark(Track::compute);
 }
@@ -138,6 +139,7 @@ void StepProbe::on_grad_ready(const FlatTensor& t) {
 void StepProbe::compute_end() {
   compute_timer_->stop();
   if (cpu_clock_) step_cpu_.push_back(thread_cpu_s() - cpu_begin_s_);
+  step_compute_delay_.push_back(compute_thread_.seconds() - compute_delay_begin_s_);
   if (tracer_) tracer_->mark(Track::compute);
 }
 
@@ -254,6 +256,8 @@ RankTiming StepProbe::totals() {
   t.link_med_s = median(step_link_);
   t.run_delay_med_s = median(step_run_delay_);
   t.contention_read = contention_.available();
+  t.compute_delay_med_s = median(step_compute_delay_);
+  t.compute_is_cpu_time = !step_cpu_.empty();
   return t;
 }
 

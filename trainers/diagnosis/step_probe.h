@@ -18,8 +18,9 @@
 // loader wait and link time, whose medians over the timed steps find a straggler and its cause
 // (trainers/diagnosis/straggler.h): a median ignores the few steps a busy machine took from one rank.
 // And, once per step (in step_drained), what the rank's threads lost to contention: their run
-// delay and involuntary switches (contention.h), per step for the straggler rule and the trace,
-// summed per epoch for the record and the disturbance rule.
+// delay and involuntary switches (contention.h), per step for the record and the trace, summed
+// per epoch for the record and the disturbance rule; and the compute thread's own run delay
+// inside the compute interval (two reads of one file), for the straggler rule's `contended`.
 //
 // The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
 // option off it adds two timer marks per step and nothing else: the same rows, the same
@@ -54,6 +55,11 @@ struct RankTiming {
   // Per-step median of the run delay of the rank's threads (contention.h); 0 where unread.
   double run_delay_med_s = 0.0;
   bool contention_read = false;  // /proc gave schedstat
+  // Per-step median of the compute thread's own run delay inside the compute interval, and
+  // whether compute_med_s is CPU time (which holds none of that waiting) rather than a clock's
+  // interval (which holds all of it).
+  double compute_delay_med_s = 0.0;
+  bool compute_is_cpu_time = false;
 };
 
 class StepProbe final : public GradListener {
@@ -115,6 +121,9 @@ class StepProbe final : public GradListener {
   ContentionReader contention_;
   Contention epoch_contention_;     // this epoch's steps so far
   std::vector<double> step_run_delay_;
+  ThreadRunDelay compute_thread_;   // the thread the probe was made on: the one that computes
+  double compute_delay_begin_s_ = 0.0;
+  std::vector<double> step_compute_delay_;
   double injected_loader_s_ = 0.0;  // the injected loader waits, summed
   bool first_grad_ = true;
   std::unique_ptr<UploadLane> lane_;  // a GPU's uploads of the staged batches (before loader_:

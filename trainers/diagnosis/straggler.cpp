@@ -55,12 +55,15 @@ StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_
   }
   if (top->share < kStragglerShare) return scan;
   Straggler s = *top;
-  s.delay_excess_s = ranks[static_cast<size_t>(s.rank)].run_delay - median_except(ranks, s.rank, &RankMedians::run_delay);
-  if (s.delay_excess_s >= s.excess_s) {
-    scan.contended = s;
-  } else {
-    scan.found = s;
+  if (s.cause == "compute") {
+    s.delay_excess_s = ranks[static_cast<size_t>(s.rank)].compute_run_delay -
+                       median_except(ranks, s.rank, &RankMedians::compute_run_delay);
+    if ((s.excess_s - s.delay_excess_s) / step_s < kStragglerShare) {
+      scan.contended = s;
+      return scan;
+    }
   }
+  scan.found = s;
   return scan;
 }
 

@@ -16,15 +16,22 @@
 // after it, and on shared cores compute noise reaches several % of a step, which a fixed
 // compute-first order let hide a slow link (13 of 20 found at K = 2 before, docs/stragglers.md).
 //
-// Contended, not a straggler: the rank so found is then checked against its run delay (the time
-// its threads sat runnable, waiting for a CPU: contention.h), per-step medians as well:
+// Contended, not a straggler: a compute excess is then checked against the rank's run delay
+// inside its compute interval (the compute thread's time runnable, waiting for a CPU:
+// contention.h), per-step medians as well:
 //
-//   delay excess = d_s − median of the other ranks' d;  contended when delay excess ≥ excess
+//   delay excess = w_s − median of the other ranks' w,   left = excess − delay excess
+//   contended when left / step < kStragglerShare
 //
-// A rank that waited for a CPU at least as long as it lost was slowed by the machine (a busy
-// neighbour on its core, or more ranks than cores), not by its own device, loader or link: it is
-// named in `contended`, and `found` stays empty. A rank slowed by its own work keeps the CPU it
-// asks for, so its extra time shows no matching wait (docs/stragglers.md measures both).
+// Take off the extra time the rank spent waiting for a CPU, and what is left of its excess is no
+// longer a straggler's: the machine (a busy neighbour on its core, more ranks than cores) made it
+// late, not its device. A rank slowed by its own work keeps an excess of its own, however long
+// it also waited: on a loaded machine a rank that needs more CPU waits more too, in proportion,
+// but its extra CPU time stays. Where the compute is the compute thread's CPU time (the CPU
+// backend with one BLAS thread) it holds none of the waiting, w is 0, and a compute excess is
+// always the rank's own; on a clock's interval (a GPU's events, several BLAS threads) the wait
+// is inside it. The loader wait and the link time are waits of sleeping threads, which run delay
+// does not see: their excesses are not checked.
 #pragma once
 
 #include <optional>
@@ -41,7 +48,7 @@ inline constexpr double kStragglerShare = 0.05;
 // One rank's per-step medians, in seconds.
 struct RankMedians {
   double compute = 0.0, loader = 0.0, link = 0.0;
-  double run_delay = 0.0;  // the rank's threads' run delay per step
+  double compute_run_delay = 0.0;  // of `compute`, the compute thread's wait for a CPU (0: CPU time)
 };
 
 struct Straggler {
@@ -49,13 +56,13 @@ struct Straggler {
   std::string cause;   // compute | loader | link
   double excess_s = 0.0;  // per step, over the other ranks' median
   double share = 0.0;     // excess_s / step
-  double delay_excess_s = 0.0;  // its run delay per step over the other ranks' median
+  double delay_excess_s = 0.0;  // compute: its run delay in compute over the other ranks' median
 };
 
 // Also the largest share of each cause, found or not (for the record's diagnosis line).
 struct StragglerScan {
   std::optional<Straggler> found;      // a straggler
-  std::optional<Straggler> contended;  // the rank that stood out, its excess matched by its run delay
+  std::optional<Straggler> contended;  // the rank that stood out in compute, its excess its run delay's
   double compute_share = 0.0, loader_share = 0.0, link_share = 0.0;
 };
 
