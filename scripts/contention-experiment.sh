@@ -28,7 +28,7 @@ ROUNDS=${3:-3}
 CONFIG=${CONFIG:-configs/ci.json}
 CONDITIONS=${CONDITIONS:-idle busy1 busy2}
 NICES=${NICES:--20 0}
-mkdir -p "$OUT/runs" "$OUT/logs"
+mkdir -p "$OUT/runs" "$OUT/logs"  # logs: the sweeps' stderr, not kept
 
 spinners=()
 stop_spinners() { for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done; spinners=(); }

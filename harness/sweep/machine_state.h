@@ -49,7 +49,7 @@ struct MachineState {
 
 // The limits past which a run counts as disturbed. Measured: docs/regression-gate.md.
 struct DisturbanceLimits {
-  double run_delay_share = 0.10;  // the largest rank's run delay / the epochs' time
+  double run_delay_share = 0.15;  // the largest rank's run delay / the epochs' time
   double steal_pct = 5.0;
   // Records with no run delay (older lines) only:
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
