@@ -65,7 +65,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   } else if (top == d.straggler_share && in.contended_rank == static_cast<int>(slow)) {
     d.bottleneck = "contended";
     d.line = "contended: rank " + std::to_string(slow) + " computes " + ms(imbalance) + " (" + pct(d.straggler_share) +
-             " of the step) longer than the others and waited at least as long for a CPU: the machine, not the rank";
+             " of the step) longer than the others, nearly all of it waiting for a CPU: the machine, not the rank";
   } else if (top == d.straggler_share) {
     d.bottleneck = "straggler";
     d.straggler_rank = static_cast<int>(slow);
