@@ -240,7 +240,7 @@ std::vector<RecordField> build_fields() {
       later_field("per_rank_involuntary_switches", &R::per_rank_involuntary_switches,
                   "each rank's per-epoch involuntary context switches (its threads preempted while runnable)"),
       later_field("per_rank_step_run_delay_s", &R::per_rank_step_run_delay_s,
-                  "each rank's per-step median run delay (the straggler rule's `contended` test)"),
+                  "each rank's per-step median run delay, all its threads over the whole step"),
       later_field("epoch_run_delay_share", &R::epoch_run_delay_share,
                   "per epoch, the largest rank's run delay / that epoch's time"),
       later_field("run_delay_share", &R::run_delay_share,
