@@ -95,7 +95,8 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
                     " run(s) carry no machine state (an older sweep): their disturbance is not checked");
   }
   auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
-    return e.state ? disturbance(*e.state, idle, lim) : std::nullopt;
+    return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
+                   : std::nullopt;
   };
   for (const SweepEntry& e : f.entries) {
     if (!mode_named(e.point.mode).data_parallel) continue;
