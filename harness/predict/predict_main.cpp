@@ -12,6 +12,7 @@
 #include "contract/trainer_options.h"
 #include "machine_fit.h"
 #include "contract/option_values.h"
+#include "harness/common/cli_values.h"
 #include "harness/sweep/results_file.h"
 #include "models/device.h"
 #include "core/errors.h"
@@ -250,17 +251,32 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
       // Naive's compute at each K: its epoch less its measured comm, per step.
       const std::vector<CommSample> comm = parse_fit_comm(a.fit_comm);
       std::vector<FixedStepSample> fixed;
-      for (const CommSample& e : parse_fit_comm(a.fit_step)) {
+      for (const CommSample& e : parse_fit_comm(a.fit_step, "--fit-step")) {
+        const std::string piece = e.model + ":" + std::to_string(e.world_size);
         const auto c = std::find_if(comm.begin(), comm.end(), [&](const CommSample& x) {
           return x.model == e.model && x.world_size == e.world_size;
         });
-        if (c == comm.end()) {
-          throw OptionError("--fit-step", e.model + ":" + std::to_string(e.world_size) + " has no comm time in --fit-comm");
+        if (c == comm.end()) throw OptionError("--fit-step", piece + " has no comm time in --fit-comm");
+        // A naive epoch holds its blocking all-reduce phase: an epoch no longer than it is a typo.
+        if (e.comm_epoch_s <= c->comm_epoch_s) {
+          throw OptionError("--fit-step", piece + "'s epoch " + format_number(e.comm_epoch_s) +
+                                              " s is not longer than its comm time " + format_number(c->comm_epoch_s) +
+                                              " s in --fit-comm (a naive epoch holds its comm phase)");
         }
         const auto single = std::find_if(singles.begin(), singles.end(), [&](const SingleRun& r) { return r.spec.name == e.model; });
+        if (single == singles.end()) {
+          throw OptionError("--fit-step", "model '" + e.model + "' has no single-device epoch (give it in --single or --from)");
+        }
         const double steps = static_cast<double>(ctx.workload.samples / ctx.workload.batch);
-        fixed.push_back({static_cast<double>(single->spec.n_params()), e.world_size, step_compute_1(*single, ctx.workload),
-                         (e.comm_epoch_s - c->comm_epoch_s) / steps});
+        const FixedStepSample x{static_cast<double>(single->spec.n_params()), e.world_size, step_compute_1(*single, ctx.workload),
+                                (e.comm_epoch_s - c->comm_epoch_s) / steps};
+        // Compute below T1/K is a speed-up no fixed cost explains: the fit would clamp it to 0.
+        if (fixed_step_of(x) < 0) {
+          throw OptionError("--fit-step", piece + ": its compute per step (epoch less comm) " + sig4(x.compute_step * 1e3) +
+                                              " ms is below the single run's per-step compute / K " +
+                                              sig4(x.t1_step / x.world_size * 1e3) + " ms: no fixed step fits it");
+        }
+        fixed.push_back(x);
       }
       fit_fixed_step(fixed, ctx.terms);
       s << "; fixed step " << sig4(ctx.terms.fixed_step_s * 1e3) << " ms + " << sig4(ctx.terms.fixed_step_s_per_param * 1e9)
@@ -326,44 +342,85 @@ PredictCommand::PredictCommand(CLI::App& app) : a_(std::make_unique<PredictArgs>
   PredictArgs& a = *a_;
   cmd_ = app.add_subcommand("predict", "predict epoch time, speedup and E(K) to K = 256 from a single-device run (textbook 15.9, 15.2)");
   CLI::App& c = *cmd_;
-  c.add_option("--textbook", a.textbook, "print the book's table: 15.9.1 or 15.2.1 (inputs below, the book's by default)");
-  c.add_option("--params", a.params, "textbook: parameters P (1e9)");
-  c.add_option("--bytes-per-param", a.bytes_per_param, "textbook: gradient bytes per parameter (2)");
-  c.add_option("--global-batch", a.global_batch, "15.9.1: global batch (8192)");
-  c.add_option("--flops-per-example", a.flops_per_example, "15.9.1: fwd+bwd FLOPs per example (6 x params)");
-  c.add_option("--device-tflops", a.device_tflops, "15.9.1: sustained TFLOP/s per device (60)");
-  c.add_option("--net-gbps", a.net_gbps, "15.9.1: link bandwidth, GB/s (25)");
-  c.add_option("--loader-samples-per-s", a.loader, "15.9.1: input pipeline examples/s per worker (12000)");
-  c.add_option("--world-size", a.world_size, "15.2.1: GPUs K (8)");
-  c.add_option("--compute-ms", a.compute_ms, "15.2.1: compute per step, ms (250)");
-  c.add_option("--intra-link", a.intra_link, "15.2.1 and --algo hier: link inside a node, ALPHA_US:GBPS or preset (1:300)");
-  c.add_option("--inter-link", a.inter_link, "15.2.1: link between nodes (5:12.5)");
-  c.add_option("--from", a.from, "results file: its single-device runs calibrate compute (and its link is the default)");
-  c.add_option("--single", a.single, "single-device epoch seconds, e.g. small=0.0361,medium=0.118");
-  c.add_option("--samples", a.samples, "training samples (default 32768, or the --from runs')");
-  c.add_option("--batch-size", a.batch_size, "global batch (default 1024, or the --from runs')");
-  c.add_option("--models", a.models, "only these models, e.g. medium,large");
-  c.add_option("--modes", a.modes, "of naive, interleaved, bucketed")->capture_default_str();
-  c.add_option("--world-sizes", a.world_sizes, "K values (default 1,2,4,...,256; 15.9.1's too; --recommend-cap: 2)");
-  c.add_option("--bucket-cap-mb", a.bucket_cap_mb, "bucketed: cap in MiB")->capture_default_str();
-  c.add_option("--first-bucket-mb", a.first_bucket_mb, "bucketed: first bucket's cap in MiB")->capture_default_str();
+  // Every value is checked as the command line is parsed (harness/common/cli_values.h), whichever
+  // part of predict will read it; run() parses them again, with the rules between them.
+  const Bound positive{0.0, false};
+  const auto positive_real = [&](const std::string& flag, std::string& field, const std::string& help) {
+    real_in(c.add_option(flag, field, help), positive, {kNoLimit});
+  };
+  const auto link = [](const std::string& flag) {
+    return [flag](const std::string& v) { link_opt(flag, v); };
+  };
+  const auto list_of = [](const std::function<void(const std::string&)>& each) {
+    return [each](const std::string& v) {
+      if (v.empty()) throw ValueError("names nothing");
+      for (const std::string& item : split(v, ',')) each(item);
+      if (v.back() == ',') throw ValueError("ends in a comma (got '" + v + "')");
+    };
+  };
+  one_of(c.add_option("--textbook", a.textbook, "print the book's table: 15.9.1 or 15.2.1 (inputs below, the book's by default)"),
+         {"15.9.1", "15.2.1"});
+  positive_real("--params", a.params, "textbook: parameters P (1e9)");
+  real_in(c.add_option("--bytes-per-param", a.bytes_per_param, "textbook: gradient bytes per parameter (2)"), positive, {64});
+  positive_real("--global-batch", a.global_batch, "15.9.1: global batch (8192)");
+  positive_real("--flops-per-example", a.flops_per_example, "15.9.1: fwd+bwd FLOPs per example (6 x params)");
+  positive_real("--device-tflops", a.device_tflops, "15.9.1: sustained TFLOP/s per device (60)");
+  positive_real("--net-gbps", a.net_gbps, "15.9.1: link bandwidth, GB/s (25)");
+  positive_real("--loader-samples-per-s", a.loader, "15.9.1: input pipeline examples/s per worker (12000)");
+  whole_in(c.add_option("--world-size", a.world_size, "15.2.1: GPUs K (8)"), 2, 1 << 20);
+  positive_real("--compute-ms", a.compute_ms, "15.2.1: compute per step, ms (250)");
+  text_of(c.add_option("--intra-link", a.intra_link, "15.2.1 and --algo hier: link inside a node, ALPHA_US:GBPS or preset (1:300)"),
+          "LINK", link("--intra-link"));
+  text_of(c.add_option("--inter-link", a.inter_link, "15.2.1: link between nodes (5:12.5)"), "LINK", link("--inter-link"));
+  input_file(c.add_option("--from", a.from, "results file: its single-device runs calibrate compute (and its link is the default)"));
+  text_of(c.add_option("--single", a.single, "single-device epoch seconds, e.g. small=0.0361,medium=0.118"),
+          "MODEL=SECONDS,...", [](const std::string& v) { parse_single_arg(v, Workload{}); });
+  whole_in(c.add_option("--samples", a.samples, "training samples (default 32768, or the --from runs')"), 1, INT64_MAX / 2);
+  whole_in(c.add_option("--batch-size", a.batch_size, "global batch (default 1024, or the --from runs')"), 1, INT32_MAX);
+  text_of(c.add_option("--models", a.models, "only these models, e.g. medium,large"), "MODEL,...",
+          list_of([](const std::string& m) { parse_model(m); }));
+  text_of(c.add_option("--modes", a.modes, "of naive, interleaved, bucketed")->capture_default_str(), "MODE,...",
+          list_of([](const std::string& m) { parse_dp_mode(m); }));
+  text_of(c.add_option("--world-sizes", a.world_sizes, "K values (default 1,2,4,...,256; 15.9.1's too; --recommend-cap: 2)"),
+          "K,...", [](const std::string& v) {
+            if (v.empty() || v.back() == ',') throw ValueError("must be K values such as 2,4,8 (got '" + v + "')");
+            parse_world_sizes(v);
+          });
+  const auto cap = [](const char* key) {
+    return [key](const std::string& v) {
+      TrainOptions t;
+      option(key).set(t, v);
+    };
+  };
+  text_of(c.add_option("--bucket-cap-mb", a.bucket_cap_mb, "bucketed: cap in MiB")->capture_default_str(),
+          "NUMBER (as the trainers' --bucket-cap-mb)", cap("bucket_cap_mb"));
+  text_of(c.add_option("--first-bucket-mb", a.first_bucket_mb, "bucketed: first bucket's cap in MiB")->capture_default_str(),
+          "NUMBER (as the trainers' --first-bucket-mb)", cap("first_bucket_mb"));
   c.add_flag("--fused", a.fused, "naive: one all-reduce over the whole buffer");
-  c.add_option("--link", a.link, link_preset_names(" | ") + " | ALPHA_US:GBPS");
-  c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output");
-  c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")->capture_default_str();
-  c.add_option("--fit-comm", a.fit_comm, "fit α, β and the per-call overhead to measured naive comm seconds per epoch, e.g. small:2=0.0284,small:4=0.0307");
-  c.add_option("--fit-step", a.fit_step, "with --fit-comm: naive epoch seconds at the same MODEL:K, e.g. small:2=0.0602; their compute fits the per-step cost that does not shrink with K");
-  c.add_option("--link-dilation", a.link_dilation, "F or auto:TFLOPS, as the trainers")->capture_default_str();
-  c.add_option("--algo", a.algo, "all-reduce model: native (as ring) | ring | star | hier")->capture_default_str();
-  c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str();
-  c.add_option("--validate", a.validate, "results file: each measured DP point beside its prediction");
+  text_of(c.add_option("--link", a.link, link_preset_names(" | ") + " | ALPHA_US:GBPS"), "LINK", link("--link"));
+  input_file(c.add_option("--link-from", a.link_from, "fit α and β to bench_allreduce --benchmark_format=json output"));
+  one_of(c.add_option("--link-from-algo", a.link_from_algo, "which rows of it to fit: native | ring | star | nccl")
+             ->capture_default_str(),
+         {"native", "ring", "star", "nccl"});
+  text_of(c.add_option("--fit-comm", a.fit_comm, "fit α, β and the per-call overhead to measured naive comm seconds per epoch, e.g. small:2=0.0284,small:4=0.0307"),
+          "MODEL:K=SECONDS,...", [](const std::string& v) { parse_fit_comm(v, "--fit-comm"); });
+  text_of(c.add_option("--fit-step", a.fit_step, "with --fit-comm: naive epoch seconds at the same MODEL:K, e.g. small:2=0.0602; their compute fits the per-step cost that does not shrink with K"),
+          "MODEL:K=SECONDS,...", [](const std::string& v) { parse_fit_comm(v, "--fit-step"); });
+  text_of(c.add_option("--link-dilation", a.link_dilation, "F or auto:TFLOPS, as the trainers")->capture_default_str(),
+          "F|auto:TFLOPS", [](const std::string& v) { parse_dilation(v); });
+  text_of(c.add_option("--algo", a.algo, "all-reduce model: native (as ring) | ring | star | hier")->capture_default_str(),
+          "{native,ring,star,hier}", [](const std::string& v) { parse_algo_option(v); });
+  whole_in(c.add_option("--gpus-per-node", a.gpus_per_node, "--algo hier: ranks per node")->capture_default_str(), 1, 1 << 16);
+  input_file(c.add_option("--validate", a.validate, "results file: each measured DP point beside its prediction"));
   c.add_flag("--recommend", a.recommend, "per model and K: the mode and cap, and whether 2-byte gradients and accumulation pay, with the predicted gain of each");
   c.add_flag("--recommend-cap", a.recommend_cap, "exposed comm per bucket cap 0.25-128 MiB, the best cap and how flat");
-  c.add_option("--calibrate", a.calibrate, "results file: fit this machine's terms (contention, per-call overhead, cores) from its single runs and its DP runs at one K");
-  c.add_option("--fit-modes", a.fit_modes, "--calibrate: fit from these modes' runs only, e.g. naive,interleaved (default: all at the fit K)");
-  c.add_option("--cores", a.cores, "CPUs ranks share (oversubscription above them; 0: not modelled; default: --calibrate's machine)");
-  c.add_option("--validate-caps", a.validate_caps, "results file of a bucket-cap sweep: the recommended cap's measured time against the best measured cap, per cell");
-  c.add_option("--format", a.format, "md | csv | json")->capture_default_str();
+  input_file(c.add_option("--calibrate", a.calibrate, "results file: fit this machine's terms (contention, per-call overhead, cores) from its single runs and its DP runs at one K"));
+  text_of(c.add_option("--fit-modes", a.fit_modes, "--calibrate: fit from these modes' runs only, e.g. naive,interleaved (default: all at the fit K)"),
+          "MODE,...", list_of([](const std::string& m) { parse_dp_mode(m); }));
+  whole_in(c.add_option("--cores", a.cores, "CPUs ranks share (oversubscription above them; 0: not modelled; default: --calibrate's machine)"),
+           0, 1 << 20);
+  input_file(c.add_option("--validate-caps", a.validate_caps, "results file of a bucket-cap sweep: the recommended cap's measured time against the best measured cap, per cell"));
+  one_of(c.add_option("--format", a.format, "md | csv | json")->capture_default_str(), {"md", "csv", "json"});
 }
 
 PredictCommand::~PredictCommand() = default;
