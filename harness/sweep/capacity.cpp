@@ -61,7 +61,7 @@ NodeCapacity hostfile_capacity(const std::string& text, const std::string& path)
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    const std::string where = "--hostfile " + path + ":" + std::to_string(no) + ": ";
+    const std::string where = path + ":" + std::to_string(no) + ": ";
     // "slots = 4" is Open MPI's too: one word per KEY=VALUE.
     for (size_t eq; (eq = line.find(" =")) != std::string::npos || (eq = line.find("= ")) != std::string::npos;) {
       line.erase(line[eq] == ' ' ? eq : eq + 1, 1);
@@ -88,7 +88,7 @@ NodeCapacity hostfile_capacity(const std::string& text, const std::string& path)
     if (!slots.count(host)) order.push_back(host);
     slots[host] = std::min<long long>(kUnbounded, static_cast<long long>(slots[host]) + n);
   }
-  if (order.empty()) throw InputError("--hostfile " + path + " names no host");
+  if (order.empty()) throw InputError(path + ": names no host");
   NodeCapacity c;
   std::string hosts;
   for (const std::string& h : order) {
