@@ -74,6 +74,7 @@ void check_readable_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) refuse("open", path, errno);
   if (S_ISDIR(st.st_mode)) throw ValueError(quoted(path) + " is a directory, not a file");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) return;  // a device: opening it may do something
   // Non-blocking: a FIFO with no writer yet (a shell's <(...)) must not hang the check.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) refuse("open", path, errno);
