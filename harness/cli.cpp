@@ -65,7 +65,9 @@ void add_sweep(DpscaleCli& c) {
   text_of(s->add_option("--bind-to", so.launch.bind_to, "Open MPI --bind-to (none | core | socket ...)")->capture_default_str(),
           "{none,hwthread,core,l1cache,l2cache,l3cache,socket,numa,board}[:QUALIFIERS]",
           [](const std::string& v) { parse_choice(v.substr(0, v.find(':')), kBindTargets, "--bind-to target"); });
-  input_dir(s->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)"));
+  // Checked with the trainers in it (plan_sweep), not here: a dry run prints the command lines
+  // of a bin dir that may exist only on the machine that will run them.
+  kind_only(s->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)"), "DIR");
   real_in(s->add_option("--probe-seconds", so.probe_s,
                         "the GEMM probe between runs (0: none; the machine's state is still recorded)")
               ->capture_default_str(),

@@ -67,27 +67,43 @@ void check_keys_taken(const SweepConfig& c, const std::vector<std::string>& top_
   auto refuse = [&](const std::string& key, const std::string& why) {
     throw ConfigError(source + ": '" + key + "' " + why);
   };
+  // A key at the value every run has anyway changes nothing (a template written for several
+  // configs may carry "link": "none"); any other value no run would see is refused.
+  const TrainOptions defaults;
+  auto is_default = [&](const TrainerOption& t, const std::string& value) {
+    TrainOptions o;
+    t.set(o, t.kind == ValueKind::switch_ && value.empty() ? "true" : value);
+    return t.get(o) == t.get(defaults);
+  };
   for (const TrainerArg& a : c.options) {
-    if (!taken(c, *a.option)) {
+    if (!taken(c, *a.option) && !is_default(*a.option, a.value)) {
       refuse("options." + a.option->key, "is taken by no mode of this config (only " + takers(*a.option) + " take it)");
     }
   }
   for (const ConfigAxis& a : c.axes) {
-    if (!taken(c, *a.option)) refuse(a.option->axis, "sweeps an option no mode of this config takes (only " + takers(*a.option) + " take it)");
-  }
-  // Top-level keys that set a data-parallel trainer's flag, and the caps of the bucketed one.
-  const struct {
-    const char* key;
-    const char* option;
-  } flag_keys[] = {{"bucket_caps_mb", "bucket_cap_mb"}, {"link", "link"}, {"link_dilation", "link_dilation"}};
-  for (const auto& k : flag_keys) {
-    const TrainerOption& t = option(k.option);
-    if (given(top_keys_given, k.key) && !taken(c, t)) {
-      refuse(k.key, "is taken by no mode of this config (only " + takers(t) + " take it)");
+    const bool changes = std::any_of(a.values.begin(), a.values.end(), [&](const std::string& v) { return !is_default(*a.option, v); });
+    if (!taken(c, *a.option) && changes) {
+      refuse(a.option->axis, "sweeps an option no mode of this config takes (only " + takers(*a.option) + " take it)");
     }
   }
+  // Top-level keys that set a data-parallel trainer's flag, and the caps of the bucketed one.
+  const TrainerOption &cap = option("bucket_cap_mb"), &link = option("link"), &dilation = option("link_dilation");
+  const bool caps_change = std::any_of(c.bucket_caps_mb.begin(), c.bucket_caps_mb.end(),
+                                       [&](double v) { return v != defaults.bucket_cap_mb; });
+  if (given(top_keys_given, "bucket_caps_mb") && caps_change && !taken(c, cap)) {
+    refuse("bucket_caps_mb", "is taken by no mode of this config (only " + takers(cap) + " take it)");
+  }
+  if (given(top_keys_given, "link") && !is_default(link, c.link) && !taken(c, link)) {
+    refuse("link", "is taken by no mode of this config (only " + takers(link) + " take it)");
+  }
+  if (given(top_keys_given, "link_dilation") && !is_default(dilation, c.link_dilation) && !taken(c, dilation)) {
+    refuse("link_dilation", "is taken by no mode of this config (only " + takers(dilation) + " take it)");
+  }
   const bool any_dp = std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return mode_named(m).data_parallel; });
-  if (given(top_keys_given, "world_sizes") && !any_dp) refuse("world_sizes", "sizes data-parallel runs, but no mode is data-parallel");
+  const bool sizes_change = std::any_of(c.world_sizes.begin(), c.world_sizes.end(), [](int k) { return k != 1; });
+  if (given(top_keys_given, "world_sizes") && sizes_change && !any_dp) {
+    refuse("world_sizes", "sizes data-parallel runs, but no mode is data-parallel");
+  }
 }
 
 void check_every_run(const SweepConfig& c, const std::string& source) {

@@ -1,5 +1,6 @@
 // config_checks.h — the checks of a parsed sweep config as a whole, before anything runs: every
-// key it sets is taken by some mode it runs (a key no run would see is refused, not ignored),
+// key it sets is taken by some mode it runs (a key no run would see is refused, not ignored,
+// unless it holds the value every run has anyway),
 // and every run it expands to is one the trainer would take (the option rules between options
 // and the data rules between the batch, --accum-steps and the samples: contract/option_rules.h,
 // the trainers' own functions, so the words are theirs).

@@ -89,6 +89,16 @@ void print_outcome(const RunOutcome& outcome, double seconds, const MachineState
   }
 }
 
+// Whether the sweep may take priority `nice`: a higher priority than it has (a lower nice value,
+// root only) is tried and put back, so it is refused before the results file is made, not after.
+// A lower priority anyone may take.
+void check_priority(int nice) {
+  const int now = ::getpriority(PRIO_PROCESS, 0);
+  if (nice >= now) return;
+  set_priority(nice);
+  ::setpriority(PRIO_PROCESS, 0, now);
+}
+
 // --out can be written, or its missing directories made: found out before any run, not after
 // the first one.
 void check_out_writable(const std::string& path) {
@@ -135,6 +145,7 @@ SweepPlan plan_sweep(SweepOptions& o) {
   resolve_launcher(o.launch);
   check_world_fit(p.runs, o.launch, online_cpus());
   check_placements_fit(p.runs, o.launch);
+  check_priority(c.nice);
 
   p.mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
   o.launch.open_mpi = p.mpi_version.empty() || p.mpi_version.find("Open MPI") != std::string::npos ||

@@ -138,7 +138,8 @@ struct Base {
 
 const std::map<std::string, Base>& bases() {
   static const std::map<std::string, Base> b = {
-      {"sweep", {{"{dir}/c.json"}, {{"--out", "{dir}/out.jsonl"}, {"--dry-run", ""}}}},
+      // A real sweep of one tiny run, were nothing refused (a dry run would not look at --bin-dir).
+      {"sweep", {{"{dir}/c.json"}, {{"--out", "{dir}/out.jsonl"}, {"--probe-seconds", "0"}, {"--disturbed-reruns", "0"}}}},
       {"report", {{"{dir}/results.jsonl"}, {}}},
       {"compare", {{"{dir}/results.jsonl", "{dir}/base.jsonl"}, {{"--tolerance", "0.5"}}}},
       {"plot", {{"{dir}/results.jsonl"}, {{"--out", "{dir}/charts"}, {"--script", "{dir}/fake.py"}}}},

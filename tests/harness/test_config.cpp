@@ -339,7 +339,8 @@ TEST(HarnessConfig, AnAccumulatedStepLargerThanTheSamplesIsRefusedBeforeAnyRun) 
 
 // A key that no mode of the config takes would be silently ignored — a bucket_rule list without
 // a bucketed mode, world sizes without a data-parallel one, "fused" without naive: refused,
-// naming the key and the modes that take it. Each with its control (a mode that takes it).
+// naming the key and the modes that take it. Each with its control (a mode that takes it), and
+// one of keys at the value every run has anyway (a template's), which change nothing.
 TEST(HarnessConfig, KeysNoModeTakesAreRefusedNotIgnored) {
   for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
            {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], "bucket_rule": ["strict", "ddp"]})",
@@ -361,7 +362,10 @@ TEST(HarnessConfig, KeysNoModeTakesAreRefusedNotIgnored) {
             "'options.fused' is taken by no mode of this config (only naive take it)"},
            {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], "options": {"fused": true}})", ""},
            {R"({"models": ["small"], "modes": ["single"], "options": {"first_bucket_mb": 2}})",
-            "'options.first_bucket_mb' is taken by no mode"}}) {
+            "'options.first_bucket_mb' is taken by no mode"},
+           // Control: keys at the value every run has anyway change nothing (a template's).
+           {R"({"models": ["small"], "modes": ["single"], "world_sizes": [1], "bucket_caps_mb": [25], "link": "none",
+                "link_dilation": 1, "bucket_rule": ["strict"], "options": {"fused": false, "first_bucket_mb": 1}})", ""}}) {
     SCOPED_TRACE(json);
     if (says.empty()) {
       EXPECT_NO_THROW(parse_config(json, "c.json"));
