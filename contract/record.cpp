@@ -234,6 +234,14 @@ std::vector<RecordField> build_fields() {
       later_field("straggler_cause", &R::straggler_cause,
             "DP modes: `compute` | `loader` | `link`, where `straggler_rank` loses its time (per-step medians; README's rule); null: none"),
       later_field("tf32", &R::tf32, "`--tf32`: TF32 tensor-core GEMMs allowed (CUDA); absent in older records: false"),
+      later_field("finite_check", &R::finite_check,
+                  "what the NaN/inf check covered: `optimizer` (every `finite_check_every` steps, each gradient as the "
+                  "update read it, after the all-reduce, and each updated weight, in the update's own pass; warm-up: "
+                  "passes of their own) | `off` (the loss only); \"\" in older records"),
+      later_field("finite_check_every", &R::finite_check_every, "`--finite-check-every` (0: off); null in older records"),
+      later_field("gpu_shared", &R::gpu_shared,
+                  "`--share-gpu` put two or more ranks on one GPU: a correctness run, from which `dpscale report`, "
+                  "`compare` and `predict` draw no speedups; absent in older records: false"),
   };
 }
 

@@ -100,6 +100,12 @@ struct RunRecord {
   // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
+  // What the per-step finite check covered (absent in older records: "" and null).
+  std::string finite_check;                     // "optimizer" | "off"
+  std::optional<int> finite_check_every;        // --finite-check-every
+  // --share-gpu placed two or more of the job's ranks on one GPU: a correctness run, not a
+  // measurement of scaling (absent in older records: false).
+  bool gpu_shared = false;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -46,10 +46,12 @@ std::vector<std::string> split_words(const std::string& s) {
 }
 
 // Reads a results file, printing its warnings (truncated lines) to stderr.
-Analysis load(const std::string& path) {
+// `what` names the command in the refusal of a --share-gpu file.
+Analysis load(const std::string& path, const std::string& what) {
   const ResultsFile f = read_results(path);
   for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, what);
   return analyse(f);
 }
 
@@ -228,7 +230,7 @@ int main(int argc, char** argv) {
       return run_sweep(so);
     }
     if (*report) {
-      const Analysis analysis = load(report_file);
+      const Analysis analysis = load(report_file, "dpscale report");
       std::string text = render_report(analysis, report_file, format);
       if (!bench_allreduce_json.empty()) {
         if (format != "md") throw InputError("--bench-allreduce goes with --format md");
@@ -240,7 +242,7 @@ int main(int argc, char** argv) {
     if (*cmp) {
       if (tol->count() || co.absolute) {
         if (base_file.empty()) throw InputError("the crude mode (--tolerance, --absolute) compares NEW with one BASELINE file");
-        const Analysis now = load(now_file), base = load(base_file);
+        const Analysis now = load(now_file, "dpscale compare"), base = load(base_file, "dpscale compare");
         const Comparison c = compare(now, base, co);
         std::cout << render_comparison(c, co, now_file, base_file) << std::flush;
         return c.failed() ? 1 : 0;

@@ -129,6 +129,7 @@ int run_textbook(const PredictArgs& a) {
 std::optional<LinkModel> link_of_results(const std::string& path) {
   const ResultsFile f = read_results(path);
   std::optional<LinkModel> l;
+  refuse_gpu_shared(f, "dpscale predict");
   std::vector<double> f_values;
   for (const SweepEntry& e : f.entries) {
     if (!e.ok || !e.record || e.record->link == "none" || !e.record->link_alpha_us || !e.record->link_gbps) continue;
@@ -187,7 +188,9 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
     // Marked, not refused: a quick look from a sweep taken beside other work is still a look.
     int disturbed = 0;
     std::string first;
-    for (const SweepEntry& e : read_results(a.from).entries) {
+    const ResultsFile from = read_results(a.from);
+    refuse_gpu_shared(from, "dpscale predict");
+    for (const SweepEntry& e : from.entries) {
       if (e.state && e.state->disturbed && disturbed++ == 0) first = e.run.run_id + ": " + *e.state->disturbed;
     }
     if (disturbed > 0) ctx.busy = std::to_string(disturbed) + " of " + a.from + "'s runs were disturbed (" + first + ")";

@@ -36,6 +36,7 @@ constexpr int kMinSamples = 3;  // gate.py's MIN_SAMPLES: fewer paired rounds ca
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, "dpscale compare");
   return f;
 }
 

@@ -27,6 +27,10 @@ ResultsFile read_results(const std::string& path);
 // Same, from text (tests; `path` only names it in messages).
 ResultsFile parse_results(const std::string& text, const std::string& path);
 
+// InputError naming the file and line of the first run whose record says gpu_shared (--share-gpu
+// put ranks on one GPU): `what` (report, compare, predict) draws no speedup from such a file.
+void refuse_gpu_shared(const ResultsFile& f, const std::string& what);
+
 // A sweep killed while writing leaves a cut-off last line. If the text after the file's last
 // newline is not a complete JSON value, the file is truncated to that newline (so no later read
 // warns about it) and the number of bytes removed is returned; a complete last line that only
