@@ -75,7 +75,10 @@ class Device {
   // update in one pass; v may be null if momentum == 0. With a non-null `nonfinite_flag` (a
   // device scalar) the same pass is the finite check: it sets *nonfinite_flag to 1 when any
   // g[i] or any updated w[i] is non-finite (finite_check.h) and leaves it untouched otherwise.
-  // The pass reads every gradient and writes every weight anyway, so the check adds no pass.
+  // The pass reads every gradient and writes every weight anyway, so the check adds no pass;
+  // testing the updated weight alone covers the gradient too: a non-finite g[i] makes w[i]
+  // non-finite whatever lr, momentum and weight decay are (IEEE: inf·0 and NaN·x are NaN,
+  // inf ± a finite value is inf), as does a non-finite w[i] or v[i] going in, or an overflow.
   virtual void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
                    float weight_decay, float* nonfinite_flag) = 0;
 

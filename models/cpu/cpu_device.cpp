@@ -122,7 +122,7 @@ inline uint32_t nonfinite_bit(float v) {
 
 // The optimizer pass, one loop per case so each vectorises without a branch inside: with
 // momentum or without, with the finite check folded in or without. Returns 1 when the check
-// saw a non-finite gradient or updated weight.
+// saw a non-finite updated weight — which is also how it sees a non-finite gradient (device.h).
 template <bool kMomentum, bool kCheck>
 uint32_t sgd_pass(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay) {
   uint32_t any = 0;
@@ -132,7 +132,7 @@ uint32_t sgd_pass(float* w, const float* g, float* v, int64_t n, float lr, float
     const float wi = ew::sgd_update(w[i], gi, kMomentum ? &v[i] : &unused, lr, kMomentum ? momentum : 0.0f,
                                     weight_decay);
     w[i] = wi;
-    if constexpr (kCheck) any |= nonfinite_bit(gi) | nonfinite_bit(wi);
+    if constexpr (kCheck) any |= nonfinite_bit(wi);
   }
   return any;
 }

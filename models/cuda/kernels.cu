@@ -72,13 +72,14 @@ __global__ void count_correct_kernel(const float* z, const int32_t* labels, int 
 
 // The optimizer pass (elementwise.h's sgd_update), momentum and update in one pass, and with
 // kCheck the finite check folded in: the pass already reads every gradient and writes every
-// weight, so testing both costs two bit tests per element, no pass of its own. Four floats per
-// load and store where the buffers allow (16-byte aligned: every Device buffer is 256-byte
-// aligned), the rest one by one. The flag as flag_nonfinite_kernel's: a warp vote, a benign race.
+// weight, so the check is one bit test of the weight it writes (which a non-finite gradient
+// always makes non-finite: device.h), no pass of its own. Four floats per load and store where
+// the buffers allow (16-byte aligned: every Device buffer is 256-byte aligned), the rest one by
+// one. The flag as flag_nonfinite_kernel's: a warp vote, a benign race.
 template <bool kMomentum, bool kCheck>
 __device__ inline bool sgd_one(float& w, float g, float& v, float lr, float momentum, float weight_decay) {
   w = ew::sgd_update(w, g, &v, lr, kMomentum ? momentum : 0.0f, weight_decay);
-  return kCheck && (!ew::is_finite(g) || !ew::is_finite(w));
+  return kCheck && !ew::is_finite(w);
 }
 
 template <bool kMomentum, bool kCheck>

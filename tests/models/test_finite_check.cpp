@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string>
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/rng.h"
@@ -122,16 +123,21 @@ TEST(ModelsFinite, CpuCheckedUpdateIsTheUpdateAndFlagsEveryKind) {
       int64_t at;
       float value, lr;
     };
+    // The check tests the weight the update writes: a non-finite gradient reaches it whatever
+    // the rate (0·inf and 0·NaN are NaN), with weight decay or without.
     for (const Bad b : {Bad{"nan gradient", true, n - 1, kNan, 0.1f}, Bad{"inf gradient", true, 0, kInf, 0.1f},
+                        Bad{"-inf gradient at rate 0", true, 11, -kInf, 0.0f}, Bad{"nan gradient at rate 0", true, 12, kNan, 0.0f},
                         Bad{"nan weight", false, 2048, kNan, 0.1f}, Bad{"-inf weight", false, 7, -kInf, 0.1f},
                         Bad{"overflowing update", true, 3, 1e30f, 1e30f}}) {
-      SCOPED_TRACE(b.what);
-      std::vector<float> g = g0, w = w0, v(n, 0.0f);
-      (b.in_gradient ? g : w)[static_cast<size_t>(b.at)] = b.value;
-      float f = 0.0f;
-      dev.sgd(w.data(), g.data(), v.data(), n, b.lr, momentum, 0.0f, &f);
-      EXPECT_EQ(f, 1.0f);
-      EXPECT_FALSE(ew::is_finite(w[static_cast<size_t>(b.at)]));
+      for (const float decay : {0.0f, 0.01f}) {
+        SCOPED_TRACE(std::string(b.what) + ", weight decay " + std::to_string(decay));
+        std::vector<float> g = g0, w = w0, v(n, 0.0f);
+        (b.in_gradient ? g : w)[static_cast<size_t>(b.at)] = b.value;
+        float f = 0.0f;
+        dev.sgd(w.data(), g.data(), v.data(), n, b.lr, momentum, decay, &f);
+        EXPECT_EQ(f, 1.0f);
+        EXPECT_FALSE(ew::is_finite(w[static_cast<size_t>(b.at)]));
+      }
     }
   }
 }
