@@ -48,8 +48,10 @@ inline const std::vector<NcclMode>& nccl_modes() {
   return modes;
 }
 
+// NCCL's start-up takes seconds. A hang ends within a minute, named by the trainers' watchdog,
+// rather than at the test's own timeout.
 inline nlohmann::json run_dp(const NcclMode& m, int k, const std::vector<std::string>& args) {
-  return record_of(mpirun_argv(k, m.exe, args + m.extra), 180);  // NCCL's start-up takes seconds
+  return record_of(mpirun_argv(k, m.exe, args + m.extra + std::vector<std::string>{"--collective-timeout", "60"}), 180);
 }
 
 inline void expect_nccl_record(const nlohmann::json& j, int k) {
