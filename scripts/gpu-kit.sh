@@ -146,6 +146,7 @@ tar -cJf "$DIR/src.tar.xz" -C "$S" .
 cp "$ROOT/scripts/gpu-kit/run.sh" "$DIR/run.sh"
 mkdir -p "$DIR/kit"
 cp "$ROOT"/scripts/gpu-kit/{env.sh,cuda-libs.sh,system.sh,steps.sh,ab.sh,summary.py,build-here.sh} "$DIR/kit/"
+cp "$ROOT/scripts/gpu-session.sh" "$DIR/kit/"
 chmod +x "$DIR/run.sh" "$DIR"/kit/*.sh
 
 cuda_build=""
@@ -158,7 +159,7 @@ fi
   echo "# dpscale GPU kit — see run.sh (how to run) and docs/gpu/README.md (what it does)"
   echo "version: $(cd "$ROOT" && git describe --always --dirty --tags 2>/dev/null || echo unknown)"
   echo "made: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(getconf GNU_LIBC_VERSION | awk '{print $2}')"
-  echo "build: $BUILD"
+  echo "build: ${BUILD#"$ROOT"/}"  # relative to the sources when inside them: the manifest travels
   echo "cuda_build: ${cuda_build:-none (built without the CUDA backend)}"
   echo "cuda_needs: ${CUDA_NEEDS:-none}"
   echo "glibc_needs: ${GLIBC_MAX:-unknown}"

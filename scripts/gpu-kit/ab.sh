@@ -12,6 +12,8 @@
 #   xlarge TF32, large fp32, xlarge fp32: single and the three DP modes at K = 1
 # at the workshop's single-GPU settings (32768 samples, batch 1024, lr 0.01, 5 epochs). The
 # self-test (SELF=1) runs the same points on the CPU with two tiny models.
+# DPSCALE_AB_ONLY=REGEX keeps the points whose line ("tf32 large single 0") matches;
+# DPSCALE_AB_ROUNDS=N runs the points N times over (default 1), round after round.
 # One JSON line per run, appended to OUT_JSONL as it ends:
 #   {"rev": "base"|"new", "precision": "fp32"|"tf32", "model": ..., "mode": ..., "finite_check_every": N,
 #    "record": {the trainer's RESULTS_JSON}}      or ..., "status": "failed", "reason": "..."}
@@ -70,7 +72,9 @@ run() {
 
 [[ -x $BASE_BIN/train_single_gpu ]] || { echo "ab.sh: no base trainers in $BASE_BIN" >&2; exit 2; }
 n=0
-while read -r precision model mode check; do
-  if (( n++ % 2 == 0 )); then order=(base new); else order=(new base); fi
-  for rev in "${order[@]}"; do run "$rev" "$precision" "$model" "$mode" "$check"; done
-done < <(points)
+for (( round = 0; round < ${DPSCALE_AB_ROUNDS:-1}; ++round )); do
+  while read -r precision model mode check; do
+    if (( n++ % 2 == 0 )); then order=(base new); else order=(new base); fi
+    for rev in "${order[@]}"; do run "$rev" "$precision" "$model" "$mode" "$check"; done
+  done < <(points | grep -E "${DPSCALE_AB_ONLY:-.}")
+done

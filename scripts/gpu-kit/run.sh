@@ -62,6 +62,13 @@ summarize() {
   python3 "$KIT/kit/summary.py" "$OUT" "$WORK" "$SELF" > "$WORK/summary.md" 2>&3 ||
     { echo "# dpscale GPU kit: summary.py failed (python3?); the steps:"; cat "$WORK/steps.tsv"; } > "$WORK/summary.md"
   mv "$WORK/summary.md" "$OUT/00-summary.md"
+  # What the programs wrote themselves (Google Benchmark's "executable", its "Running ..." line)
+  # names this machine's folders: written OUT/, WORK/ and KIT/ as in run.log (OUT first: it may
+  # sit inside the kit's folder, or beside it with the kit's name as a prefix).
+  local f
+  for f in "$OUT"/*; do
+    [[ -f $f ]] && sed -i -e "s|$OUT|OUT|g" -e "s|$WORK|WORK|g" -e "s|$KIT|KIT|g" "$f"
+  done
   # Every step's file exists, empty if the step never ran: the reader finds all twelve.
   for f in system.txt tests.log train-fp32.jsonl train-tf32.jsonl ab.jsonl bench_step-fp32.json bench_step-tf32.json \
            bench_kernels.json bench_gemm.json bench_allreduce.txt; do

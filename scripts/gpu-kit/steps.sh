@@ -6,10 +6,10 @@
 # (unpacked payload), KIT, OUT, WORK, SELF (1 = CPU self-test), BACKEND (cuda | cpu), and
 # step_cap/elapsed/log.
 
-# shown ARGS...: the arguments as one line, with the kit's working folder and the output folder
-# written WORK/ and OUT/: run.log travels back from the GPU machine, and its paths mean nothing
-# on the machine it is read on.
-shown() { local line="$*"; line=${line//"$WORK"/WORK}; printf '%s' "${line//"$OUT"/OUT}"; }
+# shown ARGS...: the arguments as one line, with the kit's working folder, the output folder and
+# the kit written WORK/, OUT/ and KIT/: run.log travels back from the GPU machine, and its paths
+# mean nothing on the machine it is read on.
+shown() { local line="$*"; line=${line//"$OUT"/OUT}; line=${line//"$WORK"/WORK}; printf '%s' "${line//"$KIT"/KIT}"; }
 
 # run_step NAME CAP_S FILE COMMAND...: COMMAND under `timeout`, stdout to $OUT/FILE (or to the
 # log when FILE is -), stderr to the log; one steps.tsv line whatever happens.

@@ -167,8 +167,14 @@ TEST(DpNcclMulti, TwoByteGradientsSummedAcrossRanks) {
 }
 
 // --trace on CUDA at K = 2: both ranks' step, backward and all-reduce spans (events on the compute
-// and comm streams), and no all-reduce that starts before the end of the backward span of the
-// last tensor it carries (each stream's clock is anchored to the host's on its own: 0.1 ms slack).
+// and comm streams), every all-reduce naming a tensor that rank's backward produced in that step,
+// and — where each rank has a GPU of its own — no all-reduce that starts before the end of the
+// backward span of the last tensor it carries (each stream's clock is anchored to the host's on
+// its own: 0.1 ms slack). On a shared GPU that order is not asserted: the GPU runs the ranks'
+// processes in turns, so an anchor event recorded on an idle stream can run a time slice after
+// the host read its clock, and the two streams' clocks disagree by that much (measured on an
+// H100: all-reduces drawn up to 2.2 ms before their gradient; the exactness tests show the data
+// was ordered).
 TEST(DpNcclMulti, TraceAtK2HoldsBothRanksInOrder) {
   REQUIRE_A_GPU();
   ScratchDir dir("nccl-trace-k2");
@@ -196,6 +202,7 @@ TEST(DpNcclMulti, TraceAtK2HoldsBothRanksInOrder) {
   for (const auto& [pid, step, start, last] : allreduces) {
     const auto& ends = backward_end[{pid, step}];
     ASSERT_TRUE(ends.count(last)) << "rank " << pid << " step " << step << " tensor " << last;
+    if (gpus() < 2) continue;  // a shared GPU's clocks (above)
     EXPECT_GE(start, ends.at(last) - 100.0) << "rank " << pid << " step " << step << ": all-reduce before its gradient";
   }
 }
