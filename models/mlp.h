@@ -73,9 +73,10 @@ class Mlp {
   // for gradient accumulation over micro-batches: dW with GEMM β = 1, db through a scratch
   // column sum) instead of overwriting them.
   void backward(const float* x, int batch, GradListener* listener, bool accumulate = false);
-  // With `check_finite` the same pass is the step's finite check (Device::sgd): every gradient
-  // (as the update reads it: after the all-reduce) and every updated weight, into the flag
-  // take_losses() reads with the losses. No pass of its own, no fill: see check_finite().
+  // With `check_finite` the same pass is the step's finite check (Device::sgd): every updated
+  // weight, which a non-finite gradient (as the update reads it: after the all-reduce) or weight
+  // always makes non-finite, into the flag take_losses() reads with the losses. No pass of its
+  // own, no fill: see check_finite().
   void sgd_step(const SgdConfig& cfg, bool check_finite = false);
   // Allocates what sgd_step(cfg) keeps between steps (the momentum buffer), so the first
   // update allocates nothing (on CUDA a cudaMalloc, which synchronises the device).
