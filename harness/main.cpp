@@ -7,6 +7,7 @@
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
+//   dpscale history add|show|changes|html|export|import   (harness/history/history_main.h)
 //   dpscale schema [--format md|json] [--table fields|options|links]
 //                                       md: one table (the record's fields in docs/record.md, the
 //                                       trainer options in the README, the link presets in
@@ -29,6 +30,7 @@
 #include "harness/report/gate.h"
 #include "harness/report/plot.h"
 #include "harness/predict/predict_main.h"
+#include "harness/history/history_main.h"
 #include "harness/report/report.h"
 #include "harness/report/diagnosis_report.h"
 #include "harness/sweep/sweep.h"
@@ -207,6 +209,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   const auto predict = predict::add_predict_command(app);  // all of it in harness/predict/
+  const auto history_cmd = history::add_history_command(app);  // all of it in harness/history/
 
   try {
     app.parse(argc, argv);
@@ -260,6 +263,7 @@ int main(int argc, char** argv) {
     }
     if (*plot) return run_plot(po);
     if (predict->chosen()) return predict->run();
+    if (history_cmd->chosen()) return history_cmd->run();
     if (*schema) {
       std::cout << (schema_format == "json"        ? contract_json().dump(2) + "\n"
                     : schema_table == "options" ? trainer_options_markdown()
