@@ -52,7 +52,7 @@ def parse(argv):
         p.add_argument("--format", default="md", choices=["md", "json"])
         p.add_argument("--min-effect", type=float, default=5.0)
         p.add_argument("--alpha", type=float, default=0.01)
-        p.add_argument("--permutations", type=int, default=199)
+        p.add_argument("--permutations", type=int, default=99)
         p.add_argument("--min-size", type=int, default=3)
         if name == "html":
             p.add_argument("--out", required=True)

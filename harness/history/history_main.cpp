@@ -29,7 +29,7 @@ struct HistoryArgs {
   std::string machine, model, mode, match, metric = "speedup", format = "md", out_dir, out_file;
   int world_size = 0;
   double min_effect_pct = 5.0, alpha = 0.01;
-  int permutations = 199, min_size = 3;
+  int permutations = 99, min_size = 3;
   CLI::App *add = nullptr, *show = nullptr, *changes = nullptr, *html = nullptr, *exp = nullptr, *imp = nullptr;
 };
 

@@ -84,11 +84,11 @@ std::string hex64(uint64_t h) {
 }
 
 // What makes a run itself, wherever its line is read from: the machine, the point, the sweep's
-// run id, attempt and start, the host and the record's own timestamp. The same line added twice
+// run id, repeat, attempt and start, and the record's own timestamp. The same line added twice
 // (or from a copy of the file) has the same key; two repeats of a point never do.
 std::string run_key(const SweepEntry& e, const std::string& point_key) {
   std::string id = e.machine.describe() + "\n" + point_key + "\n" + e.run.run_id + "\n" + std::to_string(e.point.repeat) +
-                   "\n" + std::to_string(e.run.attempt) + "\n" + e.run.start_time + "\n" + e.run.host + "\n" +
+                   "\n" + std::to_string(e.run.attempt) + "\n" + e.run.start_time + "\n" +
                    (e.record ? e.record->timestamp : std::string());
   return hex64(fnv1a64(id.data(), id.size()));
 }
@@ -145,9 +145,8 @@ std::vector<json> rows_of(const ResultsFile& f, const Revision& rev, int* failed
     run["repeat"] = e.point.repeat;
     run["attempt"] = e.run.attempt;
     run["config"] = or_null(e.run.config);
-    run["host"] = or_null(e.run.host);
     run["started"] = or_null(e.run.start_time.empty() ? r.timestamp : e.run.start_time);
-    run["build"] = or_null(e.run.git_version.empty() ? r.version : e.run.git_version);
+    run["build"] = or_null(r.version);
     row["run"] = run;
     row["source"] = f.path;
     json m;

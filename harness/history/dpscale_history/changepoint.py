@@ -3,7 +3,7 @@ change point analysis of multivariate data", JASA 109:505) on one series, with t
 test that decides whether a change is real. Statistics only: numbers in, numbers out, no I/O.
 
 For a segment z_0..z_{n-1} split before index tau into X = z[:tau] (m values) and
-Y = z[tau:] (k values), with alpha = 1 (absolute differences, the paper's usual choice and
+Y = z[tau:kappa] (k values), with alpha = 1 (absolute differences, the paper's usual choice and
 MongoDB's / Otava's):
 
   E(X, Y) = 2/(m k) sum_{i in X, j in Y} |x_i - y_j|
@@ -11,9 +11,9 @@ MongoDB's / Otava's):
   Q(tau)  = m k / (m + k) * E(X, Y)
 
 E is the sample energy distance: zero in expectation when X and Y come from one distribution,
-positive when their means differ. The split is the tau that maximises Q over the segment (the
-paper also searches the right end kappa; like MongoDB's CI we take the whole segment,
-kappa = n). Hierarchically: the segments found so far are each searched, the best split over
+positive when their means differ. The split is the (tau, kappa) that maximises Q over the
+segment with Y = z[tau:kappa] (the paper's right end kappa: without it a dip that recovers
+inside the segment hides, since the recovered values dilute Y); tau is the change found. Hierarchically: the segments found so far are each searched, the best split over
 all of them is the candidate, and it is kept when a permutation test finds it significant:
 each segment's values are shuffled within the segment, the largest Q over all segments is
 taken again, R times, and p = (1 + #{shuffled max >= observed}) / (1 + R). Splitting stops at
@@ -33,11 +33,11 @@ from scipy import stats
 _CHUNK_ELEMENTS = 2_000_000
 
 
-def energy_q(x, tau):
-    """Q(tau) of one split, straight from the definition (the reference the fast path is tested
-    against). Needs at least 2 values on each side."""
+def energy_q(x, tau, kappa=None):
+    """Q of X = x[:tau] against Y = x[tau:kappa] (kappa: the end), straight from the definition
+    (the reference the fast path is tested against). Needs at least 2 values on each side."""
     x = np.asarray(x, dtype=float)
-    a, b = x[:tau], x[tau:]
+    a, b = x[:tau], x[tau:kappa]
     m, k = len(a), len(b)
     if m < 2 or k < 2:
         raise ValueError("a split needs at least 2 values on each side")
@@ -48,36 +48,47 @@ def energy_q(x, tau):
     return m * k / (m + k) * e
 
 
-def _q_from_sums(col, rowsum, min_size):
-    """Q(tau) for tau in [min_size, n - min_size] from, per row, col[j] = sum_{i<j} |z_i - z_j|
-    and rowsum[i] = sum_j |z_i - z_j|: with W(tau) = sum_{i<j<tau} |z_i - z_j| (the prefix sum
-    of col), the cross sum is sum_{i<tau} rowsum[i] - 2 W(tau) and Y's own sum is what is left."""
-    n = col.shape[1]
+def _coefficients(n, min_size):
+    """Q(tau, kappa) = A S[tau, kappa] + B S[tau, tau] + C S[kappa, kappa] (+ -inf where
+    kappa - tau < min_size): the definition's terms with m = tau, k = kappa - tau and
+    f = m k / (m + k) gathered per prefix sum,
+      A = f (2/(m k) + 2/(k (k-1))),  B = -f (2/(m k) + 1/(m (m-1)) + 1/(k (k-1))),
+      C = -f / (k (k-1))."""
     taus = np.arange(min_size, n - min_size + 1)
-    zero = np.zeros((col.shape[0], 1))
-    within_x = np.concatenate([zero, np.cumsum(col, axis=1, dtype=float)], axis=1)
-    rows = np.concatenate([zero, np.cumsum(rowsum, axis=1, dtype=float)], axis=1)
-    total = within_x[:, n:n + 1]
-    wx = within_x[:, taus]
-    cross = rows[:, taus] - 2 * wx
-    wy = total - wx - cross
-    m = taus.astype(float)
-    k = n - m
-    e = 2 * cross / (m * k) - 2 * wx / (m * (m - 1)) - 2 * wy / (k * (k - 1))
-    return taus, m * k / (m + k) * e
+    kappas = np.arange(2 * min_size, n + 1)
+    m = taus[:, None].astype(float)
+    k = (kappas[None, :] - taus[:, None]).astype(float)
+    valid = k >= min_size
+    k = np.where(valid, k, 2.0)  # any k > 1 where invalid: masked by `mask`
+    f = m * k / (m + k)
+    a = f * (2 / (m * k) + 2 / (k * (k - 1)))
+    b = -f * (2 / (m * k) + 1 / (m * (m - 1)) + 1 / (k * (k - 1)))
+    c = -f / (k * (k - 1))
+    mask = np.where(valid, 0.0, -np.inf)
+    return taus, kappas, np.where(valid, a, 0), np.where(valid, b, 0), np.where(valid, c, 0), mask
 
 
-def _upper(n, dtype):
-    return np.triu(np.ones((n, n), dtype=dtype), 1)
-
-
-def q_all_splits(z, min_size):
-    """Q(tau) for every tau in [min_size, n - min_size] of each row of z (shape (B, n)), from
-    the distance matrix: O(n^2) per row. Returns (taus, Q of shape (B, len(taus)))."""
+def q_grid(z, min_size):
+    """Q(tau, kappa) of each row of z (shape (B, n)) for every tau >= min_size and kappa with
+    kappa - tau >= min_size, from the 2-D prefix sums S[a, b] = sum_{i<a, j<b} |z_i - z_j|:
+      within X = S[tau, tau] / 2,  cross = S[tau, kappa] - S[tau, tau],
+      within Y = (S[kappa, kappa] - 2 S[tau, kappa] + S[tau, tau]) / 2
+    (_coefficients gathers the terms). O(n^2) per row. Returns (taus, kappas, Q of shape
+    (B, len(taus), len(kappas))), -inf where kappa - tau < min_size."""
     z = np.atleast_2d(np.asarray(z, dtype=float))
-    d = np.abs(z[:, :, None] - z[:, None, :])
-    col = np.einsum("bij,ij->bj", d, _upper(z.shape[1], float))
-    return _q_from_sums(col, d.sum(axis=2), min_size)
+    n = z.shape[1]
+    taus, kappas, a, b, c, mask = _coefficients(n, min_size)
+    # S[a, b] for a, b >= 1 is s[a-1, b-1]; S[0, .] = 0 is never needed (tau, kappa >= 2).
+    s = np.abs(z[:, :, None] - z[:, None, :])
+    np.cumsum(s, axis=1, out=s)
+    np.cumsum(s, axis=2, out=s)
+    diag = np.diagonal(s, axis1=1, axis2=2)
+    s_tk = s[:, taus[0] - 1:taus[-1], kappas[0] - 1:]
+    q = a * s_tk
+    q += b * diag[:, taus[0] - 1:taus[-1], None]
+    q += c * diag[:, None, kappas[0] - 1:]
+    q += mask
+    return taus, kappas, q
 
 
 def best_split(x, min_size):
@@ -85,33 +96,25 @@ def best_split(x, min_size):
     x = np.asarray(x, dtype=float)
     if len(x) < 2 * min_size:
         return None
-    taus, q = q_all_splits(x[None, :], min_size)
-    i = int(np.argmax(q[0]))
-    return int(taus[i]), float(q[0, i])
+    taus, kappas, q = q_grid(x[None, :], min_size)
+    i, j = np.unravel_index(int(np.argmax(q[0])), q[0].shape)
+    return int(taus[i]), float(q[0, i, j])
 
 
-# Shuffled maxima are compared with the observed Q within this relative margin: they are computed
-# in single precision (a third of the time), and a shuffle that reproduces the observed split
-# must count as reaching it.
-_TIE = 1e-5
+# Shuffled maxima are compared with the observed Q within this relative margin, so a shuffle
+# that reproduces the observed split counts as reaching it whatever the rounding.
+_TIE = 1e-9
 
 
 def _shuffled_max(x, min_size, rng, count):
-    """The best split's Q of `count` shuffles of x (the permutation distribution). A value's
-    summed distance to all others does not depend on the order, so only the prefix sums of
-    col need the shuffled distance matrix; it is computed in single precision."""
+    """The best split's Q of `count` shuffles of x (the permutation distribution)."""
     n = len(x)
-    rowsum = np.abs(x[:, None] - x[None, :]).sum(axis=1)
-    x32 = x.astype(np.float32)
-    upper = _upper(n, np.float32)
     out = np.empty(count)
     chunk = max(1, _CHUNK_ELEMENTS // (n * n))
     for start in range(0, count, chunk):
         b = min(chunk, count - start)
-        order = np.stack([rng.permutation(n) for _ in range(b)])
-        z = x32[order]
-        col = np.einsum("bij,ij->bj", np.abs(z[:, :, None] - z[:, None, :]), upper)
-        out[start:start + b] = _q_from_sums(col, rowsum[order], min_size)[1].max(axis=1)
+        z = np.stack([rng.permutation(x) for _ in range(b)])
+        out[start:start + b] = q_grid(z, min_size)[2].reshape(b, -1).max(axis=1)
     return out
 
 
@@ -122,7 +125,7 @@ class Change:
     p: float     # the permutation test's p
 
 
-def e_divisive(x, alpha=0.01, permutations=199, min_size=3, seed=0):
+def e_divisive(x, alpha=0.01, permutations=99, min_size=3, seed=0):
     """The significant change points of series x, in order of index. A segment shorter than
     2 * min_size is not split. The shuffles draw from a generator seeded with `seed`, so the
     same series always gives the same answer; a test stops early once its p cannot come under
@@ -144,9 +147,10 @@ def e_divisive(x, alpha=0.01, permutations=199, min_size=3, seed=0):
         if q <= 0:
             break
         exceed, done = 0, 0
-        step = 20
+        step = 5  # doubling: most candidates of a flat series are beaten within the first few
         while done < permutations and exceed <= limit:
             b = min(step, permutations - done)
+            step *= 2
             shuffled = np.full(b, -np.inf)
             for s2, e2, _ in splits:
                 shuffled = np.maximum(shuffled, _shuffled_max(x[s2:e2], min_size, rng, b))

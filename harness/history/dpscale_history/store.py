@@ -50,7 +50,7 @@ MIGRATIONS = [
              machine_id INTEGER NOT NULL REFERENCES machines(id),
              revision_id INTEGER NOT NULL REFERENCES revisions(id),
              run_id TEXT, repeat INTEGER NOT NULL, attempt INTEGER NOT NULL,
-             config TEXT, host TEXT, started TEXT, build TEXT, source TEXT NOT NULL,
+             config TEXT, started TEXT, build TEXT, source TEXT NOT NULL,
              epoch_s REAL NOT NULL, throughput REAL NOT NULL, speedup REAL, efficiency REAL,
              comm_share REAL, overlap_pct REAL,
              disturbed TEXT,
@@ -208,7 +208,7 @@ class Store:
             for i, row in enumerate(rows):
                 if pause and i == len(rows) // 2:
                     with open(pause, "w") as f:
-                        f.write(str(os.getpid()))
+                        f.write(f"{os.getpid()} {added}")
                     time.sleep(120)
                 if self.db.execute("SELECT 1 FROM runs WHERE run_key = ?", (row["run_key"],)).fetchone():
                     continue
@@ -225,7 +225,7 @@ class Store:
                 values = {
                     "run_key": row["run_key"], "point_id": point_id, "machine_id": machine_id,
                     "revision_id": revision_id, "run_id": run.get("run_id"), "repeat": run["repeat"],
-                    "attempt": run["attempt"], "config": run.get("config"), "host": run.get("host"),
+                    "attempt": run["attempt"], "config": run.get("config"),
                     "started": run.get("started"), "build": run.get("build"), "source": row["source"],
                     "disturbed": row["disturbed"], "has_state": int(row["state"] is not None),
                     "sweep_verdict": state.get("disturbed"), "added": stamp}
@@ -266,7 +266,7 @@ class Store:
                             "gpu_model": r["gpu_model"]},
                 "revision": {"name": r["rev_name"], "commit_id": r["commit_id"], "commit_time": r["commit_time"]},
                 "run": {"run_id": r["run_id"], "repeat": r["repeat"], "attempt": r["attempt"], "config": r["config"],
-                        "host": r["host"], "started": r["started"], "build": r["build"]},
+                        "started": r["started"], "build": r["build"]},
                 "source": r["source"],
                 "metrics": {k: r[k] for k in _METRICS},
                 "disturbed": r["disturbed"], "state": state,
