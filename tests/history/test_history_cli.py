@@ -126,6 +126,25 @@ class Store(Scratch):
         self.assertIn("no series match", none.stdout)
 
 
+    def test_points_that_describe_alike_are_series_told_apart(self):
+        # The baseline as measured, and a copy whose runs were given --samples 16384 (an option
+        # that is no sweep axis, so PointKey::describe does not show it): two points per mode.
+        lines = []
+        for text in open(synth.BASELINE):
+            j = json.loads(text)
+            argv = j["run"]["argv"]
+            argv[argv.index("--samples") + 1] = "16384"
+            lines.append(json.dumps(j))
+        (self.dir / "more.jsonl").write_text("\n".join(lines) + "\n")
+        for f in (synth.BASELINE, self.dir / "more.jsonl"):
+            r = dpscale("history", "add", f, "--rev", "b", "--rev-time", "2026-01-01", "--db", self.db)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        shown = json.loads(dpscale("history", "show", "--db", self.db, "--format", "json", "--mode", "naive").stdout)
+        self.assertEqual(sorted(s["label"] for s in shown["series"]),
+                         ["small naive K=2 50:300 (samples=16384)", "small naive K=2 50:300 (samples=8192)"])
+        self.assertEqual(len({s["point_key"] for s in shown["series"]}), 2)
+
+
 class Changes(Scratch):
     def changes(self, *extra):
         r = dpscale("history", "changes", "--db", self.db, "--format", "json", *extra)

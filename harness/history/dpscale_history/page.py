@@ -51,17 +51,16 @@ def chart(i, series, found):
     fig = Figure(figsize=(9, 3.2))
     ax = fig.add_subplot()
     xs = list(range(len(steps)))
-    for x, st in zip(xs, steps):
-        if st.values:
-            ax.plot([x] * len(st.values), st.values, ".", color=RUN, alpha=0.35, ms=4, gid=f"s{i}-runs-{x}")
-        if st.disturbed:
-            ax.plot([x] * len(st.disturbed), [v for v, _ in st.disturbed], "x", color=DISTURBED, ms=5,
-                    gid=f"s{i}-disturbed-{x}")
+    run_x = [x for x, st in zip(xs, steps) for _ in st.values]
+    run_y = [v for st in steps for v in st.values]
+    ax.plot(run_x, run_y, ".", color=RUN, alpha=0.35, ms=4, gid=f"s{i}-runs")
+    bad_x = [x for x, st in zip(xs, steps) for _ in st.disturbed]
+    if bad_x:
+        ax.plot(bad_x, [v for st in steps for v, _ in st.disturbed], "x", color=DISTURBED, ms=5, gid=f"s{i}-disturbed",
+                label="disturbed run (not tested)")
     tested = [(x, st.median) for x, st in zip(xs, steps) if st.values]
     ax.plot([x for x, _ in tested], [m for _, m in tested], "-o", color=RUN, ms=4, lw=1.2, gid=f"s{i}-median",
             label="median of undisturbed runs")
-    if any(st.disturbed for st in steps):
-        ax.plot([], [], "x", color=DISTURBED, label="disturbed run (not tested)")
     top = ax.get_ylim()[1]
     for k, c in enumerate(found):
         # Between the last tested revision before the change and the first after it.
@@ -77,7 +76,7 @@ def chart(i, series, found):
     ax.set_xticklabels([st.revision.label for st in steps][::step], rotation=45, ha="right", fontsize=7)
     ax.set_xlim(-0.5, len(steps) - 0.5)
     ax.set_ylabel(series.metric)
-    ax.set_title(f"{series.describe} — {series.machine}", loc="left")
+    ax.set_title(f"{series.label} — {series.machine}", loc="left")
     ax.legend(loc="lower left", fontsize=7)
     fig.tight_layout()
     return _svg(fig)
@@ -112,7 +111,7 @@ def revision_tables(series_list):
                    "<th>efficiency</th><th>comm share</th><th>epoch s</th></tr>")
         for s, st in rows[r.key]:
             o = st.others
-            out.append(f"<tr><td>{html.escape(s.describe)}</td><td>{html.escape(s.machine)}</td><td>{len(st.values)}</td>"
+            out.append(f"<tr><td>{html.escape(s.label)}</td><td>{html.escape(s.machine)}</td><td>{len(st.values)}</td>"
                        f"<td>{len(st.disturbed)}</td><td>{_cell(_median(o.get('speedup', [])))}</td>"
                        f"<td>{_cell(_median(o.get('efficiency', [])))}</td>"
                        f"<td>{_cell(_median(o.get('comm_share', [])))}</td>"
@@ -139,7 +138,7 @@ def write_page(series_list, changes_of, db_name, metric, params):
                      "<th>effect [95% interval]</th><th>p</th></tr>")
         for c in all_changes:
             cls = "regression" if c.regression else "improvement"
-            parts.append(f"<tr class=\"{cls}\"><td>{html.escape(c.series.describe)}</td><td>{html.escape(c.series.machine)}</td>"
+            parts.append(f"<tr class=\"{cls}\"><td>{html.escape(c.series.label)}</td><td>{html.escape(c.series.machine)}</td>"
                          f"<td><a href=\"#rev-{html.escape(c.revision.key)}\">{html.escape(c.revision.label)}</a></td>"
                          f"<td>{_cell(c.before)} → {_cell(c.after)}</td><td>{c.effect_pct:+.1f}% "
                          f"[{c.interval_pct[0]:+.1f}%, {c.interval_pct[1]:+.1f}%]</td><td>{c.p:.3f}</td></tr>")
@@ -154,7 +153,7 @@ def write_page(series_list, changes_of, db_name, metric, params):
             parts.append(f"<h3>{html.escape(s.curve)} <span class=\"muted\">{html.escape(s.machine)}</span></h3>")
         found = changes_of[id(s)]
         revs = ",".join(c.revision.label for c in found)
-        parts.append(f'<figure class="series" id="s{i}" data-series="{html.escape(s.describe)}" '
+        parts.append(f'<figure class="series" id="s{i}" data-series="{html.escape(s.label)}" '
                      f'data-machine="{html.escape(s.machine)}" data-changes="{html.escape(revs)}" '
                      f'data-revisions="{len(s.steps)}">')
         parts.append(chart(i, s, found))

@@ -18,14 +18,14 @@ def step_json(st):
 
 
 def series_head(s):
-    return {"machine": s.machine, "describe": s.describe, "curve": s.curve, "point_key": s.point_key,
-            "metric": s.metric}
+    return {"machine": s.machine, "describe": s.describe, "label": s.label, "curve": s.curve,
+            "point_key": s.point_key, "metric": s.metric}
 
 
 def show_md(series_list):
     out = []
     for s in series_list:
-        out.append(f"## {s.describe} — {s.machine}\n")
+        out.append(f"## {s.label} — {s.machine}\n")
         out.append(f"| revision | commit time | runs | disturbed | {s.metric} (median) | min | max |")
         out.append("|---|---|---:|---:|---:|---:|---:|")
         for st in s.steps:
@@ -45,7 +45,8 @@ def show_json(series_list):
 
 
 def change_json(c):
-    return {"machine": c.series.machine, "describe": c.series.describe, "curve": c.series.curve,
+    return {"machine": c.series.machine, "describe": c.series.describe, "label": c.series.label,
+            "curve": c.series.curve, "point_key": c.series.point_key,
             "metric": c.series.metric, "revision": c.revision.name, "commit_id": c.revision.commit_id,
             "commit_time": c.revision.commit_time, "index": c.index, "before": c.before, "after": c.after,
             "effect_pct": c.effect_pct, "interval_pct": list(c.interval_pct), "p": c.p,
@@ -56,7 +57,7 @@ def changes_md(series_list, found, failing, min_effect):
     out = ["| machine | series | first revision after | before → after | effect [95% interval] | p | direction |",
            "|---|---|---|---|---|---:|---|"]
     for c in found:
-        out.append(f"| {c.series.machine} | {c.series.describe} | {c.revision.label} ({c.revision.commit_time}) | "
+        out.append(f"| {c.series.machine} | {c.series.label} | {c.revision.label} ({c.revision.commit_time}) | "
                    f"{_num(c.before)} → {_num(c.after)} | {_pct(c.effect_pct)} [{_pct(c.interval_pct[0])}, "
                    f"{_pct(c.interval_pct[1])}] | {c.p:.3f} | {'regression' if c.regression else 'improvement'} |")
     if not found:
@@ -65,7 +66,7 @@ def changes_md(series_list, found, failing, min_effect):
     out.append("")
     out.append(f"# {tested} series, {len(found)} change point(s), metric {series_list[0].metric if series_list else '—'}")
     for c in failing:
-        out.append(f"# regression: {c.series.describe} on {c.series.machine}: its newest change, at {c.revision.label}, "
+        out.append(f"# regression: {c.series.label} on {c.series.machine}: its newest change, at {c.revision.label}, "
                    f"is {_pct(c.effect_pct)} (at least {min_effect:g}%)")
     return "\n".join(out) + "\n"
 

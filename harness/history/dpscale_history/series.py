@@ -2,6 +2,7 @@
 order, each with the metric of its undisturbed runs (their median is the series' value) and of
 its disturbed ones (drawn apart, never tested); and the change points of each series found by
 changepoint.py, with their effect. No I/O: the store's rows in, Series and Change out."""
+import json
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ class Series:
     mode: str
     world_size: int
     metric: str
+    settings: dict = field(default_factory=dict)  # the point's settings off their default (from the C++ point)
+    label: str = ""  # describe, plus the settings that tell it from another series of the same describe
     steps: list = field(default_factory=list)  # commit order
 
     def tested(self):
@@ -102,7 +105,7 @@ def build(runs, metric, filters=None):
         if s is None:
             s = by_key[key] = Series(machine=r["fingerprint"], point_key=r["point_key"], describe=r["describe"],
                                      curve=r["curve"], model=r["model"], mode=r["mode"], world_size=r["world_size"],
-                                     metric=metric)
+                                     metric=metric, settings=json.loads(r["point"]).get("settings", {}))
         if not s.steps or s.steps[-1].revision.key != r["rev_key"]:
             s.steps.append(Step(Revision(r["rev_key"], r["rev_name"], r["commit_id"], r["commit_time"])))
         step = s.steps[-1]
@@ -113,7 +116,24 @@ def build(runs, metric, filters=None):
             for m in TABLE_METRICS:
                 if r[m] is not None:
                     step.others.setdefault(m, []).append(r[m])
-    return sorted(by_key.values(), key=lambda s: (s.machine, s.curve, s.world_size, s.describe))
+    found = sorted(by_key.values(), key=lambda s: (s.machine, s.curve, s.world_size, s.describe, s.point_key))
+    label(found)
+    return found
+
+
+def label(series_list):
+    """Each series' label: its description, and where two series of one machine share it (a
+    setting that is no sweep axis differs: ci.json's samples against cpu.json's), the settings
+    whose values tell them apart."""
+    groups = {}
+    for s in series_list:
+        groups.setdefault((s.machine, s.describe), []).append(s)
+    for group in groups.values():
+        keys = sorted({k for s in group for k in s.settings})
+        differ = [k for k in keys if len({s.settings.get(k) for s in group}) > 1] if len(group) > 1 else []
+        for s in group:
+            extra = " ".join(f"{k}={s.settings.get(k, 'default')}" for k in differ)
+            s.label = s.describe + (f" ({extra})" if extra else "")
 
 
 def seed_of(series):
@@ -148,4 +168,4 @@ def positive(series_list):
     for s in series_list:
         for st in s.steps:
             if any(v <= 0 for v in st.values):
-                raise ValueError(f"{s.describe}: a {s.metric} of {min(st.values)} at {st.revision.label}")
+                raise ValueError(f"{s.label}: a {s.metric} of {min(st.values)} at {st.revision.label}")
