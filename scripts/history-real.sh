@@ -10,11 +10,12 @@
 #           naive's step in the committed CI baseline, on every rank, every step: a naive step N%
 #           longer; interleaved and bucketed untouched). Default: 5 clean, 5 slow10, 4 clean
 #           (a 10% regression of naive at revision 6, fixed at revision 11).
-#   Environment: WORK (the builds' worktrees, default /tmp/dpscale-history-real), NICE (the
+#   Environment: WORK (the builds' worktrees, default build/history-real: beside the sources, so
+#   ccache's CCACHE_BASEDIR finds the objects of the main build), NICE (the
 #   sweeps' --nice; default the config's -20 when root, else 0), SWEEP_ARGS (more sweep options).
 #
 # The builds are worktrees of HEAD with trainers/sync_naive.cpp patched (slowN) or not (clean),
-# each built with only the targets a sweep needs. Revisions are labelled
+# each built with only the targets a sweep needs, on the CPU backend. Revisions are labelled
 # "<commit>-<n>-clean" / "<commit>-<n>-slow10" and timed by their sweep's first run, so commit
 # order is the order they were measured in.
 set -euo pipefail
@@ -24,7 +25,7 @@ OUT=${1:?OUT dir}
 shift
 PLAN=("$@")
 [[ ${#PLAN[@]} -gt 0 ]] || PLAN=(clean clean clean clean clean slow10 slow10 slow10 slow10 slow10 clean clean clean clean)
-WORK=${WORK:-/tmp/dpscale-history-real}
+WORK=${WORK:-$ROOT/build/history-real}
 if [[ -z "${NICE:-}" ]]; then NICE=$([[ $(id -u) -eq 0 ]] && echo -20 || echo 0); fi
 mkdir -p "$OUT/sweeps" "$WORK"
 OUT=$(cd "$OUT" && pwd)
@@ -60,7 +61,7 @@ PY
       grep -q "sleep_for" "$dir/trainers/sync_naive.cpp" || { echo "history-real: the patch did not apply" >&2; exit 1; }
     fi
     CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$ROOT")} cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
+      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DDPSCALE_WITH_CUDA=OFF >/dev/null
     cmake --build "$dir/build" -j2 --target dpscale train_single_gpu train_dp_naive train_dp_interleaved \
       train_ddp_bucketed >&2
   fi
