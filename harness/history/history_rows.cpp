@@ -58,23 +58,12 @@ json comm_share(const RunRecord& r) {
   return *c / r.avg_epoch_s;
 }
 
-// The largest rank's run delay (time runnable but not running), where the record carries a
-// `*run_delay*` field (a number, or one per rank); null in records without one.
-json run_delay(const RunRecord& r) {
-  std::optional<double> worst;
+// The record's `run_delay_share` (the largest rank's time runnable but not running, over the
+// timed epochs' time), read by name from the record's JSON: null in records without it.
+json run_delay_share(const RunRecord& r) {
   const auto rec = to_json(r);
-  for (auto it = rec.begin(); it != rec.end(); ++it) {
-    if (it.key().find("run_delay") == std::string::npos) continue;
-    auto take = [&](const nlohmann::ordered_json& v) {
-      if (v.is_number()) worst = std::max(worst.value_or(v.get<double>()), v.get<double>());
-    };
-    if (it->is_array()) {
-      for (const auto& v : *it) take(v);
-    } else {
-      take(*it);
-    }
-  }
-  return or_null(worst);
+  const auto it = rec.find("run_delay_share");
+  return it != rec.end() && it->is_number() ? json(it->get<double>()) : json(nullptr);
 }
 
 std::string hex64(uint64_t h) {
@@ -165,7 +154,7 @@ std::vector<json> rows_of(const ResultsFile& f, const Revision& rev, int* failed
     m["efficiency"] = speedup ? json(*speedup / r.world_size) : json(nullptr);
     m["comm_share"] = comm_share(r);
     m["overlap_pct"] = or_null(r.overlap_pct);
-    m["run_delay_s"] = run_delay(r);
+    m["run_delay_share"] = run_delay_share(r);
     row["metrics"] = m;
     row["disturbed"] = or_null(disturbed);
     row["state"] = e.state ? json::parse(to_json(*e.state).dump()) : json(nullptr);

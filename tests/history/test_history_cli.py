@@ -106,7 +106,7 @@ class Store(Scratch):
         with sqlite3.connect(self.db) as c:
             self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], storemod.SCHEMA_VERSION)
             cols = [r[1] for r in c.execute("PRAGMA table_info(runs)")]
-        self.assertIn("run_delay_s", cols)
+        self.assertIn("run_delay_share", cols)
         self.assertEqual(self.count(), 12)
 
     def test_show_lists_revisions_in_commit_order(self):
@@ -232,6 +232,13 @@ class BadInput(Scratch):
         line = self.one_line_exit_2(dpscale("history", "add", synth.BASELINE, "--rev", "x", "--rev-time", "soon",
                                             "--db", self.db))
         self.assertIn("--rev-time 'soon' is not an ISO 8601 time", line)
+        self.assertFalse(self.db.exists())
+
+    def test_bad_options(self):
+        for args in (["changes", "--alpha", "2"], ["changes", "--min-effect", "0"], ["show", "--metric", "joy"],
+                     ["changes", "--permutations", "5"], ["add", str(synth.BASELINE)], ["html"]):
+            with self.subTest(args=args):
+                self.one_line_exit_2(dpscale("history", *args, "--db", self.db))
         self.assertFalse(self.db.exists())
 
     def test_a_results_file_that_is_not_one(self):

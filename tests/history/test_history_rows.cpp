@@ -80,7 +80,7 @@ TEST(HistoryRows, PointKeyDescribeAndMetricsComeFromTheHarness) {
       const double comm = e.point.mode == "naive" ? *e.record->comm_s : *e.record->exposed_comm_s;
       EXPECT_DOUBLE_EQ(m["comm_share"].get<double>(), comm / e.record->avg_epoch_s);
     }
-    EXPECT_TRUE(m["run_delay_s"].is_null());  // the baseline's records carry no run delay
+    EXPECT_TRUE(m["run_delay_share"].is_null());  // the baseline's records carry no run delay
   }
   ASSERT_EQ(keys_of_describe.size(), 4u);  // single, naive, interleaved, bucketed
   for (const auto& [d, keys] : keys_of_describe) EXPECT_EQ(keys.size(), 1u) << d << ": repeats of one point, one key";

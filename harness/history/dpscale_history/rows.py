@@ -5,7 +5,7 @@ import json
 import re
 
 ROW_SCHEMA = "dpscale.history.row/1"
-METRICS = ("epoch_s", "throughput", "speedup", "efficiency", "comm_share", "overlap_pct", "run_delay_s")
+METRICS = ("epoch_s", "throughput", "speedup", "efficiency", "comm_share", "overlap_pct", "run_delay_share")
 # Metrics that must be there (every successful run has them); the others may be null.
 REQUIRED_METRICS = ("epoch_s", "throughput")
 STATE_FIELDS = ("load1_before", "load1_after", "steal_pct", "iowait_pct", "others_cpus", "cpu_mhz", "nice",

@@ -61,14 +61,15 @@ MIGRATIONS = [
              added TEXT NOT NULL)""",
         "CREATE INDEX runs_series ON runs (machine_id, point_id)",
     ],
-    # The ranks' contention: the largest run delay, where records carry one.
-    ["ALTER TABLE runs ADD COLUMN run_delay_s REAL"],
+    # The ranks' contention, where records carry it: the largest rank's run delay over the
+    # timed epochs, as a share of their time.
+    ["ALTER TABLE runs ADD COLUMN run_delay_share REAL"],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _STATE = ("load1_before", "load1_after", "steal_pct", "iowait_pct", "others_cpus", "cpu_mhz", "nice",
           "probe_before_gflops", "probe_after_gflops")
-_METRICS = ("epoch_s", "throughput", "speedup", "efficiency", "comm_share", "overlap_pct", "run_delay_s")
+_METRICS = ("epoch_s", "throughput", "speedup", "efficiency", "comm_share", "overlap_pct", "run_delay_share")
 
 
 class StoreError(Exception):
