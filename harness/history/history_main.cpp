@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "contract/modes.h"
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "harness/common/subprocess.h"
@@ -72,7 +73,9 @@ void add_db(CLI::App* c, HistoryArgs& a) {
 void add_filters(CLI::App* c, HistoryArgs& a) {
   c->add_option("--machine", a.machine, "only machines whose fingerprint contains TEXT");
   c->add_option("--model", a.model, "only this model");
-  c->add_option("--mode", a.mode, "only this mode");
+  std::vector<std::string> modes;
+  for (const ModeInfo& m : all_modes()) modes.push_back(m.name);
+  c->add_option("--mode", a.mode, "only this mode: " + mode_names())->check(CLI::IsMember(modes));
   c->add_option("--world-size", a.world_size, "only this K")->check(whole_between(1, 1 << 20));
   c->add_option("--match", a.match, "only points whose description contains TEXT");
   c->add_option("--metric", a.metric, "speedup | efficiency | throughput | epoch_s")

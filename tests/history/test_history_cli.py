@@ -236,7 +236,8 @@ class BadInput(Scratch):
 
     def test_bad_options(self):
         for args in (["changes", "--alpha", "2"], ["changes", "--min-effect", "0"], ["show", "--metric", "joy"],
-                     ["changes", "--permutations", "5"], ["add", str(synth.BASELINE)], ["html"]):
+                     ["changes", "--permutations", "5"], ["add", str(synth.BASELINE)], ["html"],
+                     ["show", "--mode", "naiv"]):
             with self.subTest(args=args):
                 self.one_line_exit_2(dpscale("history", *args, "--db", self.db))
         self.assertFalse(self.db.exists())
