@@ -54,6 +54,7 @@ def parse(argv):
         p.add_argument("--alpha", type=float, default=0.01)
         p.add_argument("--permutations", type=int, default=99)
         p.add_argument("--min-size", type=int, default=3)
+        p.add_argument("--include-disturbed", action="store_true")
         if name == "html":
             p.add_argument("--out", required=True)
     return ap.parse_args(argv)
@@ -107,7 +108,7 @@ def load_series(a):
         runs = s.runs()
     finally:
         s.close()
-    found = seriesmod.build(runs, a.metric, filters_of(a))
+    found = seriesmod.build(runs, a.metric, filters_of(a), include_disturbed=a.include_disturbed)
     try:
         seriesmod.positive(found)
     except ValueError as e:
@@ -136,7 +137,8 @@ def cmd_changes(a):
     failing = [by_series[id(s)][-1] for s in series_list
                if by_series[id(s)] and by_series[id(s)][-1].regression
                and abs(by_series[id(s)][-1].effect_pct) >= a.min_effect]
-    text = (report.changes_json if a.format == "json" else report.changes_md)(series_list, found, failing, a.min_effect)
+    text = (report.changes_json if a.format == "json" else report.changes_md)(series_list, found, failing, a.min_effect,
+                                                                             a.include_disturbed)
     sys.stdout.write(text)
     return EXIT_REGRESSION if failing else EXIT_OK
 
@@ -148,6 +150,8 @@ def cmd_html(a):
     series_list = load_series(a)
     by_series = all_changes(a, series_list)
     params = f"alpha {a.alpha:g}, {a.permutations} permutations, at least {a.min_size} revisions a side"
+    if a.include_disturbed:
+        params += "; disturbed runs included (--include-disturbed): they count as undisturbed ones here"
     text = page.write_page(series_list, by_series, os.path.basename(a.db), a.metric, params)
     try:
         os.makedirs(a.out, exist_ok=True)

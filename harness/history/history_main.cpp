@@ -30,6 +30,7 @@ struct HistoryArgs {
   std::string machine, model, mode, match, metric = "speedup", format = "md", out_dir, out_file;
   int world_size = 0;
   double min_effect_pct = 5.0, alpha = 0.01;
+  bool include_disturbed = false;
   int permutations = 99, min_size = 3;
   CLI::App *add = nullptr, *show = nullptr, *changes = nullptr, *html = nullptr, *exp = nullptr, *imp = nullptr;
 };
@@ -81,6 +82,8 @@ void add_filters(CLI::App* c, HistoryArgs& a) {
   c->add_option("--metric", a.metric, "speedup | efficiency | throughput | epoch_s")
       ->check(CLI::IsMember(kMetrics))
       ->capture_default_str();
+  c->add_flag("--include-disturbed", a.include_disturbed,
+              "count runs the machine disturbed as undisturbed ones (a machine that is never quiet)");
 }
 
 void add_detection(CLI::App* c, HistoryArgs& a) {
@@ -98,6 +101,7 @@ std::vector<std::string> filter_args(const HistoryArgs& a) {
   if (!a.mode.empty()) v.insert(v.end(), {"--mode", a.mode});
   if (a.world_size > 0) v.insert(v.end(), {"--world-size", std::to_string(a.world_size)});
   if (!a.match.empty()) v.insert(v.end(), {"--match", a.match});
+  if (a.include_disturbed) v.push_back("--include-disturbed");
   return v;
 }
 

@@ -53,7 +53,7 @@ def change_json(c):
             "direction": "regression" if c.regression else "improvement"}
 
 
-def changes_md(series_list, found, failing, min_effect):
+def changes_md(series_list, found, failing, min_effect, include_disturbed=False):
     out = ["| machine | series | first revision after | before → after | effect [95% interval] | p | direction |",
            "|---|---|---|---|---|---:|---|"]
     for c in found:
@@ -64,14 +64,15 @@ def changes_md(series_list, found, failing, min_effect):
         out = ["no change points"]
     tested = sum(1 for s in series_list if s.tested())
     out.append("")
-    out.append(f"# {tested} series, {len(found)} change point(s), metric {series_list[0].metric if series_list else '—'}")
+    out.append(f"# {tested} series, {len(found)} change point(s), metric {series_list[0].metric if series_list else '—'}"
+               + (", disturbed runs included" if include_disturbed else ""))
     for c in failing:
         out.append(f"# regression: {c.series.label} on {c.series.machine}: its newest change, at {c.revision.label}, "
                    f"is {_pct(c.effect_pct)} (at least {min_effect:g}%)")
     return "\n".join(out) + "\n"
 
 
-def changes_json(series_list, found, failing, min_effect):
-    return json.dumps({"series": len(series_list), "min_effect_pct": min_effect,
+def changes_json(series_list, found, failing, min_effect, include_disturbed=False):
+    return json.dumps({"series": len(series_list), "min_effect_pct": min_effect, "include_disturbed": include_disturbed,
                        "changes": [change_json(c) for c in found],
                        "failing": [change_json(c) for c in failing]}, indent=1) + "\n"

@@ -92,9 +92,10 @@ def matches(run, filters):
 TABLE_METRICS = ("speedup", "efficiency", "comm_share", "epoch_s", "throughput")
 
 
-def build(runs, metric, filters=None):
+def build(runs, metric, filters=None, include_disturbed=False):
     """Series of the runs (the store's, in commit order) that match the filters and have the
-    metric, in order of machine, then curve, then K."""
+    metric, in order of machine, then curve, then K. `include_disturbed`: disturbed runs count as
+    undisturbed ones (a machine that is never quiet; said wherever it is used)."""
     filters = filters or {}
     by_key = {}
     for r in runs:
@@ -109,7 +110,7 @@ def build(runs, metric, filters=None):
         if not s.steps or s.steps[-1].revision.key != r["rev_key"]:
             s.steps.append(Step(Revision(r["rev_key"], r["rev_name"], r["commit_id"], r["commit_time"])))
         step = s.steps[-1]
-        if r["disturbed"]:
+        if r["disturbed"] and not include_disturbed:
             step.disturbed.append((r[metric], r["disturbed"]))
         else:
             step.values.append(r[metric])
