@@ -91,6 +91,10 @@ def _identify(db, path, check):
         app = db.execute("PRAGMA application_id").fetchone()[0]
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e):
+            raise StoreError(f"{path}: locked by another process for over {BUSY_TIMEOUT_S:g} s") from None
+        raise StoreError(f"{path}: not a dpscale history ({e})") from None
     except sqlite3.DatabaseError as e:
         raise StoreError(f"{path}: not a dpscale history ({e})") from None
     if app != APPLICATION_ID and not (app == 0 and tables == 0):
