@@ -14,7 +14,8 @@
 #   ccache's CCACHE_BASEDIR finds the objects of the main build), NICE (the
 #   sweeps' --nice; default the config's -20 when root, else 0), SWEEP_ARGS (more sweep options).
 #
-# The builds are worktrees of HEAD with trainers/sync_naive.cpp patched (slowN) or not (clean),
+# The builds are worktrees of one commit (HEAD, or COMMIT) with trainers/sync_naive.cpp patched
+# (slowN) or not (clean),
 # each built with only the targets a sweep needs, on the CPU backend. Revisions are labelled
 # "<commit>-<n>-clean" / "<commit>-<n>-slow10" and timed by their sweep's first run, so commit
 # order is the order they were measured in.
@@ -29,7 +30,12 @@ WORK=${WORK:-$ROOT/build/history-real}
 if [[ -z "${NICE:-}" ]]; then NICE=$([[ $(id -u) -eq 0 ]] && echo -20 || echo 0); fi
 mkdir -p "$OUT/sweeps" "$WORK"
 OUT=$(cd "$OUT" && pwd)
-commit=$(git rev-parse --short=8 HEAD)
+# The commit every build is made from: COMMIT, else the one the builds already in WORK were made
+# from (so a longer plan run later extends the same history), else HEAD.
+if [[ -z "${COMMIT:-}" ]]; then
+  COMMIT=$(git -C "$WORK/clean" rev-parse HEAD 2>/dev/null || git rev-parse HEAD)
+fi
+commit=$(git rev-parse --short=8 "$COMMIT")
 
 # naive's step in the committed CI baseline, in microseconds
 step_us=$(/usr/bin/python3 - <<'PY'
@@ -44,7 +50,7 @@ build() {  # build VARIANT: a worktree of HEAD with the variant's patch, built; 
   local variant=$1 dir="$WORK/$1"
   if [[ ! -x "$dir/build/bin/dpscale" ]]; then
     git worktree remove --force "$dir" 2>/dev/null || rm -rf "$dir"
-    git worktree add --detach "$dir" HEAD >&2
+    git worktree add --detach "$dir" "$COMMIT" >&2
     if [[ $variant == slow* ]]; then
       local pct=${variant#slow} us=$(( step_us * ${variant#slow} / 100 ))
       /usr/bin/python3 - "$dir/trainers/sync_naive.cpp" "$us" "$pct" <<'PY'
@@ -83,7 +89,8 @@ for i in "${!PLAN[@]}"; do
   when=$(/usr/bin/python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["run"]["start_time"])' "$file")
   "$ROOT/build/bin/dpscale" history add "$(realpath --relative-to="$ROOT" "$file")" --rev "$label" --rev-time "$when" \
     --db "$OUT/history.sqlite"
-  echo "$label  $when  $variant$([[ $variant == slow* ]] && echo " (naive's sync sleeps $(( step_us * ${variant#slow} / 100 )) us a step)")" >> "$OUT/plan.txt"
+  built=$(git -C "$WORK/$variant" rev-parse --short=8 HEAD)
+  echo "$label  $when  $variant, built from $built$([[ $variant == slow* ]] && echo ": naive's sync sleeps $(( step_us * ${variant#slow} / 100 )) us a step")" >> "$OUT/plan.txt"
 done
 "$ROOT/build/bin/dpscale" history changes --db "$OUT/history.sqlite" --min-effect 5 | tee "$OUT/changes.md" || true
 "$ROOT/build/bin/dpscale" history html "$OUT/page" --db "$OUT/history.sqlite"
