@@ -151,8 +151,8 @@ def cmd_html(a):
     by_series = all_changes(a, series_list)
     params = f"alpha {a.alpha:g}, {a.permutations} permutations, at least {a.min_size} revisions a side"
     if a.include_disturbed:
-        params += "; disturbed runs included (--include-disturbed): they count as undisturbed ones here"
-    text = page.write_page(series_list, by_series, os.path.basename(a.db), a.metric, params)
+        params += "; disturbed runs included (--include-disturbed)"
+    text = page.write_page(series_list, by_series, os.path.basename(a.db), a.metric, params, a.include_disturbed)
     try:
         os.makedirs(a.out, exist_ok=True)
         path = os.path.join(a.out, "index.html")

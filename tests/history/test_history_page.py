@@ -6,7 +6,8 @@ one median marker per revision), and each change line is drawn between the marke
 revision before the change and the first after it, on the side the data moved (a 10% loss of
 bucketed's speedup at revision 20: its markers lower after the line than before), and nowhere
 else. Negative controls: the same page with the change line moved to revision 10, or with a
-chart removed, is caught by the same check. Skips (77) without chromium."""
+chart removed, is caught by the same check. And the real history's committed pages
+(docs/history/*/index.html) load with every chart drawn. Skips (77) without chromium."""
 import json
 import os
 import random
@@ -156,6 +157,26 @@ class Page(unittest.TestCase):
         bad.write_text(gone)
         found = problems(render(bad), self.expected)
         self.assertTrue(any(p.startswith("charts ") for p in found), found)
+
+
+@unittest.skipUnless(shutil.which("chromium"), "no chromium")
+class CommittedPages(unittest.TestCase):
+    """The real history's pages in docs/history/: each loads, every chart is drawn, and each
+    drawn change line is one the page lists."""
+
+    def test_each_committed_page_renders(self):
+        pages = sorted((synth.SRC / "docs" / "history").glob("*/index.html"))
+        self.assertTrue(pages, "no committed history page")
+        for page in pages:
+            with self.subTest(page=page.parent.name):
+                dom = render(page)
+                self.assertIn('data-checked="yes"', dom)
+                figs = figures(dom)
+                self.assertEqual(len(figs), page.read_text().count('<figure class="series"'))
+                self.assertGreater(len(figs), 0)
+                for name, f in figs.items():
+                    self.assertTrue(f["drawn"] and f["drawn"]["svg"], name)
+                    self.assertEqual(len(f["drawn"]["lines"]), len(f["changes"]), name)
 
 
 if __name__ == "__main__":

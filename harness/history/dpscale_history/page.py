@@ -45,7 +45,17 @@ def _svg(fig):
     return text[text.index("<svg"):]  # inline: no XML prolog or doctype
 
 
-def chart(i, series, found):
+def _y_range(values, medians):
+    """The medians in full, and the runs between their 2nd and 98th percentiles: one wild run
+    (a speedup of 4 paired with a starved single run) would flatten every other point."""
+    v = sorted(values)
+    lo, hi = v[int(0.02 * (len(v) - 1))], v[int(round(0.98 * (len(v) - 1)))]
+    lo, hi = min([lo] + medians), max([hi] + medians)
+    pad = 0.08 * (hi - lo or abs(hi) or 1.0)
+    return lo - pad, hi + pad
+
+
+def chart(i, series, found, include_disturbed=False):
     """The SVG of series number i, with its change points `found`."""
     steps = series.steps
     fig = Figure(figsize=(9, 3.2))
@@ -54,13 +64,21 @@ def chart(i, series, found):
     run_x = [x for x, st in zip(xs, steps) for _ in st.values]
     run_y = [v for st in steps for v in st.values]
     ax.plot(run_x, run_y, ".", color=RUN, alpha=0.35, ms=4, gid=f"s{i}-runs")
-    bad_x = [x for x, st in zip(xs, steps) for _ in st.disturbed]
+    bad_x = [] if include_disturbed else [x for x, st in zip(xs, steps) for _ in st.disturbed]
     if bad_x:
         ax.plot(bad_x, [v for st in steps for v, _ in st.disturbed], "x", color=DISTURBED, ms=5, gid=f"s{i}-disturbed",
                 label="disturbed run (not tested)")
     tested = [(x, st.median) for x, st in zip(xs, steps) if st.values]
     ax.plot([x for x, _ in tested], [m for _, m in tested], "-o", color=RUN, ms=4, lw=1.2, gid=f"s{i}-median",
-            label="median of undisturbed runs")
+            label="median of the runs, disturbed included" if include_disturbed else "median of undisturbed runs")
+    every = run_y + [v for st in steps for v, _ in st.disturbed if not include_disturbed]
+    if every:
+        lo, hi = _y_range(every, [m for _, m in tested])
+        ax.set_ylim(lo, hi)
+        off = sum(1 for v in every if v < lo or v > hi)
+        if off:
+            ax.text(1.0, 1.0, f"{off} run(s) off the scale", transform=ax.transAxes, ha="right", va="bottom",
+                    fontsize=7, color=DISTURBED)
     top = ax.get_ylim()[1]
     for k, c in enumerate(found):
         # Between the last tested revision before the change and the first after it.
@@ -120,19 +138,25 @@ def revision_tables(series_list):
     return "\n".join(out)
 
 
-def write_page(series_list, changes_of, db_name, metric, params):
+def write_page(series_list, changes_of, db_name, metric, params, include_disturbed=False):
     """The page's HTML. `changes_of`: series -> its changes (oldest first)."""
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dpscale history</title>"
              f"<style>{STYLE}</style></head><body>",
              "<h1>Scaling curves over revisions</h1>",
              f"<p>From <code>{html.escape(db_name)}</code>: {len(series_list)} series, metric <b>{html.escape(metric)}</b>. "
              "Each chart is one point of a scaling curve on one machine, over revisions in commit order: dots are "
-             "undisturbed runs, the line their median per revision, grey crosses runs the machine disturbed (left out "
-             "of the test). Dashed lines are change points found by E-divisive means with a permutation test "
+             + ("runs (disturbed ones included), the line their median per revision. " if include_disturbed else
+                "undisturbed runs, the line their median per revision, grey crosses runs the machine disturbed (left "
+                "out of the test). ")
+             + "Dashed lines are change points found by E-divisive means with a permutation test "
              f"({html.escape(params)}), labelled with the first revision after the change and its effect "
              "(red a regression, green an improvement).</p>"]
     all_changes = [c for s in series_list for c in changes_of[id(s)]]
     parts.append("<h2>Change points</h2>")
+    tested = sum(1 for s in series_list if s.tested())
+    if tested < len(series_list):
+        parts.append(f"<p>{tested} of {len(series_list)} series have revisions with undisturbed runs to test; "
+                     "the others were disturbed throughout.</p>")
     if all_changes:
         parts.append("<table><tr><th>series</th><th>machine</th><th>first revision after</th><th>before → after</th>"
                      "<th>effect [95% interval]</th><th>p</th></tr>")
@@ -156,7 +180,7 @@ def write_page(series_list, changes_of, db_name, metric, params):
         parts.append(f'<figure class="series" id="s{i}" data-series="{html.escape(s.label)}" '
                      f'data-machine="{html.escape(s.machine)}" data-changes="{html.escape(revs)}" '
                      f'data-revisions="{len(s.steps)}">')
-        parts.append(chart(i, s, found))
+        parts.append(chart(i, s, found, include_disturbed))
         parts.append("</figure>")
     parts.append("<h2>Revisions</h2>")
     parts.append(revision_tables(series_list))

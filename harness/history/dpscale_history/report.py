@@ -26,7 +26,7 @@ def show_md(series_list):
     out = []
     for s in series_list:
         out.append(f"## {s.label} — {s.machine}\n")
-        out.append(f"| revision | commit time | runs | disturbed | {s.metric} (median) | min | max |")
+        out.append(f"| revision | commit time | runs tested | disturbed | {s.metric} (median) | min | max |")
         out.append("|---|---|---:|---:|---:|---:|---:|")
         for st in s.steps:
             lo = min(st.values) if st.values else None

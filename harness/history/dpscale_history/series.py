@@ -30,7 +30,7 @@ class Revision:
 class Step:
     """One revision of one series."""
     revision: Revision
-    values: list = field(default_factory=list)      # the metric of its undisturbed runs
+    values: list = field(default_factory=list)      # the metric of its undisturbed runs (all: include_disturbed)
     disturbed: list = field(default_factory=list)   # (value, why) of its disturbed runs
     others: dict = field(default_factory=dict)      # metric -> undisturbed values, for tables
 
@@ -110,9 +110,9 @@ def build(runs, metric, filters=None, include_disturbed=False):
         if not s.steps or s.steps[-1].revision.key != r["rev_key"]:
             s.steps.append(Step(Revision(r["rev_key"], r["rev_name"], r["commit_id"], r["commit_time"])))
         step = s.steps[-1]
-        if r["disturbed"] and not include_disturbed:
+        if r["disturbed"]:
             step.disturbed.append((r[metric], r["disturbed"]))
-        else:
+        if not r["disturbed"] or include_disturbed:
             step.values.append(r[metric])
             for m in TABLE_METRICS:
                 if r[m] is not None:
