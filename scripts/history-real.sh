@@ -8,8 +8,9 @@
 #           OUT/changes.md, OUT/page/index.html, OUT/plan.txt (what each revision was)
 #     PLAN  the builds in order, each `clean` or `slowN` (naive's gradient sync sleeps N% of
 #           naive's step in the committed CI baseline, on every rank, every step: a naive step N%
-#           longer; interleaved and bucketed untouched). Default: 5 clean, 5 slow10, 4 clean
-#           (a 10% regression of naive at revision 6, fixed at revision 11).
+#           longer; interleaved and bucketed untouched). Default: 5 clean, 5 slow10, 4 clean,
+#           8 slow50 (naive 10% slower at revision 6, fixed at 11, 50% slower from 15), the
+#           history docs/history.md shows.
 #   Environment: WORK (the builds' worktrees, default build/history-real: beside the sources, so
 #   ccache's CCACHE_BASEDIR finds the objects of the main build), NICE (the
 #   sweeps' --nice; default the config's -20 when root, else 0), SWEEP_ARGS (more sweep options).
@@ -25,7 +26,8 @@ ROOT=$PWD
 OUT=${1:?OUT dir}
 shift
 PLAN=("$@")
-[[ ${#PLAN[@]} -gt 0 ]] || PLAN=(clean clean clean clean clean slow10 slow10 slow10 slow10 slow10 clean clean clean clean)
+[[ ${#PLAN[@]} -gt 0 ]] || PLAN=(clean clean clean clean clean slow10 slow10 slow10 slow10 slow10 clean clean clean clean
+                                 slow50 slow50 slow50 slow50 slow50 slow50 slow50 slow50)
 WORK=${WORK:-$ROOT/build/history-real}
 if [[ -z "${NICE:-}" ]]; then NICE=$([[ $(id -u) -eq 0 ]] && echo -20 || echo 0); fi
 mkdir -p "$OUT/sweeps" "$WORK"
