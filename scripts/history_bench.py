@@ -82,7 +82,7 @@ def main():
         times = []
         for i in range(5):
             db = d / f"fresh{i}.sqlite"
-            dt, r = timed([a.bin, "history", "add", str(big), "--rev", "bench", "--rev-time", "2026-01-01",
+            dt, r = timed([a.bin, "history", "add", str(big), "--rev", "bench", "--rev-time", "2026-01-01T00:00:00Z",
                            "--db", str(db)])
             assert "1000 run(s) added" in r.stderr, r.stderr
             times.append(dt)
@@ -107,7 +107,7 @@ def main():
                    "--rev-time", f"2026-01-{1 + rev // 24:02d}T{rev % 24:02d}:00:00Z", "--db", str(db)])
         fill = time.perf_counter() - t0
         report.append(f"200 adds of 68 runs each (13,600 runs): {fill:.1f} s in all")
-        dt, r = timed([a.bin, "history", "add", str(big), "--rev", "bench", "--rev-time", "2026-02-01", "--db", str(db)])
+        dt, r = timed([a.bin, "history", "add", str(big), "--rev", "bench", "--rev-time", "2026-02-01T00:00:00Z", "--db", str(db)])
         report.append(f"add of the 1,000-run file to that store (13,600 runs held): {dt:.2f} s (load {load()})")
         times = []
         for _ in range(3):

@@ -3,6 +3,7 @@
 machine's CI sweep measures. Writes results/history/synthetic.md (the table) and .json.
 
   /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100]
+  /usr/bin/python3 scripts/history_experiment.py --table results/history/synthetic.json   (the table only)
 
 1. The noise: the ten idle sweeps of configs/ci.json in results/gate/runs.tar.xz (one build,
    an idle machine, scripts/gate-experiment.sh) are added to a scratch history with
@@ -116,7 +117,12 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "build" / "bin" / "dpscale"))
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "results" / "history"))
+    ap.add_argument("--table", help="print the table of a committed synthetic.json, measuring nothing")
     a = ap.parse_args()
+    if a.table:
+        doc = json.loads(Path(a.table).read_text())
+        print("\n".join(report(doc, doc["rows"][0]["seeds"])))
+        return
     sigma, per_series, files = measured_sigma(a.bin)
     rows = [scenario(s, shift, a.seeds) for s in (sigma, sigma / 2, sigma / 4) for shift in SHIFTS]
     out = Path(a.out)
@@ -124,14 +130,23 @@ def main():
     doc = {"sigma_measured_pct": 100 * sigma, "per_series": per_series, "idle_sweeps": files, "revisions": N_REVS,
            "tau_range": TAU_RANGE, "alpha": ALPHA, "permutations": PERMUTATIONS, "min_size": MIN_SIZE, "rows": rows}
     (out / "synthetic.json").write_text(json.dumps(doc, indent=1) + "\n")
+    lines = report(doc, a.seeds)
+    (out / "synthetic.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def report(doc, seeds):
+    """The Markdown of an experiment's JSON (what --table prints)."""
+    sigma, per_series, files, rows = doc["sigma_measured_pct"], doc["per_series"], doc["idle_sweeps"], doc["rows"]
+    lo, hi = doc["tau_range"]
     lines = ["# Change points in synthetic histories with this machine's noise", "",
              "Written by `scripts/history_experiment.py` (docs/history.md says how to read it).", "",
-             f"σ of a revision's log-speedup, measured: **{100 * sigma:.2f}%** (pooled over "
+             f"σ of a revision's log-speedup, measured: **{sigma:.2f}%** (pooled over "
              + ", ".join(f"{k}: {100 * v['sd']:.2f}%" for k, v in per_series.items())
              + f"; {len(files)} idle sweeps of configs/ci.json from results/gate/runs.tar.xz, one revision each).", "",
-             f"{N_REVS} revisions, a loss of speedup from revision τ (drawn from {TAU_RANGE[0]}..{TAU_RANGE[1]}), "
-             f"{a.seeds} seeds per row; E-divisive means, alpha {ALPHA}, {PERMUTATIONS} permutations, "
-             f"{MIN_SIZE} revisions a side.", "",
+             f"{doc['revisions']} revisions, a loss of speedup from revision τ (drawn from {lo}..{hi}), "
+             f"{seeds} seeds per row; E-divisive means, alpha {doc['alpha']}, {doc['permutations']} permutations, "
+             f"{doc['min_size']} revisions a side.", "",
              "| σ | shift | found at τ ± 1 | seeds with any change | median distance of the nearest change from τ "
              "| least squares told of one change: at τ ± 1 |",
              "|---:|---:|---:|---:|---:|---:|"]
@@ -141,8 +156,7 @@ def main():
         label = "none (flat)" if not r["shift_pct"] else f"−{r['shift_pct']:.0f}%"
         ideal = "—" if r["least_squares_at_tau_pm1"] is None else f"{100 * r['least_squares_at_tau_pm1']:.0f}%"
         lines.append(f"| {r['sigma_pct']:.2f}% | {label} | {found} | {100 * r['any_change']:.0f}% | {err} | {ideal} |")
-    (out / "synthetic.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return lines
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ std::string trimmed(std::string s) {
 
 std::string utc_iso(const std::string& text, const std::string& what) {
   static const std::regex iso(
-      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)");
+      R"((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)");
   std::smatch m;
   const std::string bad = what + " '" + text + "' is not an ISO 8601 time (e.g. 2026-11-26T08:00:00Z)";
   if (!std::regex_match(text, m, iso)) throw InputError(bad);
@@ -28,12 +28,12 @@ std::string utc_iso(const std::string& text, const std::string& what) {
   t.tm_year = std::stoi(m[1]) - 1900;
   t.tm_mon = std::stoi(m[2]) - 1;
   t.tm_mday = std::stoi(m[3]);
-  t.tm_hour = m[4].matched ? std::stoi(m[4]) : 0;
-  t.tm_min = m[5].matched ? std::stoi(m[5]) : 0;
+  t.tm_hour = std::stoi(m[4]);
+  t.tm_min = std::stoi(m[5]);
   t.tm_sec = m[6].matched ? std::stoi(m[6]) : 0;
   const std::tm asked = t;
   time_t secs = ::timegm(&t);
-  // timegm normalises 2026-02-30 into March: a date that moved did not exist.
+  // timegm normalises February 30th into March: a date that moved did not exist.
   if (t.tm_mday != asked.tm_mday || t.tm_mon != asked.tm_mon || asked.tm_hour > 23 || asked.tm_min > 59 ||
       asked.tm_sec > 60) {
     throw InputError(bad + ": no such date or time");

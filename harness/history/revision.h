@@ -14,8 +14,8 @@ namespace dpscale::history {
 // Throws InputError (one line) otherwise.
 Revision resolve_revision(const std::string& rev, const std::string& rev_time);
 
-// "2026-11-26T08:00:00Z" from "2026-11-26T09:00:00+01:00", "2026-11-26T08:00:00Z",
-// "2026-11-26 08:00:00" (UTC) or "2026-11-26" (midnight UTC). Throws InputError naming `what`.
+// "2026-11-26T08:00:00Z" from "2026-11-26T09:00:00+01:00", "2026-11-26T08:00:00Z" or
+// "2026-11-26T08:00" (no zone: UTC). Throws InputError naming `what`.
 std::string utc_iso(const std::string& text, const std::string& what);
 
 }  // namespace dpscale::history

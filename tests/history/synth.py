@@ -27,7 +27,7 @@ def templates():
     if _templates is None:
         with tempfile.TemporaryDirectory() as d:
             db = Path(d) / "t.sqlite"
-            r = dpscale("history", "add", BASELINE, "--rev", "template", "--rev-time", "2026-01-01", "--db", db)
+            r = dpscale("history", "add", BASELINE, "--rev", "template", "--rev-time", "2026-01-01T00:00:00Z", "--db", db)
             assert r.returncode == 0, r.stderr
             r = dpscale("history", "export", "--db", db)
             assert r.returncode == 0, r.stderr

@@ -56,14 +56,14 @@ class Scratch(unittest.TestCase):
 
 class Store(Scratch):
     def test_add_twice_and_a_copy_are_one_row_per_run(self):
-        r = dpscale("history", "add", synth.BASELINE, "--rev", "b1", "--rev-time", "2026-01-01", "--db", self.db)
+        r = dpscale("history", "add", synth.BASELINE, "--rev", "b1", "--rev-time", "2026-01-01T00:00:00Z", "--db", self.db)
         self.assertEqual(r.returncode, 0, r.stderr)
         n = self.count()
         self.assertGreater(n, 60)  # the baseline's runs (reruns of disturbed runs replace the lines they rerun)
         self.assertIn(f"{n} run(s) added", r.stderr)
         copy = self.dir / "copy.jsonl"
         shutil.copy(synth.BASELINE, copy)
-        r = dpscale("history", "add", copy, synth.BASELINE, "--rev", "b1", "--rev-time", "2026-01-01", "--db", self.db)
+        r = dpscale("history", "add", copy, synth.BASELINE, "--rev", "b1", "--rev-time", "2026-01-01T00:00:00Z", "--db", self.db)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"0 run(s) added to {self.db}, {2 * n} already held", r.stderr)
         self.assertEqual(self.count(), n)
@@ -137,7 +137,7 @@ class Store(Scratch):
             lines.append(json.dumps(j))
         (self.dir / "more.jsonl").write_text("\n".join(lines) + "\n")
         for f in (synth.BASELINE, self.dir / "more.jsonl"):
-            r = dpscale("history", "add", f, "--rev", "b", "--rev-time", "2026-01-01", "--db", self.db)
+            r = dpscale("history", "add", f, "--rev", "b", "--rev-time", "2026-01-01T00:00:00Z", "--db", self.db)
             self.assertEqual(r.returncode, 0, r.stderr)
         shown = json.loads(dpscale("history", "show", "--db", self.db, "--format", "json", "--mode", "naive").stdout)
         self.assertEqual(sorted(s["label"] for s in shown["series"]),
@@ -243,7 +243,7 @@ class BadInput(Scratch):
     def test_a_results_file_that_is_not_one(self):
         p = self.dir / "x.jsonl"
         p.write_text('{"hello": 1}\n')
-        self.one_line_exit_2(dpscale("history", "add", p, "--rev", "x", "--rev-time", "2026-01-01", "--db", self.db))
+        self.one_line_exit_2(dpscale("history", "add", p, "--rev", "x", "--rev-time", "2026-01-01T00:00:00Z", "--db", self.db))
         self.assertFalse(self.db.exists())
 
 

@@ -60,7 +60,7 @@ class Concurrent(Base):
             p = self.dir / f"w{w}.jsonl"
             p.write_text("".join(lines[w * 20:w * 20 + 30]))
             files.append(p)
-        rev = ["--rev", "b1", "--rev-time", "2026-01-01"]
+        rev = ["--rev", "b1", "--rev-time", "2026-01-01T00:00:00Z"]
         # What each file holds, added alone to a store of its own.
         expected = set()
         for w, p in enumerate(files):
@@ -185,7 +185,7 @@ class Refused(Base):
                      self.newer_history, self.truncated_history):
             path, words = make()
             before = digest(path)
-            for args in (["import", rows], ["add", synth.BASELINE, "--rev", "x", "--rev-time", "2026-01-01"],
+            for args in (["import", rows], ["add", synth.BASELINE, "--rev", "x", "--rev-time", "2026-01-01T00:00:00Z"],
                          ["show"], ["changes"], ["export"]):
                 with self.subTest(file=make.__name__, cmd=args[0]):
                     r = dpscale("history", *args, "--db", path)

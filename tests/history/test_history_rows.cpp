@@ -113,9 +113,9 @@ TEST(HistoryRows, IsoTimesAreNormalisedToUtc) {
   EXPECT_EQ(history::utc_iso("2026-11-26T09:30:00+01:00", "t"), "2026-11-26T08:30:00Z");
   EXPECT_EQ(history::utc_iso("2026-11-26T08:30:00-0230", "t"), "2026-11-26T11:00:00Z");
   EXPECT_EQ(history::utc_iso("2026-11-26T08:30:00Z", "t"), "2026-11-26T08:30:00Z");
-  EXPECT_EQ(history::utc_iso("2026-11-26 08:30", "t"), "2026-11-26T08:30:00Z");
-  EXPECT_EQ(history::utc_iso("2026-11-26", "t"), "2026-11-26T00:00:00Z");
-  for (const char* bad : {"2026-02-30", "2026-11-26T25:00:00Z", "yesterday", "", "2026-11-26T08:30:00+1"}) {
+  EXPECT_EQ(history::utc_iso("2026-11-26T08:30", "t"), "2026-11-26T08:30:00Z");  // no zone: UTC
+  for (const char* bad : {"2026-02-30T00:00:00Z", "2026-11-26T25:00:00Z", "yesterday", "", "2026-11-26T08:30:00+1",
+                          "2026-11-26T08"}) {
     EXPECT_THROW(history::utc_iso(bad, "--rev-time"), InputError) << bad;
   }
 }
@@ -144,12 +144,12 @@ TEST(HistoryRows, RevResolvesWithGitOrTakesRevTime) {
   EXPECT_EQ(head.name, "HEAD");
   EXPECT_EQ(head.commit_id.size(), 40u);
   EXPECT_EQ(head.commit_time, "2026-03-04T03:06:07Z");
-  EXPECT_THROW(history::resolve_revision("HEAD", "2026-01-01"), InputError);  // git's time orders a commit
+  EXPECT_THROW(history::resolve_revision("HEAD", "2026-01-01T00:00:00Z"), InputError);  // git's time orders a commit
   EXPECT_THROW(history::resolve_revision("build-slow5", ""), InputError);    // a label needs its time
   const history::Revision label = history::resolve_revision("build-slow5", "2026-01-01T12:00:00+01:00");
   EXPECT_EQ(label.commit_id, "");
   EXPECT_EQ(label.commit_time, "2026-01-01T11:00:00Z");
-  EXPECT_THROW(history::resolve_revision("--all", "2026-01-01"), InputError);
+  EXPECT_THROW(history::resolve_revision("--all", "2026-01-01T00:00:00Z"), InputError);
 }
 
 }  // namespace
