@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "contract/cli_checks.h"
 #include "contract/modes.h"
 #include "contract/option_values.h"
 #include "core/errors.h"
@@ -40,31 +41,6 @@ namespace {
 // The metrics a series can follow: the row's `metrics` keys that are positive numbers.
 const std::vector<std::string> kMetrics = {"speedup", "efficiency", "throughput", "epoch_s"};
 
-CLI::Validator real_between(double lo, double hi, const std::string& what) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        try {
-          parse_real(text, {lo, false}, {hi});
-        } catch (const ValueError& e) {
-          return std::string(e.what()) + "; allowed " + what;
-        }
-        return "";
-      },
-      what);
-}
-CLI::Validator whole_between(int64_t lo, int64_t hi) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        try {
-          parse_whole(text, lo, hi);
-        } catch (const ValueError& e) {
-          return std::string(e.what()) + "; allowed " + std::to_string(lo) + " to " + std::to_string(hi);
-        }
-        return "";
-      },
-      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-}
-
 void add_db(CLI::App* c, HistoryArgs& a) {
   c->add_option("--db", a.db, "the history store (SQLite)")->capture_default_str();
   c->add_option("--python", a.python, "Python 3 with numpy and scipy")->capture_default_str();
@@ -77,7 +53,7 @@ void add_filters(CLI::App* c, HistoryArgs& a) {
   std::vector<std::string> modes;
   for (const ModeInfo& m : all_modes()) modes.push_back(m.name);
   c->add_option("--mode", a.mode, "only this mode: " + mode_names())->check(CLI::IsMember(modes));
-  c->add_option("--world-size", a.world_size, "only this K")->check(whole_between(1, 1 << 20));
+  c->add_option("--world-size", a.world_size, "only this K")->check(whole_in(1, 1 << 20));
   c->add_option("--match", a.match, "only points whose description contains TEXT");
   c->add_option("--metric", a.metric, "speedup | efficiency | throughput | epoch_s")
       ->check(CLI::IsMember(kMetrics))
@@ -88,10 +64,10 @@ void add_filters(CLI::App* c, HistoryArgs& a) {
 
 void add_detection(CLI::App* c, HistoryArgs& a) {
   c->add_option("--alpha", a.alpha, "a change is kept when its permutation p is at most this")
-      ->check(real_between(0.0, 0.5, "in (0, 0.5]"))
+      ->check(real_in({0.0, false}, {0.5}, "in (0, 0.5]"))
       ->capture_default_str();
-  c->add_option("--permutations", a.permutations, "permutations per test")->check(whole_between(19, 100000))->capture_default_str();
-  c->add_option("--min-size", a.min_size, "revisions each side of a change at least")->check(whole_between(2, 1000))->capture_default_str();
+  c->add_option("--permutations", a.permutations, "permutations per test")->check(whole_in(19, 100000))->capture_default_str();
+  c->add_option("--min-size", a.min_size, "revisions each side of a change at least")->check(whole_in(2, 1000))->capture_default_str();
 }
 
 std::vector<std::string> filter_args(const HistoryArgs& a) {
@@ -178,7 +154,7 @@ HistoryCommand::HistoryCommand(CLI::App& app) : a_(std::make_unique<HistoryArgs>
   add_filters(a.changes, a);
   add_detection(a.changes, a);
   a.changes->add_option("--min-effect", a.min_effect_pct, "the smallest regression, in percent, that fails (exit 1)")
-      ->check(real_between(0.0, 100.0, "in (0, 100]"))
+      ->check(real_in({0.0, false}, {100.0}, "in (0, 100]"))
       ->capture_default_str();
   a.changes->add_option("--format", a.format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
 

@@ -58,14 +58,6 @@ json comm_share(const RunRecord& r) {
   return *c / r.avg_epoch_s;
 }
 
-// The record's `run_delay_share` (the largest rank's time runnable but not running, over the
-// timed epochs' time), read by name from the record's JSON: null in records without it.
-json run_delay_share(const RunRecord& r) {
-  const auto rec = to_json(r);
-  const auto it = rec.find("run_delay_share");
-  return it != rec.end() && it->is_number() ? json(it->get<double>()) : json(nullptr);
-}
-
 std::string hex64(uint64_t h) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
@@ -148,13 +140,15 @@ std::vector<json> rows_of(const ResultsFile& f, const Revision& rev, int* failed
       disturbed = p->second->disturbed;
     } else if (e.state) {
       // A single run: its own state only (it pairs with nothing).
-      if (const auto why = disturbance(*e.state, usual, limits)) disturbed = "round " + std::to_string(e.point.repeat + 1) + ": " + *why;
+      if (const auto why = disturbance(*e.state, r.run_delay_share, usual, limits)) {
+        disturbed = "round " + std::to_string(e.point.repeat + 1) + ": " + *why;
+      }
     }
     m["speedup"] = or_null(speedup);
     m["efficiency"] = speedup ? json(*speedup / r.world_size) : json(nullptr);
     m["comm_share"] = comm_share(r);
     m["overlap_pct"] = or_null(r.overlap_pct);
-    m["run_delay_share"] = run_delay_share(r);
+    m["run_delay_share"] = or_null(r.run_delay_share);
     row["metrics"] = m;
     row["disturbed"] = or_null(disturbed);
     row["state"] = e.state ? json::parse(to_json(*e.state).dump()) : json(nullptr);

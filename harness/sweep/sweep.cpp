@@ -254,8 +254,9 @@ int run_sweep(SweepOptions o) {
         std::cerr << "dpscale sweep: interrupted; nothing recorded for " << info.run_id << " (--resume continues from it)\n";
         return 130;
       }
-      const MachineState state = watch.after_run(recorder);
       const RunOutcome outcome = judge_run(r, p, timeout_s);
+      const MachineState state =
+          watch.after_run(recorder, outcome.record ? outcome.record->run_delay_share : std::nullopt);
       nlohmann::ordered_json sys = system;
       if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
       sys["state"] = to_json(state);
