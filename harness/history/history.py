@@ -90,6 +90,7 @@ def cmd_export(a):
     if a.out:
         tmp = a.out + ".tmp"
         try:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
             with open(tmp, "w", encoding="utf-8") as f:
                 f.writelines(lines)
             os.replace(tmp, a.out)

@@ -6,15 +6,16 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "contract/cli_checks.h"
 #include "contract/modes.h"
 #include "contract/option_values.h"
 #include "core/errors.h"
+#include "harness/common/cli_values.h"
 #include "harness/common/subprocess.h"
 #include "harness/common/temp_file.h"
 #include "harness/history/history_rows.h"
 #include "harness/history/revision.h"
 #include "harness/sweep/results_file.h"
+#include "models/mlp_spec.h"
 
 #ifndef DPSCALE_SOURCE_DIR
 #define DPSCALE_SOURCE_DIR "."
@@ -41,33 +42,51 @@ namespace {
 // The metrics a series can follow: the row's `metrics` keys that are positive numbers.
 const std::vector<std::string> kMetrics = {"speedup", "efficiency", "throughput", "epoch_s"};
 
-void add_db(CLI::App* c, HistoryArgs& a) {
-  c->add_option("--db", a.db, "the history store (SQLite)")->capture_default_str();
-  c->add_option("--python", a.python, "Python 3 with numpy and scipy")->capture_default_str();
-  c->add_option("--script", a.script, "the Python side (default <source>/harness/history/history.py)");
+// A filter's text is found inside one line (a fingerprint, a point's description): empty text
+// would match everything and a line break nothing, so neither is taken.
+void one_line_text(const std::string& v) {
+  if (v.empty()) throw ValueError("is empty");
+  for (const char ch : v) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) throw ValueError("holds a control character");
+  }
+}
+
+// A revision's name as git or a label would have it: one word, not an option.
+void revision_name(const std::string& v) {
+  one_line_text(v);
+  if (v[0] == '-') throw ValueError("'" + v + "' cannot start with '-'");
+  if (v.find(' ') != std::string::npos) throw ValueError("'" + v + "' holds a space");
+}
+
+// The store: `add` and `import` write it (made, with its directories, when missing); the others
+// read one that is there.
+void add_db(CLI::App* c, HistoryArgs& a, bool writes) {
+  CLI::Option* db = c->add_option("--db", a.db, "the history store (SQLite)")->capture_default_str();
+  if (writes) output_file(db);
+  else input_file(db);
+  program(c->add_option("--python", a.python, "Python 3 with numpy and scipy")->capture_default_str());
+  input_file(c->add_option("--script", a.script, "the Python side (default <source>/harness/history/history.py)"));
 }
 
 void add_filters(CLI::App* c, HistoryArgs& a) {
-  c->add_option("--machine", a.machine, "only machines whose fingerprint contains TEXT");
-  c->add_option("--model", a.model, "only this model");
+  text_of(c->add_option("--machine", a.machine, "only machines whose fingerprint contains TEXT"), "TEXT", one_line_text);
+  text_of(c->add_option("--model", a.model, "only this model"), "MODEL", [](const std::string& v) { parse_model(v); });
   std::vector<std::string> modes;
   for (const ModeInfo& m : all_modes()) modes.push_back(m.name);
-  c->add_option("--mode", a.mode, "only this mode: " + mode_names())->check(CLI::IsMember(modes));
-  c->add_option("--world-size", a.world_size, "only this K")->check(whole_in(1, 1 << 20));
-  c->add_option("--match", a.match, "only points whose description contains TEXT");
-  c->add_option("--metric", a.metric, "speedup | efficiency | throughput | epoch_s")
-      ->check(CLI::IsMember(kMetrics))
-      ->capture_default_str();
+  one_of(c->add_option("--mode", a.mode, "only this mode"), modes);
+  whole_in(c->add_option("--world-size", a.world_size, "only this K"), 1, 1 << 20);
+  text_of(c->add_option("--match", a.match, "only points whose description contains TEXT"), "TEXT", one_line_text);
+  one_of(c->add_option("--metric", a.metric, "the metric each series follows")->capture_default_str(), kMetrics);
   c->add_flag("--include-disturbed", a.include_disturbed,
               "count runs the machine disturbed as undisturbed ones (a machine that is never quiet)");
 }
 
 void add_detection(CLI::App* c, HistoryArgs& a) {
-  c->add_option("--alpha", a.alpha, "a change is kept when its permutation p is at most this")
-      ->check(real_in({0.0, false}, {0.5}, "in (0, 0.5]"))
-      ->capture_default_str();
-  c->add_option("--permutations", a.permutations, "permutations per test")->check(whole_in(19, 100000))->capture_default_str();
-  c->add_option("--min-size", a.min_size, "revisions each side of a change at least")->check(whole_in(2, 1000))->capture_default_str();
+  real_in(c->add_option("--alpha", a.alpha, "a change is kept when its permutation p is at most this")->capture_default_str(),
+          {0.0, false}, {0.5});
+  whole_in(c->add_option("--permutations", a.permutations, "permutations per test")->capture_default_str(), 19, 100000);
+  whole_in(c->add_option("--min-size", a.min_size, "revisions each side of a change at least")->capture_default_str(), 2,
+           1000);
 }
 
 std::vector<std::string> filter_args(const HistoryArgs& a) {
@@ -138,39 +157,43 @@ HistoryCommand::HistoryCommand(CLI::App& app) : a_(std::make_unique<HistoryArgs>
   cmd_ = app.add_subcommand("history", "scaling curves over revisions: a store, change points, a static page");
   cmd_->require_subcommand(1);
   a.add = cmd_->add_subcommand("add", "add a sweep's runs, measured at revision REV (the same run twice is one row)");
-  a.add->add_option("files", a.files, "results files (.jsonl)")->required();
-  a.add->add_option("--rev", a.rev, "the revision measured: a commit of this repository, or a label with --rev-time")->required();
-  a.add->add_option("--rev-time", a.rev_time, "for a REV git does not know: its time, ISO 8601");
-  add_db(a.add, a);
+  // Read first thing by `add` (read_results), in its own words.
+  kind_only(a.add->add_option("files", a.files, "results files (.jsonl)")->required(), "FILE");
+  text_of(a.add->add_option("--rev", a.rev, "the revision measured: a commit of this repository, or a label with --rev-time")
+              ->required(),
+          "REV", revision_name);
+  text_of(a.add->add_option("--rev-time", a.rev_time, "for a REV git does not know: its time, ISO 8601"), "ISO TIME",
+          [](const std::string& v) { utc_iso(v, ""); });
+  add_db(a.add, a, true);
 
   a.show = cmd_->add_subcommand("show", "each series as a table: one row per revision, in commit order");
-  add_db(a.show, a);
+  add_db(a.show, a, false);
   add_filters(a.show, a);
-  a.show->add_option("--format", a.format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
+  one_of(a.show->add_option("--format", a.format, "md | json")->capture_default_str(), {"md", "json"});
 
   a.changes = cmd_->add_subcommand(
       "changes", "change points per series (E-divisive means); exit 1 when a series' newest change is a regression");
-  add_db(a.changes, a);
+  add_db(a.changes, a, false);
   add_filters(a.changes, a);
   add_detection(a.changes, a);
-  a.changes->add_option("--min-effect", a.min_effect_pct, "the smallest regression, in percent, that fails (exit 1)")
-      ->check(real_in({0.0, false}, {100.0}, "in (0, 100]"))
-      ->capture_default_str();
-  a.changes->add_option("--format", a.format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
+  real_in(a.changes->add_option("--min-effect", a.min_effect_pct, "the smallest regression, in percent, that fails (exit 1)")
+              ->capture_default_str(),
+          {0.0, false}, {100.0});
+  one_of(a.changes->add_option("--format", a.format, "md | json")->capture_default_str(), {"md", "json"});
 
   a.html = cmd_->add_subcommand("html", "a static page (opens from file://): each series over revisions, its changes marked");
-  a.html->add_option("out", a.out_dir, "output directory (index.html)")->required();
-  add_db(a.html, a);
+  output_dir(a.html->add_option("out", a.out_dir, "output directory (index.html)")->required());
+  add_db(a.html, a, false);
   add_filters(a.html, a);
   add_detection(a.html, a);
 
   a.exp = cmd_->add_subcommand("export", "every row as JSON lines (what import reads)");
-  add_db(a.exp, a);
-  a.exp->add_option("--out", a.out_file, "write here instead of stdout");
+  add_db(a.exp, a, false);
+  output_file(a.exp->add_option("--out", a.out_file, "write here instead of stdout"));
 
   a.imp = cmd_->add_subcommand("import", "add exported rows (rows already held are skipped)");
-  a.imp->add_option("file", a.import_file, "rows (.jsonl, from export)")->required();
-  add_db(a.imp, a);
+  input_file(a.imp->add_option("file", a.import_file, "rows (.jsonl, from export)")->required());
+  add_db(a.imp, a, true);
 }
 
 HistoryCommand::~HistoryCommand() = default;

@@ -22,7 +22,7 @@ std::string utc_iso(const std::string& text, const std::string& what) {
   static const std::regex iso(
       R"((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)");
   std::smatch m;
-  const std::string bad = what + " '" + text + "' is not an ISO 8601 time (e.g. 2026-11-26T08:00:00Z)";
+  const std::string bad = (what.empty() ? "" : what + " ") + "'" + text + "' is not an ISO 8601 time (e.g. 2026-11-26T08:00:00Z)";
   if (!std::regex_match(text, m, iso)) throw InputError(bad);
   std::tm t{};
   t.tm_year = std::stoi(m[1]) - 1900;

@@ -145,9 +145,12 @@ def open_store(path, create=False):
     elif not create:
         raise StoreError(f"{path}: an empty file, no history (dpscale history add makes one)")
     if not exists:
+        # `add` makes the store's directories (results/ on a fresh checkout), as a sweep's --out.
         parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise StoreError(f"{path}: its directory does not exist")
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{path}: cannot make its directory ({e.strerror})") from None
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + ("?mode=rwc" if create else "?mode=rw")
     try:
         db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S)
