@@ -15,9 +15,10 @@
 //                                       trainer options in the README, the link presets in
 //                                       docs/link-emulation.md); json: modes, options and fields
 //
-// Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
-// 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
-// 3 (compare) nothing regressed but some point is undecided.
+// Exit status: 0 fine; 1 a regression (compare, history changes), failed runs (sweep) or an
+// internal error; 2 bad input (options, config, results file), with one line on stderr naming
+// what is wrong; 3 (compare) nothing regressed but some point is undecided; 4 (history) its
+// Python side failed.
 #include <iostream>
 
 #include "contract/link_model.h"

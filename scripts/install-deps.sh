@@ -14,7 +14,7 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
-  python3-scipy            # statistics: the regression gate (harness/report/gate.py), the history (harness/history/)
+  python3-numpy python3-scipy  # statistics: the regression gate (harness/report/gate.py), the history (harness/history/)
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
   chromium                 # tests/plots, tests/history: the pages rendered as a reader sees them

@@ -9,13 +9,15 @@
   history.py html    --db PATH --out DIR [filters] [...]
 
 Exit status: 0 fine; 1 (changes) some series' newest change is a regression of at least
---min-effect; 2 bad input (one line on stderr). docs/history.md.
+--min-effect; 2 bad input (one line on stderr); 4 a fault of this code or a missing package.
+docs/history.md.
 """
 import argparse
 import json
 import os
 import sqlite3
 import sys
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
@@ -23,7 +25,7 @@ sys.dont_write_bytecode = True
 from dpscale_history import rows as rowmod  # noqa: E402
 from dpscale_history import store as storemod  # noqa: E402
 
-EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 4
 
 
 class BadInput(Exception):
@@ -178,6 +180,14 @@ def main(argv):
     except sqlite3.DatabaseError as e:
         print(f"dpscale: {a.db}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ImportError as e:
+        # A machine without the packages (scripts/install-deps.sh): said in one line, and never
+        # Python's exit 1, which `changes` means as a regression.
+        print(f"dpscale: the history needs Python 3 with numpy and scipy ({e})", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception:  # a fault of this code: its traceback, and not exit 1 (a regression)
+        traceback.print_exc()
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

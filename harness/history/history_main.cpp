@@ -123,8 +123,9 @@ int run_python(const HistoryArgs& a, const std::vector<std::string>& args) {
   std::cout << r.out << std::flush;
   if (r.spawn_failed) throw InputError("cannot run " + a.python + " (--python): the history needs Python 3 with numpy and scipy");
   if (r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 2) return r.exit_code;
+  // Never 1: `changes` means 1 as a regression, and a CI job must not read a fault as one.
   std::cerr << "dpscale history: " << script << " failed (exit " << r.exit_code << ", signal " << r.term_signal << ")\n";
-  return 1;
+  return 4;
 }
 
 int run_add(const HistoryArgs& a) {

@@ -14,7 +14,7 @@
 // (history_rows.h); the store, the change points and the page are Python
 // (harness/history/history.py, Debian's sqlite3, numpy and scipy): docs/history.md.
 // Exit status: 0 fine; 1 (changes) some curve's newest change is a regression of at least
-// --min-effect; 2 bad input, one line.
+// --min-effect; 2 bad input, one line; 4 the Python side failed (a missing package, a fault).
 #pragma once
 
 #include <CLI/CLI.hpp>
