@@ -68,6 +68,15 @@ class Store(Scratch):
         self.assertIn(f"0 run(s) added to {self.db}, {2 * n} already held", r.stderr)
         self.assertEqual(self.count(), n)
 
+    def test_add_makes_the_store_and_its_directories(self):
+        # A fresh checkout may have no results/ yet: the store's directories are made, as a sweep's --out.
+        db = self.dir / "a" / "b" / "h.sqlite"
+        r = dpscale("history", "add", synth.BASELINE, "--rev", "b1", "--rev-time", "2026-01-01T00:00:00Z", "--db", db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = dpscale("history", "export", "--db", db, "--out", self.dir / "c" / "rows.jsonl")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(len((self.dir / "c" / "rows.jsonl").read_text().splitlines()), 60)
+
     def test_a_revision_held_with_another_time_is_refused(self):
         self.import_rows([synth.row("naive", synth.revision(0), 1.0)])
         moved = synth.revision(0)
@@ -211,8 +220,10 @@ class Changes(Scratch):
 class BadInput(Scratch):
     def test_missing_store(self):
         for cmd in ("show", "changes", "export"):
+            # Checked as the command line is parsed, as every dpscale option that names a file to read.
             line = self.one_line_exit_2(dpscale("history", cmd, "--db", self.dir / "none.sqlite"))
-            self.assertIn("no history there", line)
+            self.assertIn("--db: cannot open", line)
+            self.assertIn("none.sqlite", line)
         self.assertFalse((self.dir / "none.sqlite").exists())
 
     def test_bad_row_file_names_its_line(self):
@@ -229,7 +240,7 @@ class BadInput(Scratch):
         self.assertIn("--rev no-such-rev-xyz is not a commit of the repository here: give its time with --rev-time", line)
         line = self.one_line_exit_2(dpscale("history", "add", synth.BASELINE, "--rev", "x", "--rev-time", "soon",
                                             "--db", self.db))
-        self.assertIn("--rev-time 'soon' is not an ISO 8601 time", line)
+        self.assertIn("--rev-time: 'soon' is not an ISO 8601 time", line)
         self.assertFalse(self.db.exists())
 
     def test_bad_options(self):
