@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/history/history_main.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report/compare.h"
 #include "harness/report/gate.h"
@@ -41,6 +42,8 @@ struct DpscaleCli {
   std::string schema_format = "md", schema_table = "fields";
   // predict: its options and its run live in harness/predict/
   std::unique_ptr<predict::PredictCommand> predict;
+  // history: its subcommands, their options and their runs live in harness/history/
+  std::unique_ptr<history::HistoryCommand> history;
 
   DpscaleCli();
   DpscaleCli(const DpscaleCli&) = delete;

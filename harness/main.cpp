@@ -1,5 +1,6 @@
-// main.cpp — the `dpscale` command: sweep, report, compare, plot, predict, schema. The options of
-// every subcommand are in cli.cpp (each checked as argv is parsed); this file runs the chosen one.
+// main.cpp — the `dpscale` command: sweep, report, compare, plot, predict, history, schema. The
+// options of every subcommand are in cli.cpp (each checked as argv is parsed); this file runs the
+// chosen one.
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
 //   dpscale report results/x.jsonl [--format md|csv|json]
@@ -8,14 +9,16 @@
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
+//   dpscale history add|show|changes|html|export|import ...   (harness/history/history_main.h)
 //   dpscale schema [--format md|json] [--table fields|options|links]
 //                                       md: one table (the record's fields in docs/record.md, the
 //                                       trainer options in the README, the link presets in
 //                                       docs/link-emulation.md); json: modes, options and fields
 //
-// Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
-// 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
-// 3 (compare) nothing regressed but some point is undecided.
+// Exit status: 0 fine; 1 a regression (compare, history changes), failed runs (sweep) or an
+// internal error; 2 bad input (options, config, results file), with one line on stderr naming
+// what is wrong; 3 (compare) nothing regressed but some point is undecided; 4 (history) its
+// Python side failed.
 #include <iostream>
 
 #include "contract/link_model.h"
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
     if (*cli.compare) return run_compare(cli);
     if (*cli.plot) return run_plot(cli.plot_options);
     if (cli.predict->chosen()) return cli.predict->run();
+    if (cli.history->chosen()) return cli.history->run();
     if (*cli.schema) return run_schema(cli);
   } catch (const InputError& e) {
     std::cerr << "dpscale: " << e.what() << std::endl;
