@@ -234,6 +234,29 @@ std::vector<RecordField> build_fields() {
       later_field("straggler_cause", &R::straggler_cause,
             "DP modes: `compute` | `loader` | `link`, where `straggler_rank` loses its time (per-step medians; README's rule); null: none"),
       later_field("tf32", &R::tf32, "`--tf32`: TF32 tensor-core GEMMs allowed (CUDA); absent in older records: false"),
+      // --- contention: time the ranks' threads sat runnable, waiting for a CPU (docs/diagnosis.md) ---
+      later_field("per_rank_run_delay_s", &R::per_rank_run_delay_s,
+                  "each rank's per-epoch run delay: its threads' time runnable but not running (schedstat); [] if unread"),
+      later_field("per_rank_involuntary_switches", &R::per_rank_involuntary_switches,
+                  "each rank's per-epoch involuntary context switches (its threads preempted while runnable)"),
+      later_field("per_rank_step_run_delay_s", &R::per_rank_step_run_delay_s,
+                  "each rank's per-step median run delay, all its threads over the whole step"),
+      later_field("epoch_run_delay_share", &R::epoch_run_delay_share,
+                  "per epoch, the largest rank's run delay / that epoch's time"),
+      later_field("run_delay_share", &R::run_delay_share,
+                  "the largest rank's run delay over the timed epochs / their time: the disturbance rule's figure; null if unread"),
+      later_field("contended_rank", &R::contended_rank,
+                  "DP modes: the rank that stood out, its excess matched by its own run delay: contended, not a straggler; else null"),
+      later_field("contended_cause", &R::contended_cause,
+                  "DP modes: `compute` | `loader` | `link`, the excess of `contended_rank`; null: none"),
+      later_field("finite_check", &R::finite_check,
+                  "what the NaN/inf check covered: `optimizer` (every `finite_check_every` steps, each gradient as the "
+                  "update read it, after the all-reduce, and each updated weight, in the update's own pass; warm-up: "
+                  "passes of their own) | `off` (the loss only); \"\" in older records"),
+      later_field("finite_check_every", &R::finite_check_every, "`--finite-check-every` (0: off); null in older records"),
+      later_field("gpu_shared", &R::gpu_shared,
+                  "`--share-gpu` put two or more ranks on one GPU: a correctness run, from which `dpscale report`, "
+                  "`compare` and `predict` draw no speedups; absent in older records: false"),
   };
 }
 

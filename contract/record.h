@@ -100,6 +100,21 @@ struct RunRecord {
   // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
+  // Contention (trainers/diagnosis/contention.h): what the ranks' threads lost waiting for a CPU.
+  // Empty / null in older records and where /proc gives no schedstat.
+  std::vector<double> per_rank_run_delay_s;
+  std::vector<double> per_rank_involuntary_switches;
+  std::vector<double> per_rank_step_run_delay_s;
+  std::vector<double> epoch_run_delay_share;
+  std::optional<double> run_delay_share;  // the disturbance rule's figure (harness/sweep/machine_state.h)
+  std::optional<int> contended_rank;      // the straggler rule's contended rank (not a straggler)
+  std::optional<std::string> contended_cause;
+  // What the per-step finite check covered (absent in older records: "" and null).
+  std::string finite_check;                     // "optimizer" | "off"
+  std::optional<int> finite_check_every;        // --finite-check-every
+  // --share-gpu placed two or more of the job's ranks on one GPU: a correctness run, not a
+  // measurement of scaling (absent in older records: false).
+  bool gpu_shared = false;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -2,6 +2,7 @@
 #include "rank_setup.h"
 
 #include "comm/communicator.h"
+#include "comm/nccl_shared_gpu.h"
 #include "contract/option_rules.h"
 #include "core/errors.h"
 #include "models/io/safetensors.h"
@@ -29,6 +30,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->rank = place.rank;
   s->world_size = world_size;
   s->spec = parse_model(opts.model);
+  s->test_nonfinite = NonfiniteInjection::from_env(s->spec);
   if (opts.batch_size % world_size != 0) {
     throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is not divisible by the " +
                      std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");
@@ -56,6 +58,13 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     if (!place.gpu_conflict.empty()) throw InputError(place.gpu_conflict);
     check_comm_options(Backend::cuda, s->link, s->algo);
     check_grad_format(Backend::cuda, s->grad_format);
+    // Before the communicator's first NCCL call (nccl_shared_gpu.h).
+    if (opts.share_gpu) apply_nccl_shared_gpu_env(place.rank);
+    s->gpu_most_on_one = place.gpu_most_on_one;
+  }
+  if (opts.share_gpu && s->device->backend() != Backend::cuda) {
+    throw InputError("--share-gpu: no GPU answers here (--backend " + opts.device.backend +
+                     " chose the CPU, whose MPI ranks share no GPU)");
   }
   // The model's buffers, asked for before anything is allocated: on the CPU this
   // node's ranks share the physical memory; a GPU is one rank's.
@@ -67,18 +76,11 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   check_diagnosis_options(opts, world_size, s->device->backend());
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
-  if (opts.batch_size > s->data.n) {
-    throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is larger than the " +
-                     std::to_string(s->data.n) + " training samples");
-  }
-  const int64_t rows_per_step = static_cast<int64_t>(opts.batch_size) * opts.accum_steps;
-  if (rows_per_step > s->data.n) {
-    throw InputError("--accum-steps " + std::to_string(opts.accum_steps) + " x --batch-size " +
-                     std::to_string(opts.batch_size) + " = " + std::to_string(rows_per_step) +
-                     " rows per optimizer step, more than the " + std::to_string(s->data.n) + " training samples");
-  }
+  // The batch, its accumulated step and the trace's steps against the samples: the rule a sweep
+  // applies to every run of a config too.
+  check_data_rules(opts, s->data.n);
   // An incomplete last step (fewer than accum_steps whole batches) is dropped.
-  s->steps_per_epoch = s->data.n / rows_per_step;
+  s->steps_per_epoch = s->data.n / (static_cast<int64_t>(opts.batch_size) * opts.accum_steps);
   to_device(*s->device, s->data.x, s->x_buf, s->x);
   to_device(*s->device, s->data.y, s->y_buf, s->y);
   if (s->data.n_test > 0) {

@@ -34,6 +34,7 @@ using nlohmann::json;
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, "dpscale compare");
   return f;
 }
 
@@ -71,54 +72,25 @@ json side_json(const Side& s) {
 // against `idle` (the best probe of every file compared).
 void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<Point, Side>& sides,
              std::vector<std::string>& notes) {
-  // (the single run's point key, repeat) -> that single run: a point is paired with the single
-  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
-  std::map<std::pair<Point, int>, const SweepEntry*> singles;
   int stateless = 0;
   for (const SweepEntry& e : f.entries) {
     if (!e.state) ++stateless;
-    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{e.point, e.repeat}] = &e;
+    if (!e.ok && mode_named(e.point.mode).data_parallel) ++sides[e.point].failed_runs;
   }
   if (stateless) {
     notes.push_back(f.path + ": " + std::to_string(stateless) +
                     " run(s) carry no machine state (an older sweep): their disturbance is not checked");
   }
-  auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
-    return e.state ? disturbance(*e.state, idle, lim) : std::nullopt;
-  };
-  for (const SweepEntry& e : f.entries) {
-    if (!mode_named(e.point.mode).data_parallel) continue;
-    Side& s = sides[e.point];
-    if (!e.ok) {
-      ++s.failed_runs;
-      continue;
-    }
+  for (const PairedRun& r : pair_runs(f, idle, lim)) {
+    Side& s = sides[r.entry->point];
     ++s.ok_runs;
-    const std::string round = "round " + std::to_string(e.repeat + 1);
-    if (const auto why = disturbed(e)) {
-      s.disturbed.push_back(round + ": " + *why);
-      continue;
+    if (!r.disturbed.empty()) {
+      s.disturbed.push_back(r.disturbed);
+    } else if (!r.unpaired.empty()) {
+      s.unpaired.push_back(r.unpaired);
+    } else if (r.speedup) {
+      s.samples.push_back(*r.speedup);
     }
-    const Point single_key = e.point.beside(mode_name(Mode::single), 1);
-    const auto single = singles.find({single_key, e.repeat});
-    if (single == singles.end()) {
-      s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
-      continue;
-    }
-    if (const auto why = disturbed(*single->second)) {
-      s.disturbed.push_back(round + " (its single run): " + *why);
-      continue;
-    }
-    // The round's single ran before this run, the next round's after it: where both are there
-    // and fit, their geometric mean is the single-device rate at this run's time (a machine
-    // whose speed drifts over a round then cancels to first order, not only its level).
-    double thr_single = single->second->record->throughput_samples_per_s;
-    const auto next = singles.find({single_key, e.repeat + 1});
-    if (next != singles.end() && !disturbed(*next->second)) {
-      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
-    }
-    if (!(thr_single > 0)) continue;
-    s.samples.push_back(e.record->throughput_samples_per_s / thr_single);
   }
 }
 
@@ -281,6 +253,48 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
   return result;
 }
 
+std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const DisturbanceLimits& lim) {
+  // (the single run's point key, repeat) -> that single run: a point is paired with the single
+  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
+  std::map<std::pair<Point, int>, const SweepEntry*> singles;
+  for (const SweepEntry& e : f.entries) {
+    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{e.point, e.repeat}] = &e;
+  }
+  auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
+    return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
+                   : std::nullopt;
+  };
+  std::vector<PairedRun> out;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.ok || !mode_named(e.point.mode).data_parallel) continue;
+    PairedRun r;
+    r.entry = &e;
+    const std::string round = "round " + std::to_string(e.repeat + 1);
+    if (const auto why = disturbed(e)) r.disturbed = round + ": " + *why;
+    const Point single_key = e.point.beside(mode_name(Mode::single), 1);
+    const auto single = singles.find({single_key, e.repeat});
+    if (single == singles.end()) {
+      if (r.disturbed.empty()) r.unpaired = round + ": no single run of " + e.point.model + " in that round";
+      out.push_back(r);
+      continue;
+    }
+    if (r.disturbed.empty()) {
+      if (const auto why = disturbed(*single->second)) r.disturbed = round + " (its single run): " + *why;
+    }
+    // The round's single ran before this run, the next round's after it: where both are there
+    // and fit, their geometric mean is the single-device rate at this run's time (a machine
+    // whose speed drifts over a round then cancels to first order, not only its level).
+    double thr_single = single->second->record->throughput_samples_per_s;
+    const auto next = singles.find({single_key, e.repeat + 1});
+    if (next != singles.end() && !disturbed(*next->second)) {
+      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
+    }
+    if (thr_single > 0) r.speedup = e.record->throughput_samples_per_s / thr_single;
+    out.push_back(r);
+  }
+  return out;
+}
+
 int rounds_in(const ResultsFile& f) {
   int r = 0;
   for (const SweepEntry& e : f.entries) r = std::max(r, e.repeat + 1);
@@ -290,6 +304,19 @@ int rounds_in(const ResultsFile& f) {
 GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunOptions& rr) {
   const int start_rounds = rounds_in(f.now);
   const int max_rounds = rr.max_repeats > 0 ? rr.max_repeats : 2 * start_rounds;
+  if (!rr.config.empty()) {
+    // CONFIG is read and checked now, whether or not a rerun turns out to be needed: a rerun
+    // adds rounds of NEW's own points to NEW, so CONFIG must be able to continue NEW and run them.
+    std::set<std::pair<std::string, int>> held;
+    for (const SweepEntry& e : f.now.entries) held.insert({e.point.model, e.point.world_size});
+    SweepOptions so = rr.sweep;
+    so.config_path = rr.config;
+    so.out_path = f.now_path;
+    so.resume = true;
+    so.repeats = std::max(max_rounds, 1);
+    so.only = [held](const Point& p) { return held.count({p.model, p.world_size}) > 0; };
+    check_sweep_inputs(so);
+  }
   for (;;) {
     GateResult r = run_gate(f, o);
     const int rounds = rounds_in(f.now);

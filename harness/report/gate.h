@@ -3,8 +3,9 @@
 // The C++ side reads the files, refuses a baseline from another machine, pairs every
 // data-parallel run with its round's single run (paired speedup s = throughput(DP) /
 // throughput(single), the two measured side by side in time, so a load that hits both cancels),
-// leaves out runs the machine disturbed (machine_state.h, judged against the best probe of all
-// files compared), and hands the samples to harness/report/gate.py, which tests them (scipy:
+// leaves out runs the machine disturbed (machine_state.h: by what their ranks lost waiting for a
+// CPU; records older than that by the machine state, against the usual probe of all files
+// compared), and hands the samples to harness/report/gate.py, which tests them (scipy:
 // Mann-Whitney and Kolmogorov-Smirnov, Holm per curve, Hodges-Lehmann effect with a bootstrap
 // interval) and prints the verdicts: docs/regression-gate.md.
 //
@@ -78,6 +79,19 @@ struct RerunOptions {
   SweepOptions sweep;       // launch options; config, out, resume, repeats and only are set here
 };
 GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunOptions& r);
+
+// One successful data-parallel run of a file, paired as the gate pairs it: its speedup is its
+// throughput over the single-device rate beside it (the single run of its round, or the
+// geometric mean with the next round's where that one is there and fit), judged against
+// `usual_gflops` (the usual probe of the files compared). The gate tests the speedups of runs
+// with neither reason set; the history keeps every run, disturbed ones marked.
+struct PairedRun {
+  const SweepEntry* entry = nullptr;
+  std::optional<double> speedup;  // none without a single run in the round
+  std::string disturbed;          // "round 3: probe -31%" (the run's own or its single run's); "" fit
+  std::string unpaired;           // "round 3: no single run of small in that round"; "" paired
+};
+std::vector<PairedRun> pair_runs(const ResultsFile& f, double usual_gflops, const DisturbanceLimits& lim);
 
 // Rounds in a results file: the largest repeat index + 1.
 int rounds_in(const ResultsFile& f);

@@ -38,6 +38,7 @@ std::string Parser::trainer_value(const std::string& key, const json& v, const s
     text = flag_text(v, opt.kind);
     TrainOptions scratch;
     opt.set(scratch, text);
+    opt.check_path(text);  // a data file or directory the runs will read: there before they start
   } catch (const ValueError& e) {
     refuse(key, e.what());
   } catch (const OptionError& e) {

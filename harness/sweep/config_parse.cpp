@@ -1,11 +1,12 @@
 // config_parse.cpp — reading a sweep config: the JSON, the top-level keys, and the config's own
 // keys (name, models, modes, world sizes and the placement axis, link, backend, timeout,
 // repeats, nice). The trainer options and the axes: config_options.cpp; the checks of the whole:
-// config_rules.cpp.
+// config_checks.cpp.
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "harness/sweep/config_checks.h"
 #include "harness/sweep/config_parser.h"
 #include "harness/sweep/placement_axis.h"
 #include "models/mlp_spec.h"
@@ -203,7 +204,10 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
   parse_options(j, p, c);
   parse_axes(j, p, c);
   check_batch_split(p, c);
-  check_rules(p, c);
+  std::vector<std::string> given;
+  for (const auto& [key, _] : j.items()) given.push_back(key);
+  check_keys_taken(c, given, source);
+  check_every_run(c, source);
   return c;
 }
 

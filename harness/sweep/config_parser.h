@@ -41,9 +41,8 @@ void parse_run_keys(const json& j, const Parser& p, SweepConfig& c);     // link
 void parse_options(const json& j, const Parser& p, SweepConfig& c);      // "options"
 void parse_axes(const json& j, const Parser& p, SweepConfig& c);         // the option axes
 
-// The config as a whole: every world size divides the global batch, and every run it expands to
-// passes the option rules between options (contract/option_rules.h).
+// Every world size divides the global batch. The other checks of the config as a whole (keys no
+// run takes, the option and data rules on every run): config_checks.h.
 void check_batch_split(const Parser& p, const SweepConfig& c);
-void check_rules(const Parser& p, const SweepConfig& c);
 
 }  // namespace dpscale::config

@@ -83,6 +83,14 @@ ResultsFile read_results(const std::string& path) {
   return parse_results(ss.str(), path);
 }
 
+size_t torn_tail_bytes(const std::string& text) {
+  if (text.empty() || text.back() == '\n') return 0;
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  const std::string tail = text.substr(keep);
+  if (tail.find_first_not_of(" \t\r") == std::string::npos || nlohmann::json::accept(tail)) return 0;
+  return text.size() - keep;
+}
+
 size_t repair_torn_tail(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return 0;
@@ -90,14 +98,13 @@ size_t repair_torn_tail(const std::string& path) {
   ss << in.rdbuf();
   const std::string text = ss.str();
   if (text.empty() || text.back() == '\n') return 0;
-  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-  const std::string tail = text.substr(keep);
-  if (nlohmann::json::accept(tail)) {
+  const size_t cut = torn_tail_bytes(text);
+  if (cut == 0) {
     std::ofstream(path, std::ios::binary | std::ios::app) << "\n";
     return 0;
   }
-  std::filesystem::resize_file(path, keep);
-  return text.size() - keep;
+  std::filesystem::resize_file(path, text.size() - cut);
+  return cut;
 }
 
 bool ends_mid_line(const std::string& path) {
@@ -107,6 +114,15 @@ bool ends_mid_line(const std::string& path) {
   char c = 0;
   in.get(c);
   return c != '\n';
+}
+
+void refuse_gpu_shared(const ResultsFile& f, const std::string& what) {
+  for (const SweepEntry& e : f.entries) {
+    if (!e.record || !e.record->gpu_shared) continue;
+    throw InputError(f.path + ":" + std::to_string(e.line_no) + ": a --share-gpu run (gpu_shared: " +
+                     std::to_string(e.record->world_size) + " ranks, some on one GPU) checks correctness, not speed: " +
+                     what + " draws no speedup from it (keep such runs in a file of their own)");
+  }
 }
 
 }  // namespace dpscale

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "contract/record_values.h"
 #include "core/json_int.h"
 
 namespace dpscale {
@@ -48,6 +49,7 @@ SweepEntry parse_sweep_line(const json& j) {
     // A bare trainer record, e.g. RESULTS_JSON lines collected by hand.
     if (!j.contains("schema")) throw std::runtime_error("neither a sweep line (no 'point') nor a trainer record");
     e.record = record_from_json(j);
+    check_record_values(*e.record);
     e.ok = true;
     e.point = Point::of_record(*e.record);
     return e;
@@ -80,6 +82,7 @@ SweepEntry parse_sweep_line(const json& j) {
   }
   if (e.ok) {
     e.record = record_from_json(j);
+    check_record_values(*e.record);  // numbers a run can produce, before any table uses them
   } else {
     e.reason = j.contains("reason") && j.at("reason").is_string() ? j.at("reason").get<std::string>() : "unknown";
   }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -30,20 +29,6 @@
 namespace dpscale {
 
 namespace {
-
-// --save must be writable: find out before training, not after.
-void check_save_path(const TrainOptions& o) {
-  if (o.save_path.empty()) return;
-  std::filesystem::path dir = std::filesystem::path(o.save_path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::is_directory(dir)) {
-    throw InputError("--save: directory '" + dir.string() + "' does not exist");
-  }
-  // A directory in the way would only fail the final rename, after the whole training run.
-  if (std::filesystem::is_directory(o.save_path)) {
-    throw InputError("--save: '" + o.save_path + "' is a directory");
-  }
-}
 
 void print_banner(const RankSetup& s, const std::string& comm_desc) {
   const TrainOptions& o = s.opts;
@@ -106,7 +91,7 @@ std::optional<int> startup_check(World& world, const StartupReport& mine, const 
 // Which GPU this rank takes: every local rank's visible GPU UUIDs, gathered over the node, and
 // the one assignment every rank computes from them (gpu_choice.h). Collective over the node; a
 // rank that cannot list its GPUs takes part with none, so the collective never goes unanswered.
-void choose_node_gpu(World& world, RankPlace& place) {
+void choose_node_gpu(World& world, RankPlace& place, bool share) {
   constexpr int kMaxGpus = 64;
   struct Visible {
     int32_t n = 0;
@@ -122,9 +107,10 @@ void choose_node_gpu(World& world, RankPlace& place) {
   const std::vector<Visible> all = world.node_all_gather(mine);
   std::vector<std::vector<GpuUuid>> visible;
   for (const Visible& v : all) visible.emplace_back(v.uuid, v.uuid + v.n);
-  const GpuChoice c = choose_gpu(visible, place.local_rank);
+  const GpuChoice c = choose_gpu(visible, place.local_rank, share);
   place.gpu_index = c.device_index;
   place.gpu_conflict = c.conflict;
+  place.gpu_most_on_one = c.most_on_one_gpu;
 }
 
 // --link-dilation auto:TFLOPS: one F for all ranks, from the fastest rank's rate. The ranks probe
@@ -180,6 +166,8 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     ctx.link = LinkModel{};  // a world of one has no link
   }
   ctx.n_nodes = world.n_nodes();
+  // Collective: any node whose GPU two ranks shared makes the run a shared one.
+  ctx.gpu_shared = world.max_over_ranks(static_cast<double>(s.gpu_most_on_one)) > 1.0;
   const RankPlacement placement = gather_placement(world);
   ctx.ranks_per_node = placement.ranks_per_node;
   ctx.nodes = placement.nodes;
@@ -245,6 +233,15 @@ int run_trainer(int argc, char** argv, Mode mode) {
     return 0;
   }
   if (info.data_parallel && !launched_by_mpi()) {
+    // The options first: a bad one is named before the launch is, so a mistyped command learns
+    // everything that is wrong with it without starting MPI.
+    TrainOptions o;
+    try {
+      parse_options(argc, argv, mode, o);
+    } catch (const InputError& e) {
+      std::cerr << exe << ": " << e.what() << std::endl;
+      return 2;
+    }
     std::cerr << exe << ": must be launched by mpirun, one rank per device (e.g. mpirun -np 2 " << exe
               << " ...); for one device use train_single_gpu" << std::endl;
     return 2;
@@ -272,8 +269,7 @@ int run_trainer(int argc, char** argv, Mode mode) {
     place.local_rank = world->local_rank();
     place.local_size = world->local_size();
     // Options parse alike on every rank (one argv), so either all ranks gather here or none do.
-    if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place);
-    check_save_path(o);
+    if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place, o.share_gpu);
     s = set_up_rank(o, place);
     mine.checksum = checksum_floats(s->model->params_to_host());
     mine.fingerprint = options_fingerprint(o);
