@@ -1,4 +1,4 @@
-// main.cpp — the `dpscale` command: sweep, report, compare, plot, predict, schema. The options of
+// main.cpp — the `dpscale` command: sweep, report, compare, ab, plot, predict, schema. The options of
 // every subcommand are in cli.cpp (each checked as argv is parsed); this file runs the chosen one.
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
@@ -6,6 +6,8 @@
 //   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl   the regression gate (gate.h)
 //   dpscale compare NEW --baseline DIR [--rerun CONFIG] [--format md|json] [--min-effect 3]
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
+//   dpscale ab configs/ci.json --a BASE/bin --b build/bin [--min-effect 5] [--out DIR]
+//                                       two builds in one session (harness/ab/ab.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
 //   dpscale schema [--format md|json] [--table fields|options|links]
@@ -13,9 +15,9 @@
 //                                       trainer options in the README, the link presets in
 //                                       docs/link-emulation.md); json: modes, options and fields
 //
-// Exit status: 0 fine; 1 a regression (compare), failed runs (sweep) or an internal error;
+// Exit status: 0 fine; 1 a regression (compare, ab), failed runs (sweep) or an internal error;
 // 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
-// 3 (compare) nothing regressed but some point is undecided.
+// 3 (compare, ab) nothing regressed but some point is undecided.
 #include <iostream>
 
 #include "contract/link_model.h"
@@ -88,6 +90,10 @@ int main(int argc, char** argv) {
     if (*cli.sweep) return run_sweep(cli.sweep_options);
     if (*cli.report) return run_report(cli);
     if (*cli.compare) return run_compare(cli);
+    if (*cli.ab) {
+      cli.ab_options.gate.min_effect = cli.ab_min_effect_pct / 100.0;
+      return run_ab(cli.ab_options);
+    }
     if (*cli.plot) return run_plot(cli.plot_options);
     if (cli.predict->chosen()) return cli.predict->run();
     if (*cli.schema) return run_schema(cli);

@@ -49,7 +49,9 @@ std::string other_machine(const ResultsFile& base, const MachineFingerprint& b, 
   return base.path + " was measured on another machine (" + b.describe() + "; " + now_path + ": " + n.describe() + ")";
 }
 
-json key_json(const PointKey& k) {
+}  // namespace
+
+json point_key_json(const PointKey& k) {
   json j;
   j["model"] = k.model;
   j["mode"] = k.mode;
@@ -60,11 +62,14 @@ json key_json(const PointKey& k) {
   return j;
 }
 
+namespace {
+
 // One side of a point: its paired speedups, and the rounds left out with the reason.
 struct Side {
   std::vector<double> samples;
   std::vector<std::string> disturbed;
   std::vector<std::string> unpaired;
+  std::vector<std::string> alike;  // rounds whose run and single run were both disturbed, alike: kept
   int ok_runs = 0, failed_runs = 0;
 };
 
@@ -73,6 +78,7 @@ json side_json(const Side& s) {
   j["samples"] = s.samples;
   j["disturbed"] = s.disturbed;
   j["unpaired"] = s.unpaired;
+  j["alike"] = s.alike;
   j["ok_runs"] = s.ok_runs;
   j["failed_runs"] = s.failed_runs;
   return j;
@@ -107,19 +113,27 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
     }
     ++s.ok_runs;
     const std::string round = "round " + std::to_string(e.point.repeat + 1);
-    if (const auto why = disturbed(e)) {
+    const auto why = disturbed(e);
+    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
+    const auto single = singles.find({single_key, e.point.repeat});
+    if (why && (single == singles.end() || !disturbed(*single->second))) {
       s.disturbed.push_back(round + ": " + *why);
       continue;
     }
-    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
-    const auto single = singles.find({single_key, e.point.repeat});
     if (single == singles.end()) {
       s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
       continue;
     }
-    if (const auto why = disturbed(*single->second)) {
-      s.disturbed.push_back(round + " (its single run): " + *why);
-      continue;
+    if (const auto single_why = disturbed(*single->second)) {
+      // Both disturbed: the sample still counts where the two lost alike (machine_state.h).
+      const SweepEntry& one = *single->second;
+      if (!(why && e.state && one.state &&
+            lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, lim))) {
+        s.disturbed.push_back(why ? round + ": " + *why : round + " (its single run): " + *single_why);
+        continue;
+      }
+      s.alike.push_back(round + ": run delay " + format_number(100 * e.record->run_delay_share.value_or(0)) + "% and " +
+                        format_number(100 * one.record->run_delay_share.value_or(0)) + "% (its single run)");
     }
     // The round's single ran before this run, the next round's after it: where both are there
     // and fit, their geometric mean is the single-device rate at this run's time (a machine
@@ -140,13 +154,18 @@ void add_states(const ResultsFile& f, std::vector<const MachineState*>& out) {
   }
 }
 
+}  // namespace
+
 std::string gate_script(const GateOptions& o) {
   if (!o.script.empty()) return o.script;
   const char* env = std::getenv("DPSCALE_GATE_SCRIPT");
   return env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/harness/report/gate.py";
 }
 
-}  // namespace
+void check_gate_script(const GateOptions& o) {
+  const std::string script = gate_script(o);
+  if (!fs::exists(script)) throw InputError("the gate's script " + script + " is not there (--gate-script)");
+}
 
 GateFiles load_gate_files(const std::string& now_path, const std::string& base_path, const std::string& base_dir) {
   GateFiles g;
@@ -214,7 +233,7 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
   json points = json::array();
   auto point = [&](const PointKey& k, const std::string& status, const Side* n, const Side* b, const std::string& why) {
     json p;
-    p["key"] = key_json(k);
+    p["key"] = point_key_json(k);
     p["describe"] = k.describe();
     p["curve"] = k.model + " " + k.mode + (k.link != "none" ? " " + k.link : "");
     p["status"] = status;
@@ -264,8 +283,13 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
     result.exit_code = c.failed() ? 1 : 0;
     return result;
   }
+  return judge_document(std::move(doc), o);
+}
+
+GateResult judge_document(json doc, const GateOptions& o) {
+  GateResult result;
+  check_gate_script(o);
   const std::string script = gate_script(o);
-  if (!fs::exists(script)) throw InputError("the gate's script " + script + " is not there (--gate-script)");
   const TempFile verdicts("", ".json");
   doc["verdicts_out"] = verdicts.path();
   const TempFile input(doc.dump(), ".json");
@@ -283,6 +307,7 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
   std::ifstream in(verdicts.path());
   const json v = json::parse(in, nullptr, false);
   if (v.is_object() && v.contains("points")) {
+    result.verdicts = v;
     std::set<std::pair<std::string, int>> seen;
     for (const json& p : v["points"]) {
       if (p.value("verdict", "") != "undecided") continue;

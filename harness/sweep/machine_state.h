@@ -54,6 +54,10 @@ struct DisturbanceLimits {
   // Records with no run delay (older lines) only:
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
   double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
+  // Two runs judged against each other (a ratio of their throughputs) that were both disturbed
+  // by their ranks' run delay alone, by shares at most this far apart, lost alike and still
+  // judge (lost_alike). 0: never (`dpscale compare`); `dpscale ab` sets half its minimum effect.
+  double alike_run_delay = 0;
 };
 
 // Why the run was not fit to judge: `run_delay_share` from its record (nullopt: an older record,
@@ -62,6 +66,14 @@ struct DisturbanceLimits {
 // load 2.9"; nullopt when it was fit.
 std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
                                        double usual_gflops, const DisturbanceLimits& lim = DisturbanceLimits{});
+
+// Whether two disturbed runs lost alike: each record carries its run delay share, neither run
+// lost time to steal beyond the limit (the guest's run delay cannot see it), and the shares are
+// within lim.alike_run_delay of each other. Sound for a ratio of the two runs' throughputs: a
+// run that lost a share δ of its epochs waiting for a CPU ran at (1 − δ) of its rate to first
+// order, so the ratio moves by (1 − δ_b)/(1 − δ_a), within about |δ_b − δ_a| of 1 (docs/ab.md).
+bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
+                std::optional<double> b_delay, const DisturbanceLimits& lim);
 
 // The usual probe of a set of states: the median of their before and after probes (0 if none).
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.
