@@ -121,8 +121,9 @@ void check_ab_inputs(AbOptions& o) {
 
 int run_ab(AbOptions o) {
   check_ab_inputs(o);
-  // A pair of runs both disturbed by their ranks' run delay, within half the minimum effect of
-  // each other, still judges (machine_state.h: lost_alike; docs/ab.md: why that is sound).
+  // A pair of runs both disturbed by their ranks' run delay alike still judges when the
+  // contention can move their ratio by at most half the minimum effect (machine_state.h:
+  // lost_alike; docs/regression-gate.md, "A pair whose halves lost alike": why that is sound).
   o.gate.limits.alike_run_delay = o.gate.min_effect / 2;
   fs::create_directories(o.out_dir);
   std::cerr << "# dpscale ab: A = " << o.a_dir << ", B = " << o.b_dir << "; results in " << o.out_dir << std::endl;

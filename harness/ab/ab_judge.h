@@ -11,11 +11,11 @@
 //               A's: the regression gate's own samples and test (gate.h: gate_document).
 //
 // A round's pair is left out when one half failed or was disturbed (machine_state.h) and the
-// other was not. Two halves both disturbed by their ranks' run delay alone, by shares within
-// GateOptions::limits.alike_run_delay (ab.cpp sets half the minimum effect), still judge
-// (lost_alike, machine_state.h): the ratio moves by at most about that difference, a bias under
-// half the smallest effect that counts, of either sign from round to round (docs/ab.md). The
-// speedup samples keep a round on the same rule (gate.cpp).
+// other was not. Two halves both disturbed by their ranks' run delay alone, by shares close
+// enough that the contention moves their ratio by at most half the minimum effect (lost_alike,
+// machine_state.h; ab.cpp sets the limit), still judge: docs/regression-gate.md, "A pair whose
+// halves lost alike", says why that is sound. The speedup samples keep a round on the same rule
+// (gate.cpp: a data-parallel run and its single run).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -55,8 +55,9 @@ struct DisturbanceLimits {
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
   double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
   // Two runs judged against each other (a ratio of their throughputs) that were both disturbed
-  // by their ranks' run delay alone, by shares at most this far apart, lost alike and still
-  // judge (lost_alike). 0: never (`dpscale compare`); `dpscale ab` sets half its minimum effect.
+  // by their ranks' run delay alone still judge when their shares s_a, s_b are within this
+  // times (1 - max(s_a, s_b)) of each other (lost_alike). 0: never (`dpscale compare`);
+  // `dpscale ab` sets half its minimum effect.
   double alike_run_delay = 0;
 };
 
@@ -67,11 +68,11 @@ struct DisturbanceLimits {
 std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
                                        double usual_gflops, const DisturbanceLimits& lim = DisturbanceLimits{});
 
-// Whether two disturbed runs lost alike: each record carries its run delay share, neither run
-// lost time to steal beyond the limit (the guest's run delay cannot see it), and the shares are
-// within lim.alike_run_delay of each other. Sound for a ratio of the two runs' throughputs: a
-// run that lost a share δ of its epochs waiting for a CPU ran at (1 − δ) of its rate to first
-// order, so the ratio moves by (1 − δ_b)/(1 − δ_a), within about |δ_b − δ_a| of 1 (docs/ab.md).
+// Whether two disturbed runs lost alike: each record carries its run delay share, below 1,
+// neither run lost time to steal beyond the limit (the guest's run delay cannot see it), and
+// |s_b - s_a| <= lim.alike_run_delay * (1 - max(s_a, s_b)). Why the contention then moves the
+// ratio of the two runs by at most lim.alike_run_delay: docs/regression-gate.md, "A pair whose
+// halves lost alike".
 bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
                 std::optional<double> b_delay, const DisturbanceLimits& lim);
 

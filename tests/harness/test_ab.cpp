@@ -36,6 +36,20 @@ TEST(Ab, RoundsAlternateABBAThenBAAB) {
   EXPECT_EQ(order, "ABBABAABABBABAAB");
 }
 
+TEST(Ab, LostAlikeNeedsRunDelaysThisCloseAndNoSteal) {
+  DisturbanceLimits lim;
+  lim.alike_run_delay = 0.015;
+  const MachineState calm{}, stolen{.steal_pct = 9.0};
+  EXPECT_TRUE(lost_alike(calm, 0.30, calm, 0.31, lim));
+  EXPECT_TRUE(lost_alike(calm, 0.31, calm, 0.30, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.32, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, stolen, 0.30, lim));     // steal: the run delay cannot see it
+  EXPECT_FALSE(lost_alike(calm, 1.2, calm, 1.2, lim));         // waited longer than the epochs took
+  EXPECT_FALSE(lost_alike(calm, std::nullopt, calm, 0.30, lim));  // an older record: no run delay
+  lim.alike_run_delay = 0;                                     // dpscale compare's: never
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.30, lim));
+}
+
 // ---- verdicts on hand-made files ----
 
 // Run-to-run noise of a quiet machine, about ±1.5%, fixed so every run of the test sees the same files.
