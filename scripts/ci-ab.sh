@@ -26,7 +26,7 @@ git worktree prune
 if [[ $(git -C "$base/src" rev-parse HEAD 2>/dev/null || true) != $(git rev-parse "$rev^{commit}") ]]; then
   [[ -e $base/src ]] && git worktree remove --force "$base/src"
   mkdir -p "$base"
-  git worktree add --detach "$base/src" "$rev" >/dev/null
+  git worktree add --quiet --detach "$base/src" "$rev"
 fi
 launcher=()
 if command -v ccache >/dev/null; then
