@@ -186,6 +186,7 @@ DpscaleCli::DpscaleCli() {
   add_plot(*this);
   add_schema(*this);
   predict = predict::add_predict_command(app);  // all of it in harness/predict/
+  history = history::add_history_command(app);  // all of it in harness/history/
 }
 
 std::optional<int> DpscaleCli::parse(int argc, char** argv) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/ab/ab.h"
+#include "harness/history/history_main.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report/compare.h"
 #include "harness/report/gate.h"
@@ -45,6 +46,8 @@ struct DpscaleCli {
   std::string schema_format = "md", schema_table = "fields";
   // predict: its options and its run live in harness/predict/
   std::unique_ptr<predict::PredictCommand> predict;
+  // history: its subcommands, their options and their runs live in harness/history/
+  std::unique_ptr<history::HistoryCommand> history;
 
   DpscaleCli();
   DpscaleCli(const DpscaleCli&) = delete;

@@ -1,5 +1,6 @@
-// main.cpp — the `dpscale` command: sweep, report, compare, ab, plot, predict, schema. The options of
-// every subcommand are in cli.cpp (each checked as argv is parsed); this file runs the chosen one.
+// main.cpp — the `dpscale` command: sweep, report, compare, ab, plot, predict, history, schema.
+// The options of every subcommand are in cli.cpp (each checked as argv is parsed); this file runs
+// the chosen one.
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
 //   dpscale report results/x.jsonl [--format md|csv|json]
@@ -10,14 +11,16 @@
 //                                       two builds in one session (harness/ab/ab.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
+//   dpscale history add|show|changes|html|export|import ...   (harness/history/history_main.h)
 //   dpscale schema [--format md|json] [--table fields|options|links]
 //                                       md: one table (the record's fields in docs/record.md, the
 //                                       trainer options in the README, the link presets in
 //                                       docs/link-emulation.md); json: modes, options and fields
 //
-// Exit status: 0 fine; 1 a regression (compare, ab), failed runs (sweep) or an internal error;
-// 2 bad input (options, config, results file), with one line on stderr naming what is wrong;
-// 3 (compare, ab) nothing regressed but some point is undecided.
+// Exit status: 0 fine; 1 a regression (compare, ab, history changes), failed runs (sweep) or an
+// internal error; 2 bad input (options, config, results file), with one line on stderr naming
+// what is wrong; 3 (compare, ab) nothing regressed but some point is undecided; 4 (history) its
+// Python side failed.
 #include <iostream>
 
 #include "contract/link_model.h"
@@ -34,15 +37,17 @@ namespace {
 using namespace dpscale;
 
 // Reads a results file, printing its warnings (truncated lines) to stderr.
-Analysis load(const std::string& path) {
+// `what` names the command in the refusal of a --share-gpu file.
+Analysis load(const std::string& path, const std::string& what) {
   const ResultsFile f = read_results(path);
   for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, what);
   return analyse(f);
 }
 
 int run_report(const DpscaleCli& c) {
-  const Analysis analysis = load(c.report_file);
+  const Analysis analysis = load(c.report_file, "dpscale report");
   std::string text = render_report(analysis, c.report_file, c.report_format);
   if (!c.bench_allreduce_json.empty()) {
     if (c.report_format != "md") throw InputError("--bench-allreduce goes with --format md");
@@ -55,7 +60,7 @@ int run_report(const DpscaleCli& c) {
 int run_compare(DpscaleCli& c) {
   if (c.tolerance->count() || c.crude.absolute) {
     if (c.base_file.empty()) throw InputError("the crude mode (--tolerance, --absolute) compares NEW with one BASELINE file");
-    const Analysis now = load(c.now_file), base = load(c.base_file);
+    const Analysis now = load(c.now_file, "dpscale compare"), base = load(c.base_file, "dpscale compare");
     const Comparison cmp = compare(now, base, c.crude);
     std::cout << render_comparison(cmp, c.crude, c.now_file, c.base_file) << std::flush;
     return cmp.failed() ? 1 : 0;
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
     }
     if (*cli.plot) return run_plot(cli.plot_options);
     if (cli.predict->chosen()) return cli.predict->run();
+    if (cli.history->chosen()) return cli.history->run();
     if (*cli.schema) return run_schema(cli);
   } catch (const InputError& e) {
     std::cerr << "dpscale: " << e.what() << std::endl;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # bench.sh — what `make bench` runs: pick the sweep for this machine, run it into
-# results/<config>-<UTC time>.jsonl, print the report, draw the charts into plots/out/.
+# results/<config>-<UTC time>.jsonl, print the report, draw the charts into plots/out/, and add
+# the sweep to the local history, results/history.sqlite (`dpscale history show|changes|html`;
+# docs/history.md), at this tree's commit (scripts/history-rev.sh). DPSCALE_HISTORY=PATH keeps
+# it elsewhere.
 #
 #   scripts/bench.sh [BUILD_DIR]          (default: build; `make bench` passes $(BUILD))
 #
@@ -53,6 +56,14 @@ if "$DPSCALE" plot "$out" --out plots/out; then
   echo "bench.sh: charts in plots/out/, results in $out" >&2
 else
   echo "bench.sh: plotting failed; the results are in $out" >&2
+  status=1
+fi
+history=${DPSCALE_HISTORY:-results/history.sqlite}
+mapfile -t rev < <(scripts/history-rev.sh)
+if "$DPSCALE" history add "$out" "${rev[@]}" --db "$history"; then
+  echo "bench.sh: added this sweep to the history $history as ${rev[1]} (dpscale history show|changes|html --db $history)" >&2
+else
+  echo "bench.sh: could not add this sweep to the history $history" >&2
   status=1
 fi
 exit "$status"

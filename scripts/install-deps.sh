@@ -14,10 +14,10 @@ PACKAGES=(
   libgtest-dev             # unit tests
   libbenchmark-dev         # micro-benchmarks
   python3 python3-matplotlib  # the plotter
-  python3-scipy            # the regression gate's statistics (harness/report/gate.py)
+  python3-numpy python3-scipy  # statistics: the regression gate (harness/report/gate.py), the history (harness/history/)
   python3-torch            # tests/interop: a checkpoint loads into the workshop's PyTorch model
   xz-utils                 # the GPU kit's archives (scripts/gpu-kit.sh)
-  chromium                 # tests/plots: the reproduction page rendered as a reader sees it
+  chromium                 # tests/plots, tests/history: the pages rendered as a reader sees them
   iproute2                 # ip, tc: the two emulated nodes (scripts/emulated-nodes.sh, ctest -L twonode)
   slurm-wlm munge          # a real Slurm on the emulated nodes (scripts/emulated-slurm.sh, ctest -L slurm)
   dataset-fashion-mnist    # the real dataset (/usr/share/datasets/fashion-mnist)

@@ -34,6 +34,7 @@ using nlohmann::json;
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, "dpscale compare");
   return f;
 }
 
@@ -88,63 +89,26 @@ json side_json(const Side& s) {
 // against `idle` (the best probe of every file compared).
 void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, std::map<PointKey, Side>& sides,
              std::vector<std::string>& notes) {
-  // (the single run's point key, repeat) -> that single run: a point is paired with the single
-  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
-  std::map<std::pair<PointKey, int>, const SweepEntry*> singles;
   int stateless = 0;
   for (const SweepEntry& e : f.entries) {
     if (!e.state) ++stateless;
-    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{PointKey::of(e.point), e.point.repeat}] = &e;
+    if (!e.ok && mode_named(e.point.mode).data_parallel) ++sides[PointKey::of(e.point)].failed_runs;
   }
   if (stateless) {
     notes.push_back(f.path + ": " + std::to_string(stateless) +
                     " run(s) carry no machine state (an older sweep): their disturbance is not checked");
   }
-  auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
-    return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
-                   : std::nullopt;
-  };
-  for (const SweepEntry& e : f.entries) {
-    if (!mode_named(e.point.mode).data_parallel) continue;
-    Side& s = sides[PointKey::of(e.point)];
-    if (!e.ok) {
-      ++s.failed_runs;
-      continue;
-    }
+  for (const PairedRun& r : pair_runs(f, idle, lim)) {
+    Side& s = sides[PointKey::of(r.entry->point)];
     ++s.ok_runs;
-    const std::string round = "round " + std::to_string(e.point.repeat + 1);
-    const auto why = disturbed(e);
-    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
-    const auto single = singles.find({single_key, e.point.repeat});
-    if (why && (single == singles.end() || !disturbed(*single->second))) {
-      s.disturbed.push_back(round + ": " + *why);
-      continue;
+    if (!r.disturbed.empty()) {
+      s.disturbed.push_back(r.disturbed);
+    } else if (!r.unpaired.empty()) {
+      s.unpaired.push_back(r.unpaired);
+    } else if (r.speedup) {
+      s.samples.push_back(*r.speedup);
+      if (!r.alike.empty()) s.alike.push_back(r.alike);
     }
-    if (single == singles.end()) {
-      s.unpaired.push_back(round + ": no single run of " + e.point.model + " in that round");
-      continue;
-    }
-    if (const auto single_why = disturbed(*single->second)) {
-      // Both disturbed: the sample still counts where the two lost alike (machine_state.h).
-      const SweepEntry& one = *single->second;
-      if (!(why && e.state && one.state &&
-            lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, lim))) {
-        s.disturbed.push_back(why ? round + ": " + *why : round + " (its single run): " + *single_why);
-        continue;
-      }
-      s.alike.push_back(round + ": run delay " + format_number(100 * e.record->run_delay_share.value_or(0)) + "% and " +
-                        format_number(100 * one.record->run_delay_share.value_or(0)) + "% (its single run)");
-    }
-    // The round's single ran before this run, the next round's after it: where both are there
-    // and fit, their geometric mean is the single-device rate at this run's time (a machine
-    // whose speed drifts over a round then cancels to first order, not only its level).
-    double thr_single = single->second->record->throughput_samples_per_s;
-    const auto next = singles.find({single_key, e.point.repeat + 1});
-    if (next != singles.end() && !disturbed(*next->second)) {
-      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
-    }
-    if (!(thr_single > 0)) continue;
-    s.samples.push_back(e.record->throughput_samples_per_s / thr_single);
   }
 }
 
@@ -316,6 +280,57 @@ GateResult judge_document(json doc, const GateOptions& o) {
     }
   }
   return result;
+}
+
+std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const DisturbanceLimits& lim) {
+  // (the single run's point key, repeat) -> that single run: a point is paired with the single
+  // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
+  std::map<std::pair<PointKey, int>, const SweepEntry*> singles;
+  for (const SweepEntry& e : f.entries) {
+    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{PointKey::of(e.point), e.point.repeat}] = &e;
+  }
+  auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
+    return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
+                   : std::nullopt;
+  };
+  std::vector<PairedRun> out;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.ok || !mode_named(e.point.mode).data_parallel) continue;
+    PairedRun r;
+    r.entry = &e;
+    const std::string round = "round " + std::to_string(e.point.repeat + 1);
+    if (const auto why = disturbed(e)) r.disturbed = round + ": " + *why;
+    const PointKey single_key = PointKey::of(e.point).as(mode_name(Mode::single), 1, std::nullopt, "none");
+    const auto single = singles.find({single_key, e.point.repeat});
+    if (single == singles.end()) {
+      if (r.disturbed.empty()) r.unpaired = round + ": no single run of " + e.point.model + " in that round";
+      out.push_back(r);
+      continue;
+    }
+    if (const auto single_why = disturbed(*single->second)) {
+      // Both disturbed: the sample still counts where the two lost alike (machine_state.h).
+      const SweepEntry& one = *single->second;
+      if (!r.disturbed.empty() && e.state && one.state &&
+          lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, lim)) {
+        r.disturbed.clear();
+        r.alike = round + ": run delay " + format_number(100 * e.record->run_delay_share.value_or(0)) + "% and " +
+                  format_number(100 * one.record->run_delay_share.value_or(0)) + "% (its single run)";
+      } else if (r.disturbed.empty()) {
+        r.disturbed = round + " (its single run): " + *single_why;
+      }
+    }
+    // The round's single ran before this run, the next round's after it: where both are there
+    // and fit, their geometric mean is the single-device rate at this run's time (a machine
+    // whose speed drifts over a round then cancels to first order, not only its level).
+    double thr_single = single->second->record->throughput_samples_per_s;
+    const auto next = singles.find({single_key, e.point.repeat + 1});
+    if (next != singles.end() && !disturbed(*next->second)) {
+      thr_single = std::sqrt(thr_single * next->second->record->throughput_samples_per_s);
+    }
+    if (thr_single > 0) r.speedup = e.record->throughput_samples_per_s / thr_single;
+    out.push_back(r);
+  }
+  return out;
 }
 
 int rounds_in(const ResultsFile& f) {

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "contract/modes.h"
@@ -42,11 +43,8 @@ struct Case {
   int also_fine = -1;  // a second exit status the case may end with (ab's control: 3, undecided)
 };
 
-// The files a command line may name: a config, results files, a plotter that does nothing, and
-// `blocker`, a file that stands where a directory would have to be.
-void make_fixture(const std::string& dir) {
-  test::write_file(dir + "/c.json", R"({"name": "c", "models": ["16,8,4"], "modes": ["single"],
-                                         "options": {"samples": 256, "batch_size": 64, "epochs": 1}})");
+// Three rounds of a single and a naive K = 2 run of the small model.
+std::string results_lines() {
   std::string lines;
   for (int r = 0; r < 3; ++r) {
     for (const SweepPoint& p : {test::pt("small", "single", 1, std::nullopt, "none", r),
@@ -54,6 +52,42 @@ void make_fixture(const std::string& dir) {
       lines += test::sweep_line(p, test::make_record(p, p.mode == "single" ? 1.0 : 0.6, p.mode == "single" ? std::nullopt : std::optional<double>(0.1)));
     }
   }
+  return lines;
+}
+
+// A history store holding those runs at one revision, and its export, made once by the real
+// `dpscale history add` and `export` (every case's directory gets a copy of the bytes).
+struct HistoryFixture {
+  std::string store, rows;
+};
+const HistoryFixture& history_fixture() {
+  static const HistoryFixture h = [] {
+    test::ScratchDir d;
+    test::write_file(d.file("results.jsonl"), results_lines());
+    ProcessOptions o;
+    o.timeout_s = 60;
+    o.cwd = d.path.string();
+    const ProcessResult add = run_process({test::kDpscale, "history", "add", d.file("results.jsonl"), "--rev", "r1",
+                                           "--rev-time", "2026-01-01T00:00:00Z", "--db", d.file("h.sqlite")}, o);
+    const ProcessResult exp = run_process({test::kDpscale, "history", "export", "--db", d.file("h.sqlite"), "--out",
+                                           d.file("rows.jsonl")}, o);
+    if (add.exit_code != 0 || exp.exit_code != 0) {
+      ADD_FAILURE() << "the history fixture: add exit " << add.exit_code << ", export exit " << exp.exit_code << ": "
+                    << add.err << exp.err;
+      return HistoryFixture{};
+    }
+    return HistoryFixture{test::read_file(d.file("h.sqlite")), test::read_file(d.file("rows.jsonl"))};
+  }();
+  return h;
+}
+
+// The files a command line may name: a config, results files, a plotter that does nothing, a
+// history store and its export, and `blocker`, a file that stands where a directory would have
+// to be.
+void make_fixture(const std::string& dir) {
+  test::write_file(dir + "/c.json", R"({"name": "c", "models": ["16,8,4"], "modes": ["single"],
+                                         "options": {"samples": 256, "batch_size": 64, "epochs": 1}})");
+  const std::string lines = results_lines();
   test::write_file(dir + "/results.jsonl", lines);
   test::write_file(dir + "/base.jsonl", lines);
   test::write_file(dir + "/fake.py", "import sys\nsys.exit(0)\n");
@@ -64,6 +98,8 @@ void make_fixture(const std::string& dir) {
     test::write_file(dir + "/bin-b/" + m.executable,
                      "#!/bin/sh\nexec " + std::string(DPSCALE_BIN_DIR) + "/" + m.executable + " \"$@\"\n", true);
   }
+  test::write_file(dir + "/history.sqlite", history_fixture().store);
+  test::write_file(dir + "/rows.jsonl", history_fixture().rows);
 }
 
 // Every entry under `dir`: its path, and for a file its size and hash.
@@ -157,6 +193,15 @@ const std::map<std::string, Base>& bases() {
       {"plot", {{"{dir}/results.jsonl"}, {{"--out", "{dir}/charts"}, {"--script", "{dir}/fake.py"}}}},
       {"schema", {{}, {}}},
       {"predict", {{}, {{"--single", "small=0.03"}, {"--link", "pcie4"}, {"--world-sizes", "2"}}}},
+      // The history's subcommands: a store of the fixture's runs at one revision (a label: the
+      // case's directory is no git repository).
+      {"history add",
+       {{"{dir}/results.jsonl"}, {{"--rev", "r2"}, {"--rev-time", "2026-01-02T00:00:00Z"}, {"--db", "{dir}/history.sqlite"}}}},
+      {"history show", {{}, {{"--db", "{dir}/history.sqlite"}}}},
+      {"history changes", {{}, {{"--db", "{dir}/history.sqlite"}}}},
+      {"history html", {{"{dir}/page"}, {{"--db", "{dir}/history.sqlite"}}}},
+      {"history export", {{}, {{"--db", "{dir}/history.sqlite"}, {"--out", "{dir}/export.jsonl"}}}},
+      {"history import", {{"{dir}/rows.jsonl"}, {{"--db", "{dir}/history.sqlite"}}}},
   };
   return b;
 }
@@ -173,13 +218,21 @@ std::string bad_value(const std::string& kind) {
   if (kind == "PROGRAM") return "{dir}/no-such-program";
   // Launcher arguments that set what the sweep sets itself: the first flag the kind names.
   if (kind.rfind("ARGS but not ", 0) == 0) return kind.substr(13, kind.find(',') - 13) + " 4";
-  // The forms of their own: LINK, MODEL=SECONDS,..., K,..., F|auto:TFLOPS, ...
-  if (kind == "LINK" || kind.find(',') != std::string::npos || kind.find('|') != std::string::npos) return "x";
+  // The forms of their own: LINK, MODEL, ISO TIME, MODEL=SECONDS,..., K,..., F|auto:TFLOPS, ...
+  if (kind == "LINK" || kind == "MODEL" || kind == "ISO TIME" || kind.find(',') != std::string::npos ||
+      kind.find('|') != std::string::npos) {
+    return "x";
+  }
+  if (kind == "REV") return "-x";     // a revision is no option
+  if (kind == "TEXT") return "a\tb";  // one line of text, no control characters
   return "";
 }
 
+// `sub` is a subcommand's path: "report", "history add".
 std::vector<std::string> render(const std::string& sub, const Base& base) {
-  std::vector<std::string> a = {test::kDpscale, sub};
+  std::vector<std::string> a = {test::kDpscale};
+  std::istringstream words(sub);
+  for (std::string w; words >> w;) a.push_back(w);
   a.insert(a.end(), base.positionals.begin(), base.positionals.end());
   for (const auto& [flag, value] : base.options) {
     a.push_back(flag);
@@ -188,12 +241,25 @@ std::vector<std::string> render(const std::string& sub, const Base& base) {
   return a;
 }
 
+// Every subcommand that runs, with its path: a subcommand of subcommands (history) is walked into.
+void leaves(CLI::App* app, const std::string& path, std::vector<std::pair<std::string, CLI::App*>>& out) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    const std::string name = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+    if (sub->get_subcommands([](CLI::App*) { return true; }).empty()) {
+      out.emplace_back(name, sub);
+    } else {
+      leaves(sub, name, out);
+    }
+  }
+}
+
 TEST(BadInput, EveryDpscaleOptionRefusesABadValue) {
   DpscaleCli cli;
   std::vector<Case> cases;
   int options = 0;
-  for (CLI::App* sub : cli.app.get_subcommands([](CLI::App*) { return true; })) {
-    const std::string name = sub->get_name();
+  std::vector<std::pair<std::string, CLI::App*>> subs;
+  leaves(&cli.app, "", subs);
+  for (const auto& [name, sub] : subs) {
     ASSERT_TRUE(bases().count(name)) << "no base command line for dpscale " << name;
     const Base& base = bases().at(name);
     // Control: the base is accepted.

@@ -4,7 +4,8 @@
 // (docs/regression-gate.md: the gate, and how often it errs on this machine). Undecided points
 // get more rounds (--rerun, up to 10); a regression in this sweep and in a second one fails the
 // test, an undecided verdict skips it with the gate's reason (CI's skip report prints it), and
-// the table is printed, so a CI log shows which point moved.
+// the table is printed, so a CI log shows which point moved. Each sweep it judged is copied into
+// $DPSCALE_CI_SWEEP_DIR when that is set: .ci/run adds them to the history CI keeps.
 //
 // And, without a sweep, that the gate catches what it is there for: the committed baseline with
 // one mode's records rewritten to naive's numbers (that mode lost all its overlap), or every
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -38,6 +41,18 @@ ProcessResult sweep_into(const std::string& out) {
   for (const std::string& x : nice_args()) a.push_back(x);
   return test::dpscale(a, 500);
 }
+// Where CI keeps each sweep this test judged, for its history (.ci/run adds them to it;
+// docs/harness.md): the directory named by DPSCALE_CI_SWEEP_DIR, if set.
+void keep_for_history(const std::string& sweep, int n) {
+  const char* dir = std::getenv("DPSCALE_CI_SWEEP_DIR");
+  if (!dir || !*dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::copy_file(sweep, std::filesystem::path(dir) / ("ci-" + std::to_string(n) + ".jsonl"),
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) ADD_FAILURE() << "cannot keep " << sweep << " in " << dir << ": " << ec.message();
+}
+
 // CI's minimum effect, in percent. On this project's 2-core VMs a paired speedup drifts by up to
 // ~11% between the hour the baseline was measured and a later idle hour (the single runs speed up,
 // the data-parallel ones do not follow), so at the gate's default 3% two of ten idle comparisons
@@ -67,6 +82,7 @@ TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
     ASSERT_EQ(s.exit_code, 0) << s.err;
     // --rerun with ci.json: the sweep's own --nice is the config's, so the reruns match it when root.
     c = ci_gate(now, {"--rerun", kConfig, "--max-repeats", "10"});
+    keep_for_history(now, sweep);
     std::cout << "# sweep " << sweep << ":\n" << c.out << c.err;
     if (c.exit_code == 2 && c.err.find("was measured on another machine") != std::string::npos) {
       GTEST_SKIP() << "the committed baseline is another machine's; measure one here: " << c.err;
