@@ -7,7 +7,8 @@
 # a git worktree of its own, build-ci-base/src, with a build directory of its own,
 # build-ci-base/build, and only the four trainers (the harness that runs and judges is this
 # checkout's); then runs
-#   dpscale ab configs/ci.json --a build-ci-base/build/bin --b BUILD/bin --min-effect 5
+#   dpscale ab configs/ci.json --a build-ci-base/build/bin --b BUILD/bin --min-effect 5 --max-rounds 8
+# (8 rounds at most, not the default 12: the step must fit in CI's budget on a busy machine)
 # (docs/ab.md). Exit 0: the same or better, or undecided after the last round (a line says so:
 # the machine could not tell, which is not a verdict); 1: a regression, with a line naming each
 # curve that regressed and its effect; 2: bad input (no such revision, a build that failed).
@@ -16,6 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rev=$(grep -v '^[[:space:]]*#' results/baselines/ci-rev | grep -m1 -o '[0-9a-f]\{7,40\}' || true)
+# A tree without its history (an export, a shallow clone) cannot build the baseline: said, not judged.
+if ! git rev-parse --git-dir >/dev/null 2>&1 || [[ $(git rev-parse --is-shallow-repository) == true ]]; then
+  echo "ci-ab: this checkout has no full git history, so the baseline ${rev:-?} cannot be built: A/B not run"
+  exit 0
+fi
 if [[ -z $rev ]] || ! git cat-file -e "$rev^{commit}" 2>/dev/null; then
   echo "ci-ab: results/baselines/ci-rev names no commit of this repository ('$rev')" >&2
   exit 2
@@ -41,7 +47,7 @@ out="$base/ab-$(date -u +%Y%m%d-%H%M%S)"
 verdicts="$out.md"
 t1=$SECONDS
 set +e
-"$build/bin/dpscale" ab configs/ci.json --a "$base/build/bin" --b "$build/bin" --min-effect 5 --out "$out" >"$verdicts"
+"$build/bin/dpscale" ab configs/ci.json --a "$base/build/bin" --b "$build/bin" --min-effect 5 --max-rounds 8 --out "$out" >"$verdicts"
 rc=$?
 set -e
 cat "$verdicts"
