@@ -119,6 +119,42 @@ void add_compare(DpscaleCli& c) {
   m->add_flag("--absolute", c.crude.absolute, "the crude mode, throughput too (only meaningful on the same machine)");
 }
 
+void add_ab(DpscaleCli& c) {
+  AbOptions& o = c.ab_options;
+  CLI::App* a = c.ab = c.app.add_subcommand(
+      "ab", "build B against build A in one session, in alternating rounds: exit 1 on a regression, 3 when undecided");
+  // Read and checked by the session before any run (ab.cpp), as the sweep reads its config.
+  kind_only(a->add_option("config", o.config_path, "sweep config (configs/*.json) with the single-device mode")->required(),
+            "FILE");
+  input_dir(a->add_option("--a", o.a_dir, "build A's trainers (a build's bin/): the reference")->required());
+  input_dir(a->add_option("--b", o.b_dir, "build B's trainers: the build judged")->required());
+  whole_in(a->add_option("--rounds", o.rounds, "rounds of every point to start with (A B B A, B A A B, ...)")
+               ->capture_default_str(),
+           kGateMinSamples, kMaxRepeats);
+  whole_in(a->add_option("--max-rounds", o.max_rounds, "add rounds of undecided points up to this many")
+               ->capture_default_str(),
+           kGateMinSamples, kMaxRepeats);
+  real_in(a->add_option("--min-effect", c.ab_min_effect_pct,
+                        "the smallest change of throughput or speedup, in percent, that counts")
+              ->capture_default_str(),
+          {0.0, false}, {100.0});
+  real_in(a->add_option("--alpha", o.gate.alpha, "significance level, family-wise over each curve (Holm)")
+              ->capture_default_str(),
+          {0.0, false}, {0.5});
+  // Checked by the session with the rest of its input (a directory that can be made, holding no results).
+  output_dir(a->add_option("--out", o.out_dir, "both builds' results files, a.jsonl and b.jsonl (default results/ab-<config>-<UTC time>/)"));
+  one_of(a->add_option("--format", o.gate.format, "md | json")->capture_default_str(), {"md", "json"});
+  program(a->add_option("--python", o.gate.python, "Python 3 with scipy")->capture_default_str());
+  input_file(a->add_option("--gate-script", o.gate.script, "the statistics (default <source>/harness/report/gate.py)"));
+  real_in(a->add_option("--probe-seconds", o.sweep.probe_s, "the GEMM probe between runs (0: none)")->capture_default_str(),
+          {0.0}, {10.0});
+  whole_in(a->add_option("--nice", o.sweep.nice, "run at this nice value (-20..19; negative needs root; default: the config's)"),
+           -20, 19);
+  whole_in(a->add_option("--disturbed-reruns", o.sweep.disturbed_reruns, "run a run the machine disturbed again, at most N times")
+               ->capture_default_str(),
+           0, 10);
+}
+
 void add_plot(DpscaleCli& c) {
   PlotOptions& po = c.plot_options;
   CLI::App* p = c.plot = c.app.add_subcommand("plot", "draw the charts (PNG + SVG) with plots/plot_results.py");
@@ -149,6 +185,7 @@ DpscaleCli::DpscaleCli() {
   add_sweep(*this);
   add_report(*this);
   add_compare(*this);
+  add_ab(*this);
   add_plot(*this);
   add_schema(*this);
   predict = predict::add_predict_command(app);  // all of it in harness/predict/

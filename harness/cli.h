@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/ab/ab.h"
 #include "harness/history/history_main.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report/compare.h"
@@ -22,7 +23,7 @@ namespace dpscale {
 
 struct DpscaleCli {
   CLI::App app{"dpscale: run data-parallel training sweeps, report and compare scaling curves, draw charts.", "dpscale"};
-  CLI::App *sweep = nullptr, *report = nullptr, *compare = nullptr, *plot = nullptr, *schema = nullptr;
+  CLI::App *sweep = nullptr, *report = nullptr, *compare = nullptr, *ab = nullptr, *plot = nullptr, *schema = nullptr;
 
   // sweep
   SweepOptions sweep_options;
@@ -36,6 +37,9 @@ struct DpscaleCli {
   RerunOptions rerun;
   double min_effect_pct = 100.0 * kGateMinEffect;  // --min-effect is in percent
   CLI::Option* tolerance = nullptr;
+  // ab: two builds in one session
+  AbOptions ab_options;
+  double ab_min_effect_pct = 100.0 * kGateMinEffect;  // --min-effect is in percent
   // plot
   PlotOptions plot_options;
   // schema

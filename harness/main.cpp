@@ -1,12 +1,14 @@
-// main.cpp — the `dpscale` command: sweep, report, compare, plot, predict, history, schema. The
-// options of every subcommand are in cli.cpp (each checked as argv is parsed); this file runs the
-// chosen one.
+// main.cpp — the `dpscale` command: sweep, report, compare, ab, plot, predict, history, schema.
+// The options of every subcommand are in cli.cpp (each checked as argv is parsed); this file runs
+// the chosen one.
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
 //   dpscale report results/x.jsonl [--format md|csv|json]
 //   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl   the regression gate (gate.h)
 //   dpscale compare NEW --baseline DIR [--rerun CONFIG] [--format md|json] [--min-effect 3]
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
+//   dpscale ab configs/ci.json --a BASE/bin --b build/bin [--min-effect 5] [--out DIR]
+//                                       two builds in one session (harness/ab/ab.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
 //   dpscale history add|show|changes|html|export|import ...   (harness/history/history_main.h)
@@ -17,9 +19,9 @@
 //                                       docs/RESULTS_FORMAT.md); json: modes, options, fields and
 //                                       the point's JSON Schema
 //
-// Exit status: 0 fine; 1 a regression (compare, history changes), failed runs (sweep) or an
+// Exit status: 0 fine; 1 a regression (compare, ab, history changes), failed runs (sweep) or an
 // internal error; 2 bad input (options, config, results file), with one line on stderr naming
-// what is wrong; 3 (compare) nothing regressed but some point is undecided; 4 (history) its
+// what is wrong; 3 (compare, ab) nothing regressed but some point is undecided; 4 (history) its
 // Python side failed.
 #include <iostream>
 
@@ -99,6 +101,10 @@ int main(int argc, char** argv) {
     if (*cli.sweep) return run_sweep(cli.sweep_options);
     if (*cli.report) return run_report(cli);
     if (*cli.compare) return run_compare(cli);
+    if (*cli.ab) {
+      cli.ab_options.gate.min_effect = cli.ab_min_effect_pct / 100.0;
+      return run_ab(cli.ab_options);
+    }
     if (*cli.plot) return run_plot(cli.plot_options);
     if (cli.predict->chosen()) return cli.predict->run();
     if (cli.history->chosen()) return cli.history->run();

@@ -55,6 +55,7 @@ struct Side {
   std::vector<double> samples;
   std::vector<std::string> disturbed;
   std::vector<std::string> unpaired;
+  std::vector<std::string> alike;  // rounds whose run and single run were both disturbed, alike: kept
   int ok_runs = 0, failed_runs = 0;
 };
 
@@ -63,6 +64,7 @@ json side_json(const Side& s) {
   j["samples"] = s.samples;
   j["disturbed"] = s.disturbed;
   j["unpaired"] = s.unpaired;
+  j["alike"] = s.alike;
   j["ok_runs"] = s.ok_runs;
   j["failed_runs"] = s.failed_runs;
   return j;
@@ -90,6 +92,7 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
       s.unpaired.push_back(r.unpaired);
     } else if (r.speedup) {
       s.samples.push_back(*r.speedup);
+      if (!r.alike.empty()) s.alike.push_back(r.alike);
     }
   }
 }
@@ -100,13 +103,18 @@ void add_states(const ResultsFile& f, std::vector<const MachineState*>& out) {
   }
 }
 
+}  // namespace
+
 std::string gate_script(const GateOptions& o) {
   if (!o.script.empty()) return o.script;
   const char* env = std::getenv("DPSCALE_GATE_SCRIPT");
   return env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/harness/report/gate.py";
 }
 
-}  // namespace
+void check_gate_script(const GateOptions& o) {
+  const std::string script = gate_script(o);
+  if (!fs::exists(script)) throw InputError("the gate's script " + script + " is not there (--gate-script)");
+}
 
 GateFiles load_gate_files(const std::string& now_path, const std::string& base_path, const std::string& base_dir) {
   GateFiles g;
@@ -224,8 +232,13 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
     result.exit_code = c.failed() ? 1 : 0;
     return result;
   }
+  return judge_document(std::move(doc), o);
+}
+
+GateResult judge_document(json doc, const GateOptions& o) {
+  GateResult result;
+  check_gate_script(o);
   const std::string script = gate_script(o);
-  if (!fs::exists(script)) throw InputError("the gate's script " + script + " is not there (--gate-script)");
   const TempFile verdicts("", ".json");
   doc["verdicts_out"] = verdicts.path();
   const TempFile input(doc.dump(), ".json");
@@ -243,6 +256,7 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
   std::ifstream in(verdicts.path());
   const json v = json::parse(in, nullptr, false);
   if (v.is_object() && v.contains("points")) {
+    result.verdicts = v;
     std::set<std::pair<std::string, int>> seen;
     for (const json& p : v["points"]) {
       if (p.value("verdict", "") != "undecided") continue;
@@ -278,8 +292,17 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const Distur
       out.push_back(r);
       continue;
     }
-    if (r.disturbed.empty()) {
-      if (const auto why = disturbed(*single->second)) r.disturbed = round + " (its single run): " + *why;
+    if (const auto single_why = disturbed(*single->second)) {
+      // Both disturbed: the sample still counts where the two lost alike (machine_state.h).
+      const SweepEntry& one = *single->second;
+      if (!r.disturbed.empty() && e.state && one.state &&
+          lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, lim)) {
+        r.disturbed.clear();
+        r.alike = round + ": run delay " + format_number(100 * e.record->run_delay_share.value_or(0)) + "% and " +
+                  format_number(100 * one.record->run_delay_share.value_or(0)) + "% (its single run)";
+      } else if (r.disturbed.empty()) {
+        r.disturbed = round + " (its single run): " + *single_why;
+      }
     }
     // The round's single ran before this run, the next round's after it: where both are there
     // and fit, their geometric mean is the single-device rate at this run's time (a machine
@@ -314,7 +337,7 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.out_path = f.now_path;
     so.resume = true;
     so.repeats = std::max(max_rounds, 1);
-    so.only = [held](const Point& p) { return held.count({p.model, p.world_size}) > 0; };
+    so.only = [held](const SweepRun& r) { return held.count({r.point.model, r.point.world_size}) > 0; };
     check_sweep_inputs(so);
   }
   for (;;) {
@@ -333,7 +356,8 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.out_path = f.now_path;
     so.resume = true;
     so.repeats = std::min(max_rounds, rounds + 2);
-    so.only = [wanted, models](const Point& p) {
+    so.only = [wanted, models](const SweepRun& r) {
+      const Point& p = r.point;
       if (!mode_named(p.mode).data_parallel) return models.count(p.model) > 0;
       return wanted.count({p.model, p.world_size}) > 0;
     };

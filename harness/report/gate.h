@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/analysis.h"
 #include "harness/sweep/machine_state.h"
 #include "harness/sweep/results_file.h"
 #include "harness/sweep/sweep.h"
@@ -65,10 +66,21 @@ struct GateResult {
   int exit_code = 0;  // 0 | 1 | 3 (2 is thrown as InputError)
   std::string text;   // what the gate printed
   std::vector<std::pair<std::string, int>> undecided;  // (model, world size) of undecided points
+  nlohmann::json verdicts;  // gate.py's verdicts (its --format json document); null in the crude mode
 };
 
 // Judges the files: the statistical gate, or the crude mode when they hold no samples.
 GateResult run_gate(const GateFiles& f, const GateOptions& o);
+
+// The statistics' script: GateOptions::script, else $DPSCALE_GATE_SCRIPT, else the source tree's.
+std::string gate_script(const GateOptions& o);
+// Throws InputError when that script is not there.
+void check_gate_script(const GateOptions& o);
+
+// Hands a document (gate_document's, or one `dpscale ab` adds paired points to) to gate.py and
+// returns what it printed, its exit status and the undecided points. Throws InputError when
+// the script is missing or fails.
+GateResult judge_document(nlohmann::json doc, const GateOptions& o);
 
 // `--rerun CONFIG`: while points are undecided, run two more rounds of their models and world
 // sizes (single and every data-parallel mode, so the new rounds pair) into NEW with CONFIG, as
@@ -90,6 +102,9 @@ struct PairedRun {
   std::optional<double> speedup;  // none without a single run in the round
   std::string disturbed;          // "round 3: probe -31%" (the run's own or its single run's); "" fit
   std::string unpaired;           // "round 3: no single run of small in that round"; "" paired
+  // "round 3: run delay 31% and 30% (its single run)" when both were disturbed but lost alike
+  // (lost_alike, machine_state.h; only where lim.alike_run_delay is set): disturbed stays "".
+  std::string alike;
 };
 std::vector<PairedRun> pair_runs(const ResultsFile& f, double usual_gflops, const DisturbanceLimits& lim);
 

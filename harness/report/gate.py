@@ -20,12 +20,20 @@ round), new against baseline, in log space (a ratio's natural scale):
                         min_effect or more is ruled out)
            undecided    otherwise; also when fewer than min_samples undisturbed samples remain
                         on a side (the reason says which runs the machine disturbed, and how)
+A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, the two runs
+of one round side by side in time) carries one ratio per round instead of two samples:
+  p        Wilcoxon signed-rank of the log ratios against 0, two-sided (scipy, exact at these
+           sizes), then Holm per curve as above.
+  effect   the one-sample Hodges-Lehmann estimate: the median of the Walsh averages of the log
+           ratios; its 95% interval by bootstrap of the rounds (scipy, percentile, seeded).
+  verdict  the same rule.
 alpha, min_effect and min_samples are the document's: `dpscale compare` writes them from the
 gate's constants and options (harness/report/gate.h), so they are written once, in C++.
 """
 import json
 import math
 import sys
+import warnings
 
 import numpy as np
 from scipy import stats
@@ -54,6 +62,39 @@ def effect_interval(x, y, confidence=0.95):
                           method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
     lo, hi = res.confidence_interval
     return float(lo), float(hi)
+
+
+def walsh_median(d, axis=-1):
+    """One-sample Hodges-Lehmann: the median of the Walsh averages (d_i + d_j)/2, i <= j, over the
+    last axis (vectorized for the bootstrap)."""
+    d = np.asarray(d, dtype=float)
+    i, j = np.triu_indices(d.shape[-1])
+    return np.median((d[..., i] + d[..., j]) / 2.0, axis=-1)
+
+
+def paired_interval(d, confidence=0.95):
+    """Bootstrap percentile interval of the one-sample Hodges-Lehmann estimate (rounds resampled).
+    Returns (low, high) in log units."""
+    d = np.asarray(d, dtype=float)
+    if np.ptp(d) == 0:
+        return float(d[0]), float(d[0])  # every round the same ratio: nothing to resample
+    res = stats.bootstrap((d,), walsh_median, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES,
+                          confidence_level=confidence, method="percentile",
+                          random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    lo, hi = res.confidence_interval
+    return float(lo), float(hi)
+
+
+def paired_p(d):
+    """Wilcoxon signed-rank p of the differences against 0, two-sided."""
+    d = np.asarray(d, dtype=float)
+    if not np.any(d != 0):
+        return 1.0  # no round differs: no test can see a difference
+    with warnings.catch_warnings():
+        # A round of exactly equal throughputs sends scipy to its normal approximation, and it
+        # says so on stderr: the p it gives is the test's, the warning is not the reader's.
+        warnings.simplefilter("ignore", UserWarning)
+        return float(stats.wilcoxon(d, alternative="two-sided", method="auto").pvalue)
 
 
 def two_sample_p(x, y):
@@ -106,8 +147,38 @@ def constants(doc):
     return alpha, min_effect, min_samples
 
 
+def judge_paired(pt, min_samples):
+    """judge_point for a paired point: pt['pairs'] holds one ratio (new over base) per round, the
+    rounds left out and why, and each side's median value."""
+    pairs = pt.get("pairs") or {}
+    ratios = pairs.get("ratios", [])
+    r = {"test": "paired", "n_now": len(ratios), "n_base": len(ratios), "spread_now_pct": spread_pct(ratios),
+         "spread_base_pct": 0.0, "value_now": pairs.get("now_median"), "value_base": pairs.get("base_median"),
+         "unit": pairs.get("unit", ""), "p": None, "effect_pct": None, "ci_pct": None, "why": []}
+    pt["result"] = r
+    left_out = pairs.get("left_out", [])
+    if len(ratios) < min_samples:
+        lone = f"; {'; '.join(left_out[:2])}" if left_out else ""
+        r["verdict"] = "undecided"
+        r["why"] = [f"{len(ratios)} pair(s) fit to judge, {min_samples} needed{lone}"]
+        return
+    d = np.log(ratios)
+    r["p"] = paired_p(d)
+    lo, hi = paired_interval(d)
+    r["effect_pct"] = pct(float(walsh_median(d)))
+    r["ci_pct"] = [pct(lo), pct(hi)]
+    if left_out:
+        r["why"].append(f"{len(left_out)} round(s) left out ({left_out[0]})")
+    alike = pairs.get("alike", [])
+    if alike:
+        r["why"].append(f"{len(alike)} pair(s) disturbed alike, judged ({alike[0]})")
+
+
 def judge_point(pt, alpha, min_effect, min_samples):
     """Fills pt['result']: the test's numbers; the verdict needs Holm's p and comes later."""
+    if pt.get("test") == "paired":
+        judge_paired(pt, min_samples)
+        return
     now, base = pt.get("now") or {}, pt.get("base") or {}
     xs, ys = now.get("samples", []), base.get("samples", [])
     r = {"n_now": len(xs), "n_base": len(ys), "spread_now_pct": spread_pct(xs), "spread_base_pct": spread_pct(ys),
@@ -136,6 +207,9 @@ def judge_point(pt, alpha, min_effect, min_samples):
         d = side_data.get("disturbed", [])
         if d:
             r["why"].append(f"{len(d)} disturbed run(s) of {name} left out ({d[0]})")
+        a = side_data.get("alike", [])
+        if a:
+            r["why"].append(f"{len(a)} round(s) of {name} disturbed alike, judged ({a[0]})")
 
 
 def decide(r, p_holm, alpha, min_effect):
@@ -214,24 +288,31 @@ def fmt_p(v):
 
 
 def render_md(doc, alpha, min_effect, curves, counts, exit_code):
-    lines = [f"# dpscale compare: {doc.get('now', '?')} against {', '.join(doc.get('base', [])) or '?'}",
-             f"# paired speedups (each DP run over its round's single run); alpha {alpha:g} (Holm per curve), "
-             f"minimum effect {100 * min_effect:g}%", ""]
+    title = doc.get("title") or [f"dpscale compare: {doc.get('now', '?')} against {', '.join(doc.get('base', [])) or '?'}",
+                                 "paired speedups (each DP run over its round's single run)"]
+    lines = [f"# {t}" for t in title]
+    lines[-1] += f"; alpha {alpha:g} (Holm per curve), minimum effect {100 * min_effect:g}%"
+    lines.append("")
     for n in doc.get("notes", []):
         lines.append(f"# {n}")
     if doc.get("notes"):
         lines.append("")
-    head = ["Point", "Speedup base → new", "Effect [95% CI]", "p (Holm)", "Spread base/new", "n base/new", "Verdict"]
+    head = ["Point", doc.get("value_head", "Speedup base → new"), "Effect [95% CI]", "p (Holm)", "Spread base/new", "n base/new", "Verdict"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join("---" for _ in head) + "|")
     for p in doc.get("points", []):
         r = p.get("result", {})
         sb, sn = r.get("speedup_base"), r.get("speedup_now")
         sp = f"{sb:.2f}× → {sn:.2f}×" if sb and sn else "—"
+        vb, vn = r.get("value_base"), r.get("value_now")
+        if r.get("test") == "paired":
+            sp = f"{vb:,.0f} → {vn:,.0f} {r.get('unit', '')}".rstrip() if vb and vn else "—"
         ci = r.get("ci_pct")
         eff = f"{fmt_pct(r.get('effect_pct'))} [{fmt_pct(ci[0])}, {fmt_pct(ci[1])}]" if ci else "—"
         spread = (f"±{r['spread_base_pct']:.1f}% / ±{r['spread_now_pct']:.1f}%" if "spread_base_pct" in r else "—")
         n = f"{r['n_base']}/{r['n_now']}" if "n_base" in r else "—"
+        if r.get("test") == "paired":
+            spread, n = f"±{r['spread_now_pct']:.1f}% (ratios)", f"{r['n_now']} pairs"
         verdict = r.get("verdict", "?")
         why = [w for w in r.get("why", []) if w]
         if why:
@@ -245,6 +326,8 @@ def render_md(doc, alpha, min_effect, curves, counts, exit_code):
                          f"{fmt_pct(c['effect_pct'])} [{fmt_pct(ci[0])}, {fmt_pct(ci[1])}], p {fmt_p(c['p_holm'])}")
         else:
             lines.append(f"# curve {c['curve']}: {c['verdict']} over {c['points']} point(s)")
+    for n in doc.get("footer", []):
+        lines.append(f"# {n}")
     summary = ", ".join(f"{counts[k]} {k}" for k in ("same", "improvement", "regression", "undecided", "missing", "extra"))
     result = {EXIT_SAME: "PASS", EXIT_REGRESSION: "FAIL", EXIT_UNDECIDED: "UNDECIDED"}[exit_code]
     lines.append(f"# {summary}: {result}")

@@ -143,6 +143,16 @@ std::optional<std::string> disturbance(const MachineState& s, std::optional<doub
   return out;
 }
 
+bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
+                std::optional<double> b_delay, const DisturbanceLimits& lim) {
+  if (!(lim.alike_run_delay > 0) || !a_delay || !b_delay) return false;
+  // A share of 1 or more: the ranks waited longer than the epochs took (threads waiting side by
+  // side), past what the rule's reasoning covers.
+  if (!(*a_delay < 1) || !(*b_delay < 1)) return false;
+  if (a.steal_pct > lim.steal_pct || b.steal_pct > lim.steal_pct) return false;
+  return std::fabs(*a_delay - *b_delay) <= lim.alike_run_delay * (1 - std::max(*a_delay, *b_delay));
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();

@@ -54,6 +54,11 @@ struct DisturbanceLimits {
   // Records with no run delay (older lines) only:
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
   double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
+  // Two runs judged against each other (a ratio of their throughputs) that were both disturbed
+  // by their ranks' run delay alone still judge when their shares s_a, s_b are within this
+  // times (1 - max(s_a, s_b)) of each other (lost_alike). 0: never (`dpscale compare`);
+  // `dpscale ab` sets half its minimum effect.
+  double alike_run_delay = 0;
 };
 
 // Why the run was not fit to judge: `run_delay_share` from its record (nullopt: an older record,
@@ -62,6 +67,14 @@ struct DisturbanceLimits {
 // load 2.9"; nullopt when it was fit.
 std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
                                        double usual_gflops, const DisturbanceLimits& lim = DisturbanceLimits{});
+
+// Whether two disturbed runs lost alike: each record carries its run delay share, below 1,
+// neither run lost time to steal beyond the limit (the guest's run delay cannot see it), and
+// |s_b - s_a| <= lim.alike_run_delay * (1 - max(s_a, s_b)). Why the contention then moves the
+// ratio of the two runs by at most lim.alike_run_delay: docs/regression-gate.md, "A pair whose
+// halves lost alike".
+bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
+                std::optional<double> b_delay, const DisturbanceLimits& lim);
 
 // The usual probe of a set of states: the median of their before and after probes (0 if none).
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.

@@ -139,7 +139,7 @@ SweepPlan plan_sweep(SweepOptions& o) {
 
   for (SweepRun& run : expand(c, p.repeats)) {
     if (o.max_world_size > 0 && run.point.world_size > o.max_world_size) ++p.dropped;
-    else if (!o.only || o.only(run.point)) p.runs.push_back(std::move(run));
+    else if (!o.only || o.only(run)) p.runs.push_back(std::move(run));
   }
 
   resolve_launcher(o.launch);

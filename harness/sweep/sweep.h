@@ -49,8 +49,9 @@ struct SweepOptions {
   // overriding the config's "nice": a negative one (root only) gives the runs the CPU before a
   // neighbour at the default 0.
   std::optional<int> nice;
-  // When set, only the runs it accepts (dpscale compare --rerun: the rounds of undecided points).
-  std::function<bool(const Point&)> only;
+  // When set, only the runs it accepts (compare --rerun: the rounds of undecided points; ab: one
+  // round per pass).
+  std::function<bool(const SweepRun&)> only;
 };
 
 // Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError

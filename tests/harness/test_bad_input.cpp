@@ -40,6 +40,7 @@ struct Case {
   std::string names;               // the option's name, which the one line must carry ("" = none)
   int exit_code = 2;
   bool one_line = true;
+  int also_fine = -1;  // a second exit status the case may end with (ab's control: 3, undecided)
 };
 
 // Three rounds of a single and a naive K = 2 run of the small model.
@@ -91,6 +92,12 @@ void make_fixture(const std::string& dir) {
   test::write_file(dir + "/base.jsonl", lines);
   test::write_file(dir + "/fake.py", "import sys\nsys.exit(0)\n");
   test::write_file(dir + "/blocker", "a file where a directory would have to be\n");
+  // A second build for dpscale ab: the built trainers, each started by a script of its own.
+  fs::create_directories(dir + "/bin-b");
+  for (const ModeInfo& m : all_modes()) {
+    test::write_file(dir + "/bin-b/" + m.executable,
+                     "#!/bin/sh\nexec " + std::string(DPSCALE_BIN_DIR) + "/" + m.executable + " \"$@\"\n", true);
+  }
   test::write_file(dir + "/history.sqlite", history_fixture().store);
   test::write_file(dir + "/rows.jsonl", history_fixture().rows);
 }
@@ -146,7 +153,7 @@ void run_cases(const std::vector<Case>& cases) {
       const ProcessResult r = run_process(argv, o);
       const std::vector<std::string> lines = test::lines_of(r.err);
       std::string wrong;
-      if (r.exit_code != c.exit_code) wrong += "exit " + std::to_string(r.exit_code) + "; ";
+      if (r.exit_code != c.exit_code && r.exit_code != c.also_fine) wrong += "exit " + std::to_string(r.exit_code) + "; ";
       if (c.one_line && lines.size() != 1) wrong += std::to_string(lines.size()) + " lines on stderr; ";
       const std::string name = replace_dir(c.names, dir);
       if (!name.empty() && (lines.empty() || !names(lines.front(), name))) wrong += "does not name " + name + "; ";
@@ -178,6 +185,11 @@ const std::map<std::string, Base>& bases() {
       {"sweep", {{"{dir}/c.json"}, {{"--out", "{dir}/out.jsonl"}, {"--probe-seconds", "0"}, {"--disturbed-reruns", "0"}}}},
       {"report", {{"{dir}/results.jsonl"}, {}}},
       {"compare", {{"{dir}/results.jsonl", "{dir}/base.jsonl"}, {{"--tolerance", "0.5"}}}},
+      // A real session of three rounds of c.json's one single run: judged at 50%, it is the same
+      // (or, on a machine too busy to tell, undecided: the control also takes exit 3).
+      {"ab", {{"{dir}/c.json"}, {{"--a", DPSCALE_BIN_DIR}, {"--b", "{dir}/bin-b"}, {"--out", "{dir}/ab"}, {"--rounds", "3"},
+                                  {"--max-rounds", "3"}, {"--min-effect", "50"}, {"--probe-seconds", "0"},
+                                  {"--disturbed-reruns", "0"}}}},
       {"plot", {{"{dir}/results.jsonl"}, {{"--out", "{dir}/charts"}, {"--script", "{dir}/fake.py"}}}},
       {"schema", {{}, {}}},
       {"predict", {{}, {{"--single", "small=0.03"}, {"--link", "pcie4"}, {"--world-sizes", "2"}}}},
@@ -251,7 +263,7 @@ TEST(BadInput, EveryDpscaleOptionRefusesABadValue) {
     ASSERT_TRUE(bases().count(name)) << "no base command line for dpscale " << name;
     const Base& base = bases().at(name);
     // Control: the base is accepted.
-    cases.push_back({"dpscale " + name + " (control)", render(name, base), "", 0, false});
+    cases.push_back({"dpscale " + name + " (control)", render(name, base), "", 0, false, name == "ab" ? 3 : -1});
     size_t positional = 0;
     for (const CLI::Option* opt : sub->get_options()) {
       const std::string flag = opt->get_name();

@@ -2,7 +2,8 @@
 """test_gate_stats.py — harness/report/gate.py's statistics on inputs small enough to work by hand:
 the Hodges-Lehmann shift, Holm's adjustment, the two-sample p (Mann-Whitney and KS, Bonferroni
 over the two), the verdict rule at its edges, Holm applied per curve and not across curves, and
-the reasons an undecided point gives."""
+the reasons an undecided point gives; and the paired test of `dpscale ab` (Wilcoxon signed-rank,
+the one-sample Hodges-Lehmann estimate, its interval) on ratios with known shifts."""
 import math
 import os
 import sys
@@ -103,6 +104,51 @@ class Stats(unittest.TestCase):
         self.assertEqual(two["points"][0]["result"]["why"][0], "2 undisturbed sample(s) in new, 3 needed")
         gate.run_gate(dict(two, min_samples=2))
         self.assertIsNotNone(two["points"][0]["result"]["p"])
+
+
+
+class Paired(unittest.TestCase):
+    def test_walsh_median_is_the_one_sample_hodges_lehmann(self):
+        # Walsh averages of [1, 2, 10]: 1, 1.5, 5.5, 2, 6, 10 -> sorted 1 1.5 2 5.5 6 10 -> 3.75
+        self.assertEqual(float(gate.walsh_median([1.0, 2.0, 10.0])), 3.75)
+        self.assertEqual(float(gate.walsh_median([-1.0, 1.0])), 0.0)
+
+    def test_signed_rank_p_exact(self):
+        # Six differences of one sign: 2 of the 2^6 sign patterns are as extreme, two-sided.
+        self.assertAlmostEqual(gate.paired_p([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), 2 / 64)
+        self.assertAlmostEqual(gate.paired_p([-0.1, -0.2, -0.3, -0.4, -0.5, -0.6]), 2 / 64)
+        # Negative control: signs that balance (ranks 1+4+5 = 10 of 21 against 11) say nothing.
+        self.assertGreater(gate.paired_p([0.1, -0.2, -0.3, 0.4, 0.5, -0.6]), 0.8)
+        self.assertEqual(gate.paired_p([0.0, 0.0, 0.0]), 1.0)
+
+    def paired_point(self, ratios, curve="throughput m naive"):
+        return {"key": {"model": "m", "mode": "naive", "world_size": 2}, "describe": "p", "curve": curve,
+                "status": "compared", "test": "paired",
+                "pairs": {"ratios": ratios, "left_out": [], "alike": [], "base_median": 100.0, "now_median": 95.0}}
+
+    def test_a_known_shift_is_found_and_no_shift_is_same(self):
+        noise = [1.000, 1.012, 0.989, 1.007, 0.995, 1.011]
+        # B 5% slower each round, over noise: regression near -5%, its interval around it.
+        doc = dict(CONSTANTS, points=[self.paired_point([0.95 * n for n in noise])])
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertEqual(r["verdict"], "regression")
+        self.assertAlmostEqual(r["effect_pct"], -4.8, delta=0.6)
+        self.assertLess(r["ci_pct"][0], r["effect_pct"])
+        self.assertGreater(r["ci_pct"][1], r["effect_pct"])
+        # Negative control: the same noise and no shift.
+        doc = dict(CONSTANTS, points=[self.paired_point(noise)])
+        gate.run_gate(doc)
+        self.assertEqual(doc["points"][0]["result"]["verdict"], "same")
+
+    def test_too_few_pairs_say_why(self):
+        p = self.paired_point([0.5, 0.5])
+        p["pairs"]["left_out"] = ["round 3: A run delay 40% of the epochs"]
+        doc = dict(CONSTANTS, points=[p])
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertEqual(r["verdict"], "undecided")
+        self.assertEqual(r["why"], ["2 pair(s) fit to judge, 3 needed; round 3: A run delay 40% of the epochs"])
 
 
 if __name__ == "__main__":

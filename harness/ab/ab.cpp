@@ -1,0 +1,163 @@
+// ab.cpp — the session of `dpscale ab`: its checks, the alternating rounds, the verdicts (ab.h).
+#include "harness/ab/ab.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "contract/modes.h"
+#include "contract/option_paths.h"
+#include "contract/record.h"
+#include "core/errors.h"
+#include "harness/ab/ab_judge.h"
+#include "harness/sweep/config.h"
+#include "harness/sweep/results_file.h"
+
+namespace dpscale {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The (model, world size) pairs whose rounds are added; nullopt: every point.
+using Wanted = std::optional<std::set<std::pair<std::string, int>>>;
+
+std::string file_of(const AbOptions& o, char build) { return (fs::path(o.out_dir) / (build == 'A' ? "a.jsonl" : "b.jsonl")).string(); }
+
+SweepOptions pass_options(const AbOptions& o, char build, int rounds) {
+  SweepOptions so = o.sweep;
+  so.config_path = o.config_path;
+  so.bin_dir = build == 'A' ? o.a_dir : o.b_dir;
+  so.out_path = file_of(o, build);
+  so.resume = true;  // every pass after a build's first continues its file
+  so.repeats = rounds;
+  so.dry_run = false;
+  return so;
+}
+
+void check_trainers(const std::string& flag, const std::string& dir, const SweepConfig& c) {
+  for (const std::string& mode : c.modes) {
+    const fs::path exe = fs::path(dir) / mode_named(mode).executable;
+    std::error_code ec;
+    if (!fs::is_regular_file(exe, ec) || ::access(exe.c_str(), X_OK) != 0) {
+      throw OptionError(flag, "'" + dir + "' holds no executable " + exe.filename().string() +
+                                  " (give a build's bin/, which holds the trainers of every mode)");
+    }
+  }
+}
+
+void check_out_dir(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw OptionError("--out", "'" + dir + "' is a file, not a directory");
+    for (const char* name : {"a.jsonl", "b.jsonl"}) {
+      if (fs::exists(fs::path(dir) / name, ec)) {
+        throw OptionError("--out", "'" + dir + "' holds results already (" + name + "): choose another directory");
+      }
+    }
+  }
+  try {
+    check_writable_dir(dir);
+  } catch (const ValueError& e) {
+    throw OptionError("--out", e.what());
+  }
+}
+
+// One build's round `round` of the points `wanted` asks for: a sweep pass into its file.
+int run_pass(const AbOptions& o, char build, int round, const Wanted& wanted) {
+  SweepOptions so = pass_options(o, build, round + 1);
+  so.only = [round, wanted](const SweepRun& r) {
+    const Point& p = r.point;
+    if (r.repeat != round) return false;
+    if (!wanted) return true;
+    if (!mode_named(p.mode).data_parallel) {
+      for (const auto& w : *wanted) {
+        if (w.first == p.model) return true;  // the single runs the speedups of the model pair with
+      }
+      return false;
+    }
+    return wanted->count({p.model, p.world_size}) > 0;
+  };
+  std::cerr << "# dpscale ab: round " << round + 1 << ", build " << build << " ("
+            << (build == 'A' ? o.a_dir : o.b_dir) << ")" << std::endl;
+  return run_sweep(so);
+}
+
+std::string describe(const std::set<std::pair<std::string, int>>& w) {
+  std::string s;
+  for (const auto& [m, k] : w) s += (s.empty() ? "" : ", ") + m + " K=" + std::to_string(k);
+  return s;
+}
+
+}  // namespace
+
+bool a_leads(int round) { return (round / 2 + round) % 2 == 0; }
+
+void check_ab_inputs(AbOptions& o) {
+  const SweepConfig c = load_config(o.config_path);
+  if (std::find(c.modes.begin(), c.modes.end(), mode_name(Mode::single)) == c.modes.end()) {
+    throw InputError(o.config_path + ": \"modes\" has no single-device mode ('single'): dpscale ab measures each "
+                                     "build's speedups over its own single runs");
+  }
+  std::error_code ec;
+  if (fs::equivalent(o.a_dir, o.b_dir, ec)) {
+    throw OptionError("--b", "is the same directory as --a: an A/A check compares two copies of one build");
+  }
+  check_trainers("--a", o.a_dir, c);
+  check_trainers("--b", o.b_dir, c);
+  if (o.max_rounds < o.rounds) {
+    throw OptionError("--max-rounds", "must be at least --rounds (" + std::to_string(o.rounds) + "; got " +
+                                          std::to_string(o.max_rounds) + ")");
+  }
+  if (o.out_dir.empty()) o.out_dir = "results/ab-" + c.name + "-" + utc_now("%Y%m%d-%H%M%S");
+  check_out_dir(o.out_dir);
+  check_gate_script(o.gate);
+  for (const char build : {'A', 'B'}) check_sweep_inputs(pass_options(o, build, o.max_rounds));
+}
+
+int run_ab(AbOptions o) {
+  check_ab_inputs(o);
+  // A pair of runs both disturbed by their ranks' run delay alike still judges when the
+  // contention can move their ratio by at most half the minimum effect (machine_state.h:
+  // lost_alike; docs/regression-gate.md, "A pair whose halves lost alike": why that is sound).
+  o.gate.limits.alike_run_delay = o.gate.min_effect / 2;
+  fs::create_directories(o.out_dir);
+  std::cerr << "# dpscale ab: A = " << o.a_dir << ", B = " << o.b_dir << "; results in " << o.out_dir << std::endl;
+  Wanted wanted;
+  int done = 0, target = o.rounds;
+  for (;;) {
+    for (int r = done; r < target; ++r) {
+      const char first = a_leads(r) ? 'A' : 'B', second = first == 'A' ? 'B' : 'A';
+      for (const char build : {first, second}) {
+        if (run_pass(o, build, r, wanted) == 130) {
+          std::cerr << "dpscale ab: interrupted in round " << r + 1 << std::endl;
+          return 130;
+        }
+      }
+    }
+    done = target;
+    const ResultsFile a = read_results(file_of(o, 'A')), b = read_results(file_of(o, 'B'));
+    nlohmann::json doc = ab_document(a, b, o.gate, AbLabels{o.a_dir, o.b_dir, done});
+    const bool last = done >= o.max_rounds;
+    if (last) {
+      doc["footer"] = {std::to_string(done) + " rounds, the most --max-rounds allows: a point still undecided stays "
+                                              "undecided (exit 3), it is not called the same"};
+    }
+    const GateResult r = judge_document(std::move(doc), o.gate);
+    if (r.exit_code != 3 || last || r.undecided.empty()) {
+      std::cout << r.text << std::flush;
+      return r.exit_code;
+    }
+    wanted = std::set<std::pair<std::string, int>>(r.undecided.begin(), r.undecided.end());
+    target = std::min(o.max_rounds, done + 2);
+    std::cerr << "# dpscale ab: undecided at " << describe(*wanted) << ": rounds " << done + 1 << "-" << target
+              << " of them (at most " << o.max_rounds << ", --max-rounds)" << std::endl;
+  }
+}
+
+}  // namespace dpscale

@@ -1,0 +1,54 @@
+// ab.h — `dpscale ab CONFIG --a DIR --b DIR`: build B against build A in one session.
+//
+// `dpscale compare` judges today's sweep against a baseline measured hours before, and the
+// machine drifts between those hours. ab runs both builds now, alternately, as Chromium's
+// Pinpoint does for scalar benchmarks: round r of build A's runs of every point of CONFIG,
+// then round r of B's (or B then A), in the order A B B A, B A A B, A B B A, ... so that each
+// B run has an A run of the same point next to it in time, and each build leads as often as it
+// follows. Each build's rounds are a sweep of CONFIG with its trainers (run_sweep: the same
+// points, launch, machine state and reruns of disturbed runs as `dpscale sweep`), into
+// OUT/a.jsonl and OUT/b.jsonl. ab_judge.h turns the two files into the points gate.py judges.
+//
+// While some point is undecided, two more rounds (one more block) of its model and world size
+// are run, up to --max-rounds. Exit status: 0 same or better, 1 a regression, 3 undecided after
+// the last round, 2 bad input (checked before any run: CONFIG, both directories' trainers,
+// --out, the statistics' script), 130 interrupted.
+#pragma once
+
+#include <string>
+
+#include "harness/report/gate.h"
+#include "harness/sweep/sweep.h"
+
+namespace dpscale {
+
+// The rounds of a session, by default: 6 to start (A B B A, B A A B, A B B A) — the fewest at
+// which a Wilcoxon signed-rank test of one point can reach p < 0.05 (0.031 when every round
+// agrees) — and at most 12.
+inline constexpr int kAbRounds = 6;
+inline constexpr int kAbMaxRounds = 12;
+
+struct AbOptions {
+  std::string config_path;
+  std::string a_dir, b_dir;   // the two builds' trainers (a build's bin/)
+  std::string out_dir;        // "" = results/ab-<config>-<UTC time>/
+  int rounds = kAbRounds;
+  int max_rounds = kAbMaxRounds;
+  GateOptions gate;           // alpha, min_effect (a fraction), format, python, script
+  SweepOptions sweep;         // probe seconds and launch; config, bin dir, out and rounds are set per pass
+};
+
+// Which build runs first in round r (0-based): A B B A, B A A B, ...
+bool a_leads(int round);
+
+// Every check, before anything is run or made: CONFIG parses and has the single-device mode,
+// --a and --b are two directories each holding the trainers CONFIG's modes need, --out is a
+// directory that can be made and holds no results yet, --max-rounds is not below --rounds, the
+// statistics' script is there, and each build's sweep would start. Throws InputError naming
+// the option; changes nothing.
+void check_ab_inputs(AbOptions& o);
+
+// Runs the session and prints the verdicts (stdout). Returns the exit status.
+int run_ab(AbOptions o);
+
+}  // namespace dpscale

@@ -1,0 +1,150 @@
+// ab_judge.cpp — pairing A's and B's runs round by round into throughput ratios, and the
+// document the gate's statistics judge (ab_judge.h).
+#include "harness/ab/ab_judge.h"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "contract/modes.h"
+#include "harness/report/analysis.h"
+#include "harness/sweep/machine_state.h"
+
+namespace dpscale {
+
+namespace {
+
+using nlohmann::json;
+
+std::string pct(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * share);
+  return buf;
+}
+
+// One build's runs of one point, by round.
+using Rounds = std::map<int, const SweepEntry*>;
+
+std::map<Point, Rounds> by_point(const ResultsFile& f) {
+  std::map<Point, Rounds> out;
+  for (const SweepEntry& e : f.entries) out[e.point][e.repeat] = &e;
+  return out;
+}
+
+std::string curve_of(const Point& k) { return k.model + " " + k.mode + (k.link() != "none" ? " " + k.link() : ""); }
+
+std::optional<std::string> disturbed(const SweepEntry& e, double idle, const DisturbanceLimits& lim) {
+  return e.state ? disturbance(*e.state, e.record->run_delay_share, idle, lim) : std::nullopt;
+}
+
+// The ratios of one point, and the rounds left out (with why) or judged though disturbed alike.
+struct Pairs {
+  std::vector<double> ratios, a_thr, b_thr;
+  std::vector<std::string> left_out, alike;
+  int b_ok = 0, b_failed_where_a_ran = 0;
+};
+
+Pairs pair_rounds(const Rounds& a, const Rounds& b, double idle, const GateOptions& o) {
+  Pairs p;
+  for (const auto& [round, eb] : b) {
+    const std::string name = "round " + std::to_string(round + 1);
+    const auto ia = a.find(round);
+    if (eb->ok) ++p.b_ok;
+    if (ia == a.end() || !ia->second->ok) {
+      p.left_out.push_back(name + ": A's run " + (ia == a.end() ? "is missing" : "failed"));
+      continue;
+    }
+    const SweepEntry& ea = *ia->second;
+    if (!eb->ok) {
+      ++p.b_failed_where_a_ran;
+      p.left_out.push_back(name + ": B's run failed (" + eb->reason + ")");
+      continue;
+    }
+    const auto why_a = disturbed(ea, idle, o.limits), why_b = disturbed(*eb, idle, o.limits);
+    if (why_a || why_b) {
+      // Both halves slowed alike by their ranks' own wait for a CPU: the ratio keeps its meaning.
+      if (!(why_a && why_b && ea.state && eb->state &&
+            lost_alike(*ea.state, ea.record->run_delay_share, *eb->state, eb->record->run_delay_share, o.limits))) {
+        p.left_out.push_back(name + ": " + (why_a ? "A " + *why_a : std::string()) + (why_a && why_b ? "; " : "") +
+                             (why_b ? "B " + *why_b : std::string()));
+        continue;
+      }
+      p.alike.push_back(name + ": run delay " + pct(*ea.record->run_delay_share) + " (A) and " +
+                        pct(*eb->record->run_delay_share) + " (B)");
+    }
+    const double ta = ea.record->throughput_samples_per_s, tb = eb->record->throughput_samples_per_s;
+    if (!(ta > 0) || !(tb > 0)) continue;
+    p.ratios.push_back(tb / ta);
+    p.a_thr.push_back(ta);
+    p.b_thr.push_back(tb);
+  }
+  return p;
+}
+
+double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : median_of(v); }
+
+double usual_probe_of(const ResultsFile& a, const ResultsFile& b) {
+  std::vector<const MachineState*> states;
+  for (const ResultsFile* f : {&a, &b}) {
+    for (const SweepEntry& e : f->entries) {
+      if (e.state) states.push_back(&*e.state);
+    }
+  }
+  return usual_probe(states);
+}
+
+}  // namespace
+
+json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o) {
+  const double idle = usual_probe_of(a, b);
+  const std::map<Point, Rounds> as = by_point(a), bs = by_point(b);
+  json points = json::array();
+  for (const auto& [k, b_rounds] : bs) {
+    const auto ia = as.find(k);
+    const Pairs p = pair_rounds(ia == as.end() ? Rounds{} : ia->second, b_rounds, idle, o);
+    json pt;
+    pt["key"] = k.to_json();
+    pt["describe"] = k.describe() + " throughput";
+    pt["curve"] = "throughput " + curve_of(k);
+    pt["metric"] = "throughput";
+    if (p.b_ok == 0 && p.b_failed_where_a_ran > 0) {
+      pt["status"] = "failed";
+      pt["why"] = "every run of B failed where A's ran";
+      points.push_back(pt);
+      continue;
+    }
+    pt["status"] = "compared";
+    pt["test"] = "paired";
+    pt["pairs"] = {{"ratios", p.ratios},
+                   {"left_out", p.left_out},
+                   {"alike", p.alike},
+                   {"base_median", median_or_zero(p.a_thr)},
+                   {"now_median", median_or_zero(p.b_thr)},
+                   {"unit", "samples/s"}};
+    points.push_back(pt);
+  }
+  return points;
+}
+
+json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels) {
+  GateFiles files;
+  files.now_path = b.path;
+  files.now = b;
+  files.bases = {a};
+  json doc = gate_document(files, o);
+  for (json& p : doc["points"]) {
+    p["curve"] = "speedup " + p["curve"].get<std::string>();
+    p["describe"] = p["describe"].get<std::string>() + " speedup";
+    p["metric"] = "speedup";
+  }
+  for (json& p : throughput_points(a, b, o)) doc["points"].push_back(std::move(p));
+  doc["title"] = {"dpscale ab: B (" + labels.b_dir + ") against A (" + labels.a_dir + "), " +
+                      std::to_string(labels.rounds) + " rounds alternating A B B A, B A A B",
+                  "throughput: B's run over A's of the same round, paired; speedup: each build's DP run over its own "
+                  "single run of the round"};
+  doc["value_head"] = "A → B";
+  return doc;
+}
+
+}  // namespace dpscale

@@ -1,0 +1,42 @@
+// ab_judge.h — what `dpscale ab` hands the gate's statistics (harness/report/gate.py): build B
+// against build A, from the two results files of one session whose rounds alternate A B B A,
+// B A A B (ab.h).
+//
+// Two questions per point, each a curve of its own for Holm (model × mode × link, per metric):
+//   throughput  B's run over A's run of the same round, a paired ratio per round (gate.py's
+//               paired test: Wilcoxon signed-rank, one-sample Hodges-Lehmann, bootstrap over
+//               rounds). Every point, the single runs included: a change that slows the single
+//               run and the data-parallel runs alike shows here and not in the speedups.
+//   speedup     each build's data-parallel run over its own single run of the round, B's against
+//               A's: the regression gate's own samples and test (gate.h: gate_document).
+//
+// A round's pair is left out when one half failed or was disturbed (machine_state.h) and the
+// other was not. Two halves both disturbed by their ranks' run delay alone, by shares close
+// enough that the contention moves their ratio by at most half the minimum effect (lost_alike,
+// machine_state.h; ab.cpp sets the limit), still judge: docs/regression-gate.md, "A pair whose
+// halves lost alike", says why that is sound. The speedup samples keep a round on the same rule
+// (gate.cpp: a data-parallel run and its single run).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/report/gate.h"
+#include "harness/sweep/results_file.h"
+
+namespace dpscale {
+
+struct AbLabels {
+  std::string a_dir, b_dir;  // the two builds' trainer directories, for the title
+  int rounds = 0;            // rounds run so far
+};
+
+// The paired throughput points of A and B (status "compared", "test": "paired"; "failed" when
+// every run of B failed where A's ran), keyed and curved as gate_document's, metric "throughput".
+nlohmann::json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o);
+
+// The whole document: the speedup points (gate_document with B as new and A as the baseline,
+// each curve named "speedup ...") and the throughput points, the gate's constants, the title.
+nlohmann::json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels);
+
+}  // namespace dpscale

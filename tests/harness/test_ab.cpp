@@ -1,0 +1,319 @@
+// test_ab.cpp — `dpscale ab`: the order of its rounds; its verdicts on hand-made pairs of results
+// files with known shifts (through gate.py, as the command judges), the negative controls
+// beside them, and the rule that pairs runs both disturbed alike; then the real command with
+// the real trainers over mpirun: an A/A session of two copies of one build, a build B whose
+// data-parallel steps are slower (the trainers' own --inject-delay, given by B's bin/), and bad
+// input (one line, exit 2, nothing made) before any run.
+//
+// The real sessions judge on whatever this machine is doing: a verdict of `undecided` (the
+// machine too busy to tell: the runs' ranks waited for a CPU) skips the verdict's check with the
+// command's reason, as the CI regression test does; a wrong verdict fails.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "contract/modes.h"
+#include "harness/ab/ab.h"
+#include "harness/ab/ab_judge.h"
+#include "harness/sweep/machine_state.h"
+#include "harness/sweep/results_file.h"
+#include "harness_util.h"
+
+namespace dpscale {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::make_record;
+using test::pt;
+
+TEST(Ab, RoundsAlternateABBAThenBAAB) {
+  std::string order;
+  for (int r = 0; r < 8; ++r) order += a_leads(r) ? "AB" : "BA";
+  EXPECT_EQ(order, "ABBABAABABBABAAB");
+}
+
+TEST(Ab, LostAlikeNeedsRunDelaysThisCloseAndNoSteal) {
+  DisturbanceLimits lim;
+  lim.alike_run_delay = 0.015;
+  const MachineState calm{}, stolen{.steal_pct = 9.0};
+  EXPECT_TRUE(lost_alike(calm, 0.30, calm, 0.31, lim));
+  EXPECT_TRUE(lost_alike(calm, 0.31, calm, 0.30, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.32, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, stolen, 0.30, lim));     // steal: the run delay cannot see it
+  EXPECT_FALSE(lost_alike(calm, 1.2, calm, 1.2, lim));         // waited longer than the epochs took
+  EXPECT_FALSE(lost_alike(calm, std::nullopt, calm, 0.30, lim));  // an older record: no run delay
+  lim.alike_run_delay = 0;                                     // dpscale compare's: never
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.30, lim));
+}
+
+// ---- verdicts on hand-made files ----
+
+// Run-to-run noise of a quiet machine, about ±1.5%, fixed so every run of the test sees the same files.
+const double kNoise[] = {1.000, 1.012, 0.989, 1.007, 0.995, 1.015, 0.986, 1.004, 0.998, 1.010, 0.992, 1.003, 0.991, 1.009};
+double noise(int i) { return kNoise[i % 14]; }
+
+std::string line(const SweepRun& p, RunRecord r, std::optional<double> run_delay) {
+  r.run_delay_share = run_delay;
+  RunInfo info;
+  info.config = "ab";
+  info.run_id = p.run_id("ab");
+  info.argv = {"train"};
+  info.host = "testhost";
+  MachineState s;
+  s.others_cpus = run_delay ? 1.0 : 0.02;
+  s.probe_before_gflops = s.probe_after_gflops = 40.0;
+  const json system = {{"host", "testhost"}, {"cpu_model", "AMD EPYC 7B13"}, {"cpu_count", 2},
+                       {"gpu_model", nullptr}, {"state", to_json(s)}};
+  return make_sweep_line(p, info, nlohmann::ordered_json(system), r, "").dump() + "\n";
+}
+
+struct Build {
+  double single_slow = 0, dp_slow = 0;   // fractions by which its runs take longer
+  std::optional<double> run_delay;       // every run's run delay share (nullopt: 0.01, fit)
+  int seed = 0;                          // where in the noise table its runs start
+};
+
+// `rounds` rounds of single (1.0 s/epoch) and naive K=2 (0.7 s/epoch).
+ResultsFile results(const Build& b, int rounds, const std::string& name) {
+  std::string text;
+  for (int r = 0; r < rounds; ++r) {
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
+    const int i = 2 * r + b.seed;
+    const std::optional<double> delay = b.run_delay ? b.run_delay : std::optional<double>(0.01);
+    text += line(s, make_record(s, 1.0 * noise(i) * (1 + b.single_slow)), delay);
+    text += line(n, make_record(n, 0.7 * noise(i + 1) * (1 + b.dp_slow), 0.2), delay);
+  }
+  return parse_results(text, name);
+}
+
+// gate.py's verdicts of A against B, by the point's "describe" ("small naive K=2 throughput").
+struct Verdicts {
+  int exit_code = 0;
+  std::map<std::string, json> points;
+  std::string text;
+};
+
+Verdicts judge(const Build& a, const Build& b, double alike_run_delay = 0.015, int rounds = 6) {
+  GateOptions o;
+  o.format = "json";
+  o.limits.alike_run_delay = alike_run_delay;
+  const GateResult r = judge_document(ab_document(results(a, rounds, "a.jsonl"), results(b, rounds, "b.jsonl"), o,
+                                                  AbLabels{"a", "b", rounds}),
+                                      o);
+  Verdicts v;
+  v.exit_code = r.exit_code;
+  v.text = r.text;
+  for (const json& p : r.verdicts["points"]) v.points[p["describe"].get<std::string>()] = p;
+  return v;
+}
+
+const char* const kSingleThr = "small single K=1 throughput";
+const char* const kNaiveThr = "small naive K=2 throughput";
+const char* const kNaiveSpeedup = "small naive K=2 speedup";
+
+TEST(Ab, ADataParallelLossIsCaughtInThroughputAndSpeedup) {
+  const Verdicts v = judge({}, {.dp_slow = 0.08, .seed = 6});
+  ASSERT_EQ(v.exit_code, 1) << v.text;
+  ASSERT_EQ(v.points.size(), 3u) << v.text;
+  EXPECT_EQ(v.points.at(kNaiveThr)["verdict"], "regression") << v.text;
+  EXPECT_EQ(v.points.at(kNaiveSpeedup)["verdict"], "regression") << v.text;
+  EXPECT_EQ(v.points.at(kSingleThr)["verdict"], "same") << v.text;
+  // 8% longer epochs: throughput -7.4%, within the noise's reach.
+  const json& n = v.points.at(kNaiveThr);
+  EXPECT_NEAR(n["effect_pct"].get<double>(), -7.4, 1.5) << n.dump();
+  EXPECT_LT(n["ci_pct"][0].get<double>(), n["effect_pct"].get<double>());
+  EXPECT_GT(n["ci_pct"][1].get<double>(), n["effect_pct"].get<double>());
+  EXPECT_EQ(n["test"], "paired");
+  EXPECT_LT(n["p_holm"].get<double>(), 0.05);
+}
+
+// The loss `dpscale compare` cannot see: single and data-parallel runs slower alike leave the
+// speedups the same; the paired throughputs catch it.
+TEST(Ab, ALossOfEverythingIsAThroughputRegressionWithTheSpeedupsTheSame) {
+  const Verdicts v = judge({}, {.single_slow = 0.06, .dp_slow = 0.06, .seed = 6});
+  ASSERT_EQ(v.exit_code, 1) << v.text;
+  EXPECT_EQ(v.points.at(kSingleThr)["verdict"], "regression") << v.text;
+  EXPECT_EQ(v.points.at(kNaiveThr)["verdict"], "regression") << v.text;
+  EXPECT_NE(v.points.at(kNaiveSpeedup)["verdict"], "regression") << v.text;
+}
+
+TEST(Ab, NoShiftIsSame) {  // the negative control of the two above
+  const Verdicts v = judge({}, {.seed = 6});
+  EXPECT_EQ(v.exit_code, 0) << v.text;
+  for (const auto& [name, p] : v.points) EXPECT_EQ(p["verdict"], "same") << name << "\n" << v.text;
+}
+
+TEST(Ab, AGainIsAnImprovementNotARegression) {
+  const Verdicts v = judge({}, {.single_slow = -0.08, .dp_slow = -0.08, .seed = 6});
+  EXPECT_EQ(v.exit_code, 0) << v.text;
+  EXPECT_EQ(v.points.at(kSingleThr)["verdict"], "improvement") << v.text;
+}
+
+// Both halves of every pair disturbed (run delay 30%, past the 15% limit) by the same share:
+// still judged, and a real loss still caught. Unalike shares, or the rule off (compare's
+// default), leave every pair out: undecided.
+TEST(Ab, PairsDisturbedAlikeStillJudge) {
+  const Verdicts same = judge({.run_delay = 0.30}, {.run_delay = 0.305, .seed = 6});
+  EXPECT_EQ(same.exit_code, 0) << same.text;
+  EXPECT_NE(same.points.at(kNaiveThr)["why"].dump().find("disturbed alike"), std::string::npos) << same.text;
+  const Verdicts loss = judge({.run_delay = 0.30}, {.dp_slow = 0.08, .run_delay = 0.30, .seed = 6});
+  EXPECT_EQ(loss.exit_code, 1) << loss.text;
+  EXPECT_EQ(loss.points.at(kNaiveThr)["verdict"], "regression") << loss.text;
+
+  // (Each build's speedups pair its own runs, which lost alike here: only the throughputs are left out.)
+  const Verdicts unalike = judge({.run_delay = 0.30}, {.run_delay = 0.20, .seed = 6});
+  EXPECT_EQ(unalike.exit_code, 3) << unalike.text;
+  EXPECT_EQ(unalike.points.at(kSingleThr)["verdict"], "undecided") << unalike.text;
+  EXPECT_EQ(unalike.points.at(kNaiveThr)["verdict"], "undecided") << unalike.text;
+  const Verdicts off = judge({.run_delay = 0.30}, {.run_delay = 0.30, .seed = 6}, 0.0);
+  EXPECT_EQ(off.exit_code, 3) << off.text;
+}
+
+TEST(Ab, EveryRunOfBFailedIsARegression) {
+  ResultsFile a = results({}, 6, "a.jsonl");
+  std::string text;
+  for (int r = 0; r < 6; ++r) {
+    const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
+    text += line(s, make_record(s, 1.0 * noise(r)), 0.01);
+    text += test::sweep_line(n, std::nullopt, "exit 1");
+  }
+  GateOptions o;
+  o.format = "json";
+  const GateResult r = judge_document(ab_document(a, parse_results(text, "b.jsonl"), o, AbLabels{"a", "b", 6}), o);
+  EXPECT_EQ(r.exit_code, 1) << r.text;
+}
+
+// ---- the real command ----
+
+const std::vector<std::string> kTrainers = {"train_single_gpu", "train_dp_naive", "train_dp_interleaved",
+                                            "train_ddp_bucketed"};
+
+// A directory of the built trainers, each started by a two-line script that adds `extra` to its
+// command line (a build whose trainers behave differently, made of the real ones).
+void trainers_dir(const std::string& dir, const std::string& extra_dp) {
+  fs::create_directories(dir);
+  for (const std::string& t : kTrainers) {
+    const bool dp = t != "train_single_gpu";
+    test::write_file(dir + "/" + t,
+                     "#!/bin/sh\nexec " + std::string(DPSCALE_BIN_DIR) + "/" + t + " \"$@\"" + (dp ? " " + extra_dp : "") + "\n",
+                     true);
+  }
+}
+
+// Single and naive at K = 2, about 0.1 s an epoch; runs at nice -20 where root may take it (a
+// neighbour at the default priority then gets the CPU the runs leave idle).
+std::string config(const test::ScratchDir& d, bool with_single = true) {
+  const std::string path = d.file(with_single ? "ab.json" : "dp-only.json");
+  test::write_file(path, std::string(R"({"name": "ab", "models": ["256,256,10"], "modes": [)") +
+                             (with_single ? R"("single", )" : "") + R"("naive"], "world_sizes": [2], "backend": "cpu",
+      "timeout_s": 60, "nice": )" + (::geteuid() == 0 ? "-20" : "0") + R"(,
+      "options": {"samples": 8192, "batch_size": 512, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})");
+  return path;
+}
+
+ProcessResult ab(const std::vector<std::string>& args) {
+  std::vector<std::string> a = {"ab"};
+  a.insert(a.end(), args.begin(), args.end());
+  for (const std::string& x : {"--probe-seconds", "0", "--disturbed-reruns", "0", "--format", "json"}) a.push_back(x);
+  return test::dpscale(a, 240);
+}
+
+// The sessions' minimum effect: the slow build loses ~40%, and an A/A session judged at 20% is
+// one a busy machine can still decide (pairs whose runs lost within 10% of each other to run
+// delay judge); the verdicts at 3% are the hand-made files' above.
+const char* const kMinEffect = "20";
+
+int lines_in(const std::string& path) { return static_cast<int>(test::lines_of(test::read_file(path)).size()); }
+
+TEST(AbRuns, TwoCopiesOfOneBuildAreTheSame) {
+  test::ScratchDir d;
+  trainers_dir(d.file("copy"), "");
+  const ProcessResult r = ab({config(d), "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--out", d.file("out"),
+                              "--rounds", "6", "--max-rounds", "6", "--min-effect", kMinEffect});
+  // Every run of both builds is in its file, one line each: 6 rounds x (single + naive).
+  EXPECT_EQ(lines_in(d.file("out/a.jsonl")), 12) << r.err;
+  EXPECT_EQ(lines_in(d.file("out/b.jsonl")), 12) << r.err;
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
+  const json out = json::parse(r.out);
+  for (const json& p : out["points"]) EXPECT_NE(p["verdict"], "regression") << p.dump();
+  if (r.exit_code == 3) GTEST_SKIP() << "the machine was too busy to tell (undecided):\n" << r.out;
+  EXPECT_EQ(out["counts"]["same"].get<int>() + out["counts"]["improvement"].get<int>(), 3) << r.out;
+}
+
+TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
+  test::ScratchDir d;
+  // Rank 0 sleeps 4 ms a step in backward: 16 steps an epoch, +64 ms on an epoch of about 0.1 s.
+  trainers_dir(d.file("slow"), "--inject-delay 0:4");
+  const ProcessResult r = ab({config(d), "--a", DPSCALE_BIN_DIR, "--b", d.file("slow"), "--out", d.file("out"),
+                              "--rounds", "6", "--max-rounds", "6", "--min-effect", kMinEffect});
+  // Whatever the verdict, the files show B's data-parallel runs slower.
+  std::vector<double> ratios;
+  const ResultsFile a = read_results(d.file("out/a.jsonl")), b = read_results(d.file("out/b.jsonl"));
+  for (const SweepEntry& eb : b.entries) {
+    for (const SweepEntry& ea : a.entries) {
+      if (eb.ok && ea.ok && eb.point.mode == "naive" && ea.point.mode == "naive" && ea.repeat == eb.repeat) {
+        ratios.push_back(eb.record->throughput_samples_per_s / ea.record->throughput_samples_per_s);
+      }
+    }
+  }
+  ASSERT_EQ(ratios.size(), 6u) << r.err;
+  EXPECT_LT(median_of(ratios), 0.85);
+  ASSERT_TRUE(r.exit_code == 1 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
+  const json out = json::parse(r.out);
+  for (const json& p : out["points"]) {
+    if (p["key"]["mode"] == "naive") EXPECT_TRUE(p["verdict"] == "regression" || p["verdict"] == "undecided") << p.dump();
+  }
+  if (r.exit_code == 3) GTEST_SKIP() << "the machine was too busy to tell (undecided):\n" << r.out;
+  bool curve_named = false;
+  for (const json& c : out["curves"]) curve_named |= c["verdict"] == "regression" && c["curve"].get<std::string>().find("naive") != std::string::npos;
+  EXPECT_TRUE(curve_named) << r.out;
+}
+
+// Each bad input: exit 2, one line naming what is wrong, and no --out made.
+TEST(AbRuns, BadInputIsOneLineAndNothingRuns) {
+  test::ScratchDir d;
+  trainers_dir(d.file("copy"), "");
+  fs::create_directories(d.file("empty"));
+  const std::string good = config(d), dp_only = config(d, false);
+  struct Bad {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const std::vector<Bad> cases = {
+      {{good, "--a", d.file("no-such-dir"), "--b", d.file("copy")}, "--a"},
+      {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("empty")}, "--b"},
+      {{good, "--a", d.file("empty"), "--b", d.file("copy")}, "--a"},
+      {{good, "--a", DPSCALE_BIN_DIR, "--b", DPSCALE_BIN_DIR}, "same directory"},
+      {{dp_only, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy")}, "single"},
+      {{d.file("no-such.json"), "--a", DPSCALE_BIN_DIR, "--b", d.file("copy")}, "no-such.json"},
+      {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--rounds", "8", "--max-rounds", "6"}, "--max-rounds"},
+      {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--out", good}, "--out"},
+  };
+  for (const Bad& c : cases) {
+    std::vector<std::string> args = c.args;
+    if (std::find(args.begin(), args.end(), "--out") == args.end()) {
+      args.push_back("--out");
+      args.push_back(d.file("out"));
+    }
+    const ProcessResult r = ab(args);
+    EXPECT_EQ(r.exit_code, 2) << c.names << "\n" << r.err;
+    const auto lines = test::lines_of(r.err);
+    ASSERT_EQ(lines.size(), 1u) << c.names << "\n" << r.err;
+    EXPECT_NE(lines.front().find(c.names), std::string::npos) << lines.front();
+    EXPECT_FALSE(fs::exists(d.file("out"))) << c.names;
+  }
+  // --out holding a session's results already: refused, the file untouched.
+  fs::create_directories(d.file("held"));
+  test::write_file(d.file("held/a.jsonl"), "kept\n");
+  const ProcessResult r = ab({good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--out", d.file("held")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(d.file("held/a.jsonl")), "kept\n");
+}
+
+}  // namespace
+}  // namespace dpscale
