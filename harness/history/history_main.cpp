@@ -15,11 +15,8 @@
 #include "harness/history/history_rows.h"
 #include "harness/history/revision.h"
 #include "harness/sweep/results_file.h"
+#include "harness/common/script_path.h"
 #include "models/mlp_spec.h"
-
-#ifndef DPSCALE_SOURCE_DIR
-#define DPSCALE_SOURCE_DIR "."
-#endif
 
 namespace dpscale::history {
 
@@ -108,7 +105,7 @@ std::vector<std::string> detection_args(const HistoryArgs& a) {
 std::string script_of(const HistoryArgs& a) {
   if (!a.script.empty()) return a.script;
   const char* env = std::getenv("DPSCALE_HISTORY_SCRIPT");
-  return env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/harness/history/history.py";
+  return env && *env ? env : script_path("harness/history/history.py");
 }
 
 // Runs the Python side; its stderr (one line for bad input) passes through as it comes.

@@ -16,13 +16,10 @@
 #include "contract/option_values.h"
 #include "harness/report/analysis.h"
 #include "harness/report/compare.h"
+#include "harness/common/script_path.h"
 #include "harness/common/subprocess.h"
 #include "harness/common/temp_file.h"
 #include "core/errors.h"
-
-#ifndef DPSCALE_SOURCE_DIR
-#define DPSCALE_SOURCE_DIR "."
-#endif
 
 namespace dpscale {
 
@@ -108,7 +105,7 @@ void add_states(const ResultsFile& f, std::vector<const MachineState*>& out) {
 std::string gate_script(const GateOptions& o) {
   if (!o.script.empty()) return o.script;
   const char* env = std::getenv("DPSCALE_GATE_SCRIPT");
-  return env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/harness/report/gate.py";
+  return env && *env ? env : script_path("harness/report/gate.py");
 }
 
 void check_gate_script(const GateOptions& o) {

@@ -11,13 +11,10 @@
 #include "harness/report/analysis.h"
 #include "harness/report/report.h"
 #include "harness/sweep/results_file.h"
+#include "harness/common/script_path.h"
 #include "harness/common/subprocess.h"
 #include "harness/common/temp_file.h"
 #include "core/errors.h"
-
-#ifndef DPSCALE_SOURCE_DIR
-#define DPSCALE_SOURCE_DIR "."
-#endif
 
 namespace dpscale {
 
@@ -51,7 +48,7 @@ int run_plot(const PlotOptions& o) {
   std::string script = o.script;
   if (script.empty()) {
     const char* env = std::getenv("DPSCALE_PLOT_SCRIPT");
-    script = env && *env ? env : std::string(DPSCALE_SOURCE_DIR) + "/plots/plot_results.py";
+    script = env && *env ? env : script_path("plots/plot_results.py");
   }
   if (::access(script.c_str(), R_OK) != 0) throw InputError("plotter " + script + " not found (--script)");
   // --out must be a directory we can make: one line, not a filesystem exception.
