@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "bench_args.h"
-#include "gemm_shapes.h"
+#include "models/gemm/step_gemms.h"
 #include "models/device.h"
 #include "core/errors.h"
 #include "models/interval_timer.h"

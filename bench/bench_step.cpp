@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench_args.h"
-#include "gemm_shapes.h"
+#include "models/gemm/step_gemms.h"
 #include "models/cpu/cpu_device.h"
 #include "core/errors.h"
 #include "models/mlp.h"

@@ -100,6 +100,8 @@ struct RunRecord {
   // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
+  // The CPU backend's GEMM library (models/gemm): "" in older records and on CUDA.
+  std::string gemm_library, gemm_kernel, gemm_pinned, gemm_choice, gemm_passed_over;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -19,7 +19,7 @@
 #include "recommend.h"
 #include "recommend_cap.h"
 #include "textbook.h"
-#include "trainers/gemm_probe.h"
+#include "models/gemm/gemm_probe.h"
 #include "validate.h"
 
 namespace dpscale::predict {
@@ -290,7 +290,8 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
     ctx.comm.link.dilation = d.factor;
     if (d.auto_tflops > 0) {
       // As the trainers: the model's largest layer's forward GEMM on this machine, at the local
-      // batch of the smallest K > 1 asked for (one BLAS thread, as the cpu configs run).
+      // batch of the smallest K > 1 asked for (one thread, as the cpu configs run), in the GEMM
+      // library --gemm auto chooses for that model and batch (the trainers' default).
       const SingleRun& biggest = *std::max_element(singles.begin(), singles.end(), [](const SingleRun& x, const SingleRun& y) {
         return x.spec.n_params() < y.spec.n_params();
       });
@@ -298,10 +299,14 @@ int run_model(const PredictArgs& a, const CLI::App& cmd) {
       for (int k : ks) {
         if (k > 1) { k2 = k; break; }
       }
-      const auto dev = make_device(DeviceOptions{"cpu", 1, false, 0});
-      const double flops = measure_gemm_flops(*dev, biggest.spec, std::max(1, ctx.workload.batch / k2));
+      const int local_batch = std::max(1, ctx.workload.batch / k2);
+      DeviceOptions dopts{"cpu", 1, false, 0};
+      dopts.gemm_shapes = training_step_gemms(biggest.spec, local_batch);
+      const auto dev = make_device(dopts);
+      const double flops = measure_gemm_flops(*dev, biggest.spec, local_batch);
       ctx.comm.link.dilation = d.auto_tflops * 1e12 / flops;
-      ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here";
+      ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here (" +
+                         dev->gemm_report().info.library + ")";
     }
   }
   ctx.comm.intra = link_opt("--intra-link", a.intra_link.empty() ? "nvlink" : a.intra_link);

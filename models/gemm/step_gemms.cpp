@@ -1,7 +1,7 @@
-// gemm_shapes.cpp — the GEMM list of a training step (mirrors models/mlp.cpp; keep them in step).
-#include "gemm_shapes.h"
+// step_gemms.cpp — the GEMM list of a training step (mirrors models/mlp.cpp; keep them in step).
+#include "step_gemms.h"
 
-namespace dpscale::bench {
+namespace dpscale {
 
 const char* gemm_kind_name(GemmKind k) {
   switch (k) {
@@ -43,4 +43,4 @@ std::vector<GemmShape> training_step_gemms(const MlpSpec& spec, int batch) {
   return out;
 }
 
-}  // namespace dpscale::bench
+}  // namespace dpscale
