@@ -1,17 +1,23 @@
-// bench_gemm.cpp — every GEMM a training step of each preset runs, against one large square
-// sgemm as the backend's ceiling.
+// bench_gemm.cpp — every GEMM a training step of each preset runs, in each CPU GEMM library side
+// by side, against one large square sgemm as each library's ceiling.
 //
-//   bench_gemm [--batch=1024] [--threads=1] [--models=small,medium,large,xlarge] [--ceiling=4096]
-//              [--cublas-math=pedantic[,default][,tf32]]
+//   bench_gemm [--batch=1024] [--ks=1] [--threads=1] [--models=small,medium,large,xlarge]
+//              [--gemm=openblas,blis,onednn] [--ceiling=4096] [--cublas-math=pedantic[,default][,tf32]]
 //              [--benchmark_filter=REGEX] [--benchmark_repetitions=N] [--benchmark_format=json] ...
+//
+// --gemm lists the CPU GEMM libraries to time (models/gemm/gemm_library.h; default: every one
+// built in), each on a CpuDevice of its own, under the tag cpu-<library>. --ks lists rank counts
+// K: each model's step is timed at the local batch batch/K, as a rank of a K-rank run computes it
+// (segment K:<k> of the name). bench/gemm_table.py turns the JSON into bench/README.md's table of
+// the libraries side by side, per model and K.
 //
 // --cublas-math lists the cuBLAS math modes to time (models/device.h), each on a device of its
 // own: `pedantic` (the trainers' exact fp32) under the tag `cuda`, any other as `cuda-<mode>`
 // (gemm/cuda-default/...), so CUBLAS_DEFAULT_MATH and CUBLAS_PEDANTIC_MATH can be compared shape by
 // shape on the same GPU in one run (the GPU kit does).
 //
-// Each shape goes through Device::gemm, so the CPU rows are OpenBLAS exactly as the trainers
-// call it (one BLAS thread by default: one rank = one device), and the CUDA rows are cuBLAS
+// Each shape goes through Device::gemm, so the CPU rows are each library exactly as the trainers
+// call it (one thread by default: one rank = one device), and the CUDA rows are cuBLAS
 // (exact fp32, no TF32) — registered only when the binary has the CUDA backend and a GPU
 // answers. Counters: GFLOPS (2mnk / time / 1e9) and pct_of_ceiling, this shape's GFLOP/s over
 // the square sgemm's (measured once per backend, best of 5, before the first shape runs); CUDA
@@ -21,8 +27,8 @@
 // CUDA events on the compute stream (no launch or host-sync latency inside, which would swamp
 // the small shapes), the host clock on the synchronous CPU backend; the loop is long enough for
 // about a millisecond of GEMMs (counter gemms_per_loop), and its time is divided by its length.
-// Names: gemm/<backend>/<model>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
-//   gemm/cpu/medium/L1/forward/NT/m:1024/n:2048/k:2048
+// Names: gemm/<backend>/<model>/K:<k>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
+//   gemm/cpu-blis/medium/K:1/L1+L2/forward/NT/m:1024/n:2048/k:2048
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -127,6 +133,8 @@ void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling*
 
 struct Config {
   int batch = 1024;
+  std::vector<int> ks = {1};
+  std::vector<std::string> gemm;  // default: every library built in
   int threads = 1;
   int ceiling_n = 4096;
   std::vector<std::string> models = preset_names();
@@ -137,6 +145,24 @@ Config parse_config(int& argc, char** argv) {
   Config c;
   if (auto v = take_flag(argc, argv, "--batch")) c.batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
   if (auto v = take_flag(argc, argv, "--threads")) c.threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
+  if (auto v = take_flag(argc, argv, "--ks")) {
+    c.ks.clear();
+    for (const auto& k : split_list(*v)) c.ks.push_back(static_cast<int>(parse_int(k, "--ks", 1, 1 << 20)));
+  }
+  for (int k : c.ks) {
+    if (c.batch % k != 0) throw InputError("--ks: " + std::to_string(k) + " does not divide --batch " + std::to_string(c.batch));
+  }
+  if (auto v = take_flag(argc, argv, "--gemm")) {
+    c.gemm = split_list(*v);
+    for (const auto& g : c.gemm) {
+      const std::string missing = gemm_library_missing(g);  // InputError: unknown
+      if (!missing.empty()) throw InputError("--gemm " + g + ": " + missing);
+    }
+  } else {
+    for (const auto& g : gemm_library_names()) {
+      if (gemm_library_missing(g).empty()) c.gemm.push_back(g);
+    }
+  }
   if (auto v = take_flag(argc, argv, "--ceiling")) c.ceiling_n = static_cast<int>(parse_int(*v, "--ceiling", 16, 32768));
   if (auto v = take_flag(argc, argv, "--models")) {
     c.models = split_list(*v);
@@ -147,6 +173,39 @@ Config parse_config(int& argc, char** argv) {
     for (const auto& m : c.cublas_math) cublas_math_of(DeviceOptions{"cuda", 1, false, 0, m});  // InputError: unknown
   }
   return c;
+}
+
+// Registers every distinct GEMM of one model's step at `local_batch` rows (K ranks of the batch).
+void register_step(Device& dev, const std::string& tag, const std::string& model, int k_ranks, int local_batch,
+                   Ceiling& ceiling, double peak_gflops) {
+  const MlpSpec spec = parse_model(model);
+  // One benchmark per distinct (kind, op, m, n, k); layers sharing a shape are named together.
+  std::map<std::string, std::pair<GemmShape, std::string>> distinct;
+  std::vector<std::string> order;
+  for (const GemmShape& s : training_step_gemms(spec, local_batch)) {
+    GemmShape key = s;
+    key.layer = 0;
+    const std::string k = key.label().substr(3);  // drop "L0/"
+    // (built with += : GCC 12 warns falsely (-Wrestrict) on some `"lit" + std::string` chains)
+    std::string layer = "L";
+    layer += std::to_string(s.layer);
+    auto [it, inserted] = distinct.try_emplace(k, s, layer);
+    if (inserted) {
+      order.push_back(k);
+    } else {
+      it->second.second += "+";
+      it->second.second += layer;
+    }
+  }
+  for (const std::string& k : order) {
+    const GemmShape s = distinct.at(k).first;
+    std::string name = "gemm/";
+    for (const std::string& part : {tag, model, "K:" + std::to_string(k_ranks), distinct.at(k).second}) name += part + "/";
+    name += k;
+    benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling, peak_gflops](benchmark::State& st) {
+      run_gemm(st, dev, s, &ceiling, peak_gflops);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
 }
 
 // Registers the ceiling and every distinct shape of every model on one backend; `peak_gflops`
@@ -161,34 +220,7 @@ void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ce
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   for (const std::string& model : cfg.models) {
-    const MlpSpec spec = parse_model(model);
-    // One benchmark per distinct (kind, op, m, n, k); layers sharing a shape are named together.
-    std::map<std::string, std::pair<GemmShape, std::string>> distinct;
-    std::vector<std::string> order;
-    for (const GemmShape& s : training_step_gemms(spec, cfg.batch)) {
-      GemmShape key = s;
-      key.layer = 0;
-      const std::string k = key.label().substr(3);  // drop "L0/"
-      // (built with += : GCC 12 warns falsely (-Wrestrict) on some `"lit" + std::string` chains)
-      std::string layer = "L";
-      layer += std::to_string(s.layer);
-      auto [it, inserted] = distinct.try_emplace(k, s, layer);
-      if (inserted) {
-        order.push_back(k);
-      } else {
-        it->second.second += "+";
-        it->second.second += layer;
-      }
-    }
-    for (const std::string& k : order) {
-      const GemmShape s = distinct.at(k).first;
-      std::string name = "gemm/";
-      for (const std::string& part : {tag, model, distinct.at(k).second}) name += part + "/";
-      name += k;
-      benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling, peak_gflops](benchmark::State& st) {
-        run_gemm(st, dev, s, &ceiling, peak_gflops);
-      })->UseManualTime()->Unit(benchmark::kMillisecond);
-    }
+    for (int k_ranks : cfg.ks) register_step(dev, tag, model, k_ranks, cfg.batch / k_ranks, ceiling, peak_gflops);
   }
 }
 
@@ -205,9 +237,21 @@ int main(int argc, char** argv) {
 
     std::vector<std::unique_ptr<Device>> devices;
     std::vector<std::unique_ptr<Ceiling>> ceilings;
-    devices.push_back(make_device(DeviceOptions{"cpu", cfg.threads, false, 0}));
-    ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-    register_backend(*devices.back(), "cpu", cfg, *ceilings.back(), 0.0);
+    std::string libs;
+    for (const std::string& g : cfg.gemm) {
+      DeviceOptions o{"cpu", cfg.threads, false, 0};
+      o.gemm = g;
+      devices.push_back(make_device(o));
+      ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
+      register_backend(*devices.back(), "cpu-" + g, cfg, *ceilings.back(), 0.0);
+      const GemmLibraryInfo info = devices.back()->gemm_report().info;
+      benchmark::AddCustomContext("gemm_" + g, info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]"));
+      libs += (libs.empty() ? "" : "; ") + info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]");
+    }
+    std::string ks;
+    for (int k : cfg.ks) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    benchmark::AddCustomContext("batch", std::to_string(cfg.batch));
+    benchmark::AddCustomContext("ks", ks);
     if (cuda_compiled() && cuda_device_count() > 0) {
       const double peak = gpu_fp32_peak_gflops(0);
       for (const std::string& math : cfg.cublas_math) {
@@ -228,8 +272,9 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "# bench_gemm: timed per GEMM over loops of back-to-back GEMMs (~%.0f ms a loop; CUDA: "
                  "between two events)\n", kLoopSeconds * 1e3);
-    std::fprintf(stderr, "# bench_gemm: batch %d, %d BLAS thread(s), ceiling = square sgemm %d^3; cpu: %s\n",
-                 cfg.batch, cfg.threads, cfg.ceiling_n, devices.front()->name().c_str());
+    std::fprintf(stderr, "# bench_gemm: batch %d at K = %s (local batch batch/K), %d thread(s), ceiling = square "
+                 "sgemm %d^3; cpu: %s; libraries: %s\n",
+                 cfg.batch, ks.c_str(), cfg.threads, cfg.ceiling_n, devices.front()->name().c_str(), libs.c_str());
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

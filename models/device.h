@@ -142,7 +142,7 @@ struct DeviceOptions {
   // auto measures on `gemm_shapes` (the model's step at the local batch: step_gemms.h); with none
   // given, on the machine probe's square GEMM.
   std::string gemm = "auto";
-  std::vector<GemmShape> gemm_shapes;
+  std::vector<GemmShape> gemm_shapes = {};
 };
 
 // The cuBLAS math modes of fp32 GEMMs, as the record and bench_gemm --cublas-math name them:
