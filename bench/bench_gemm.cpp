@@ -249,7 +249,10 @@ int main(int argc, char** argv) {
       libs += (libs.empty() ? "" : "; ") + info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]");
     }
     std::string ks;
-    for (int k : cfg.ks) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    for (int k : cfg.ks) {
+      if (!ks.empty()) ks += ",";  // (+= : GCC 12 warns falsely (-Wrestrict) on `"lit" + std::string`)
+      ks += std::to_string(k);
+    }
     benchmark::AddCustomContext("batch", std::to_string(cfg.batch));
     benchmark::AddCustomContext("ks", ks);
     if (cuda_compiled() && cuda_device_count() > 0) {

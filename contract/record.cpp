@@ -244,7 +244,7 @@ std::vector<RecordField> build_fields() {
                   "`BLIS_ARCH_TYPE`, `ONEDNN_MAX_CPU_ISA`); \"\" when none was set"),
       later_field("gemm_choice", &R::gemm_choice,
                   "CPU: how it was chosen: `requested`, `auto: measured`, `auto: cached in PATH`, `auto: the only "
-                  "library built in`"),
+                  "library built in`, `auto: not measured (...)` (OpenBLAS: the GEMMs would not fit in memory)"),
       later_field("gemm_passed_over", &R::gemm_passed_over,
                   "CPU, `--gemm auto`: each library not chosen and why (slower, with both rates; wrong results "
                   "against the float64 reference; not built in), `; `-separated"),

@@ -63,7 +63,7 @@ torch() {  # torch ROUND WHAT K MODEL MODE
   note "$1" "$2" "$(sed -n 's/^TORCH_JSON: //p' "$tmp/run.txt")"
 }
 
-echo "# gemm-vs-pytorch: $ROUNDS rounds on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# gemm-vs-pytorch: $ROUNDS rounds on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(getconf _NPROCESSORS_ONLN) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((r = 1; r <= ROUNDS; r++)); do
   for model in small medium large; do
     echo "# round $r: single $model" >&2

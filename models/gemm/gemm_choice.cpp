@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -15,6 +15,7 @@
 #include "gemm_library.h"
 #include "gemm_probe.h"
 #include "models/cpu/cpu_device.h"
+#include "models/memory_check.h"
 
 namespace dpscale {
 
@@ -29,13 +30,9 @@ std::string gflops_text(double g) {
 // One of each (op, m, n, k, strides): layers that share a shape are checked once.
 std::vector<GemmShape> distinct(const std::vector<GemmShape>& shapes) {
   std::vector<GemmShape> out;
-  std::map<std::string, bool> seen;
-  for (GemmShape s : shapes) {
-    s.layer = 0;
-    s.kind = GemmKind::forward;
-    const std::string key = s.label() + "/" + std::to_string(s.lda) + "/" + std::to_string(s.ldb) + "/" + std::to_string(s.ldc);
-    if (!seen.emplace(key, true).second) continue;
-    out.push_back(s);
+  std::set<std::string> seen;
+  for (const GemmShape& s : shapes) {
+    if (seen.insert(s.call_key()).second) out.push_back(s);
   }
   return out;
 }
@@ -81,6 +78,18 @@ std::optional<GemmChoice> from_json(const nlohmann::json& e) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// Bytes the measurement holds at once: one set of operands per distinct GEMM (GemmPass) and the
+// check's copies of the largest (its A, B, C and C's start).
+double measurement_bytes(const std::vector<GemmShape>& shapes) {
+  double pass = 0.0, check = 0.0;
+  for (const GemmShape& s : distinct(shapes)) {
+    const double floats = static_cast<double>(s.a_count()) + static_cast<double>(s.b_count()) + 2.0 * static_cast<double>(s.c_count());
+    pass += floats - static_cast<double>(s.c_count());
+    check = std::max(check, floats);
+  }
+  return 4.0 * (pass + check);
 }
 
 }  // namespace
@@ -190,6 +199,15 @@ GemmChoice choose_gemm(const std::vector<GemmShape>& shapes, int threads) {
       if (name != "openblas") only.candidates.push_back({name, "", 0.0, gemm_library_missing(name)});
     }
     return only;
+  }
+  // A model too large for this machine is refused by the trainer's memory check, which comes after
+  // the device is made: measuring its GEMMs first would exhaust memory instead.
+  const double need = measurement_bytes(shapes), have = static_cast<double>(physical_memory_bytes());
+  if (have > 0 && need > have / 4) {
+    char gib[64];
+    std::snprintf(gib, sizeof gib, "%.1f GiB", need / (1u << 30));
+    return {"openblas", std::string("auto: not measured (the GEMMs' operands need ") + gib +
+                            ", over a quarter of this machine's memory)", {}};
   }
   const std::string key = gemm_choice_key(shapes, threads);
   GemmCache cache(gemm_cache_path());

@@ -31,8 +31,9 @@ struct GemmCandidate {
 
 struct GemmChoice {
   std::string library;
-  // How it was chosen: "auto: measured", "auto: cached in PATH", "auto: the only library built in"
-  // or "requested" (--gemm NAME).
+  // How it was chosen: "auto: measured", "auto: cached in PATH", "auto: the only library built in",
+  // "auto: not measured (...)" (OpenBLAS: the GEMMs would not fit in memory to be measured) or
+  // "requested" (--gemm NAME).
   std::string how;
   std::vector<GemmCandidate> candidates;
   // "blis: 51.2 GFLOP/s, slower than openblas's 63.0; onednn: ..." ("" when none was passed over).

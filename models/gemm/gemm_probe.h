@@ -27,8 +27,8 @@ namespace dpscale {
 // `min_seconds`, after one untimed call.
 double best_seconds(const std::function<void()>& fn, int min_runs, double min_seconds);
 
-// The operands of a list of GEMMs, allocated once (256-byte aligned, as CpuDevice allocates);
-// one pass runs every GEMM of the list once.
+// The operands of a list of GEMMs, allocated once per distinct shape (256-byte aligned, as
+// CpuDevice allocates); one pass runs every GEMM of the list once, in its order.
 class GemmPass {
  public:
   explicit GemmPass(std::vector<GemmShape> shapes);
@@ -47,6 +47,7 @@ class GemmPass {
     Floats a, b, c;
   };
   std::vector<GemmShape> shapes_;
+  std::vector<size_t> op_of_;  // shapes_[i] runs on ops_[op_of_[i]]
   std::vector<Operands> ops_;
 };
 

@@ -26,6 +26,14 @@ std::string GemmShape::label() const {
   return s;
 }
 
+std::string GemmShape::call_key() const {
+  std::string s = trans_a ? "T" : "N";
+  s += trans_b ? "T" : "N";
+  s += "/m:" + std::to_string(m) + "/n:" + std::to_string(n) + "/k:" + std::to_string(k);
+  s += "/ld:" + std::to_string(lda) + "," + std::to_string(ldb) + "," + std::to_string(ldc);
+  return s;
+}
+
 std::vector<GemmShape> training_step_gemms(const MlpSpec& spec, int batch) {
   std::vector<GemmShape> out;
   for (int l = 0; l < spec.n_layers(); ++l) {

@@ -30,6 +30,9 @@ struct GemmShape {
   long long b_count() const { return static_cast<long long>(trans_b ? n : k) * ldb; }
   long long c_count() const { return static_cast<long long>(m) * ldc; }
   std::string label() const;  // "L2/weight_grad/TN/m:2048/n:2048/k:1024"
+  // What the library sees, without layer and kind: "TN/m:2048/n:2048/k:1024/ld:2048,1024,1024".
+  // Two GEMMs with one key are the same call on operands of the same layout.
+  std::string call_key() const;
 };
 
 // In the order a step runs them: forward layer 0..L-1, then per layer L-1..0 its weight

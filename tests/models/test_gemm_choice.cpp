@@ -153,6 +153,18 @@ TEST_F(ModelsGemmChoice, ACorruptCacheIsIgnoredAndRewritten) {
   EXPECT_EQ(choose_gemm(shapes(), 1).how, "auto: measured");
 }
 
+// GEMMs whose operands would not fit are not measured (the trainer's memory check, after the
+// device is made, then refuses the model by name): nothing is allocated, nothing cached.
+TEST_F(ModelsGemmChoice, GemmsBeyondMemoryAreNotMeasured) {
+  if (libraries_built() < 2) GTEST_SKIP() << "one GEMM library built in: auto measures nothing";
+  const int big = 1 << 20;
+  const GemmShape huge{0, GemmKind::forward, false, true, big, big, 1 << 16, 1 << 16, 1 << 16, big};  // 4 TiB of C
+  const GemmChoice c = choose_gemm({huge}, 1);
+  EXPECT_EQ(c.library, "openblas");
+  EXPECT_EQ(c.how.rfind("auto: not measured (the GEMMs' operands need ", 0), 0u) << c.how;
+  EXPECT_FALSE(std::filesystem::exists(cache_));
+}
+
 TEST_F(ModelsGemmChoice, NoCacheLocationMeansMeasuringEveryTime) {
   if (libraries_built() < 2) GTEST_SKIP() << "one GEMM library built in: auto measures nothing";
   unsetenv("DPSCALE_GEMM_CACHE");
