@@ -4,7 +4,7 @@
 #include <set>
 
 #include "bench_args.h"
-#include "comm/allreduce_algos.h"
+#include "contract/allreduce_algo.h"
 
 namespace dpscale::bench {
 

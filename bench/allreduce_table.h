@@ -16,7 +16,7 @@ struct AllreduceMeasurement {
   size_t nbytes = 0;
   size_t count = 0;           // float32 elements
   double seconds = 0.0;       // mean over iterations of the per-iteration max over ranks
-  double rank0_sent = 0.0;    // bytes rank 0 sends per all-reduce (allreduce_algos.h)
+  double rank0_sent = 0.0;    // bytes rank 0 sends per all-reduce (contract/allreduce_algo.h)
   long long wrong = -1;       // elements that failed the check, summed over ranks; -1: not checked
 };
 

@@ -19,7 +19,7 @@
 // done when its slowest rank is. Every rank runs the same fixed number of iterations (no
 // adaptive iteration count that could differ between ranks and deadlock them); reported time
 // = mean of the per-iteration maxima. algbw = bytes / time / 1e9, busbw = algbw · 2(K-1)/K
-// (comm/allreduce_algos.h). Only rank 0 reports; it also prints the nccl-tests-like table (to
+// (contract/allreduce_algo.h). Only rank 0 reports; it also prints the nccl-tests-like table (to
 // stdout with the console format, to stderr otherwise so stdout stays pure JSON/CSV).
 //
 // Data: rank r's element i is (i mod 97) + 1 + 3r, small integers, so every summation order

@@ -1,4 +1,4 @@
-// allreduce_algos.cpp — dispatch, the native algorithm, and the cost bookkeeping.
+// allreduce_algos.cpp — dispatch and the native algorithm.
 #include "allreduce_algos.h"
 
 #include <algorithm>
@@ -39,20 +39,6 @@ void allreduce_sum(AllreduceAlgo algo, void* data, size_t count, MPI_Datatype ty
       return;
     }
   }
-}
-
-double rank0_bytes_sent(AllreduceAlgo algo, size_t nbytes, int k) {
-  if (k <= 1) return 0.0;
-  if (algo == AllreduceAlgo::star) return static_cast<double>(k - 1) * nbytes;
-  return 2.0 * (k - 1) / k * static_cast<double>(nbytes);
-}
-
-AllreduceBandwidth allreduce_bandwidth(size_t nbytes, double seconds, int k) {
-  AllreduceBandwidth bw;
-  if (seconds <= 0.0) return bw;
-  bw.algbw_gbps = static_cast<double>(nbytes) / seconds / 1e9;
-  bw.busbw_gbps = k > 1 ? bw.algbw_gbps * 2.0 * (k - 1) / k : 0.0;
-  return bw;
 }
 
 }  // namespace dpscale

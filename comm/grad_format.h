@@ -1,6 +1,7 @@
-// grad_format.h — the gradients' wire format (--grad-comm fp32 | bf16 | fp16) and the
-// conversion arithmetic, as DDP's bf16_compress_hook and Horovod's fp16 compression do it:
-// each gradient is rounded to 2 bytes for the all-reduce and widened back afterwards.
+// grad_format.h — the conversion arithmetic of the gradients' wire format (--grad-comm fp32 |
+// bf16 | fp16; its names and bytes: contract/grad_wire.h), as DDP's bf16_compress_hook and
+// Horovod's fp16 compression do it: each gradient is rounded to 2 bytes for the all-reduce and
+// widened back afterwards.
 //
 // Every function is `DPSCALE_HD inline` (as models/elementwise.h): the MPI path calls them in
 // plain loops on the host, a CUDA kernel can call the same functions on the device, so both
@@ -13,20 +14,11 @@
 
 #include <cstdint>
 #include <cstring>
-#include <string>
 
+#include "contract/grad_wire.h"
 #include "models/hd.h"
 
 namespace dpscale {
-
-enum class GradFormat { fp32, bf16, fp16 };
-
-// "fp32" | "bf16" | "fp16" -> the format; std::invalid_argument otherwise (the option parser
-// has checked the word already).
-GradFormat parse_grad_format(const std::string& name);
-const char* grad_format_name(GradFormat f);
-// Bytes one gradient element takes on the wire.
-inline int grad_format_bytes(GradFormat f) { return f == GradFormat::fp32 ? 4 : 2; }
 
 DPSCALE_HD inline uint32_t float_bits(float x) {
   uint32_t u;

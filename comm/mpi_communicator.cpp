@@ -94,24 +94,25 @@ std::vector<CallTiming> MpiCommunicator::take_call_log() {
 }
 
 size_t MpiCommunicator::reduce(float* data, size_t count) {
+  // The exact element (the loss slot), when this task holds it, goes alone in fp32.
+  const bool holds_exact = exact_ && exact_ >= data && exact_ < data + count;
   if (fmt_ == GradFormat::fp32) {
     if (algo_ == AllreduceAlgo::hier) {
       hier_allreduce_sum(data, count, MPI_FLOAT, comm_, link_.ranks_per_node);
     } else {
       dpscale::allreduce_sum(algo_, data, count, MPI_FLOAT, comm_);
     }
-    return count * sizeof(float);
+    return grad_wire_bytes(fmt_, count, holds_exact);
   }
   // 2-byte formats with hier are refused at start-up (check_comm_options): hier's phases sum
-  // float, double and integers only.
-  // 2-byte elements around the exact one (when this task holds it), which goes alone in fp32.
-  const bool holds_exact = exact_ && exact_ >= data && exact_ < data + count;
+  // float, double and integers only. 2-byte elements around the exact one.
   const size_t before = holds_exact ? static_cast<size_t>(exact_ - data) : count;
   allreduce_sum_2byte(algo_, fmt_, data, before, comm_);
-  if (!holds_exact) return count * 2;
-  allreduce_sum_2byte(algo_, fmt_, data + before + 1, count - before - 1, comm_);
-  dpscale::allreduce_sum(algo_, data + before, 1, MPI_FLOAT, comm_);
-  return (count - 1) * 2 + sizeof(float);
+  if (holds_exact) {
+    allreduce_sum_2byte(algo_, fmt_, data + before + 1, count - before - 1, comm_);
+    dpscale::allreduce_sum(algo_, data + before, 1, MPI_FLOAT, comm_);
+  }
+  return grad_wire_bytes(fmt_, count, holds_exact);
 }
 
 void MpiCommunicator::run() {

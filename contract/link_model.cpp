@@ -1,8 +1,6 @@
 // link_model.cpp — presets and parsing of the α-β link model.
 #include "link_model.h"
 
-#include <cmath>
-#include <map>
 
 #include "core/errors.h"
 #include "option_values.h"
@@ -10,15 +8,11 @@
 namespace dpscale {
 
 double LinkModel::ring_seconds(size_t nbytes, int k) const {
-  if (!enabled() || k <= 1) return 0.0;
-  const double hops = 2.0 * (k - 1);
-  return dilation * hops * (alpha_us * 1e-6 + (static_cast<double>(nbytes) / k) / (gbps * 1e9));
+  return modelled_seconds(AllreduceAlgo::ring, *this, nbytes, NodeShape{1, k});
 }
 
 double LinkModel::star_seconds(size_t nbytes, int k) const {
-  if (!enabled() || k <= 1) return 0.0;
-  const double hops = 2.0 * (k - 1);
-  return dilation * hops * (alpha_us * 1e-6 + static_cast<double>(nbytes) / (gbps * 1e9));
+  return modelled_seconds(AllreduceAlgo::star, *this, nbytes, NodeShape{1, k});
 }
 
 const std::vector<LinkPreset>& link_presets() {
@@ -94,21 +88,6 @@ DilationSpec parse_dilation(const std::string& spec) {
   d.factor = v;
   return d;
 }
-
-AllreduceAlgo parse_allreduce_algo(const std::string& name) {
-  try {
-    return static_cast<AllreduceAlgo>(parse_choice(name, allreduce_algo_names(), "algorithm"));
-  } catch (const ValueError& e) {
-    throw OptionError("--allreduce", e.what());
-  }
-}
-
-const std::vector<std::string>& allreduce_algo_names() {
-  static const std::vector<std::string> names = {"native", "ring", "star", "hier"};  // AllreduceAlgo's order
-  return names;
-}
-
-const char* allreduce_algo_name(AllreduceAlgo a) { return allreduce_algo_names()[static_cast<size_t>(a)].c_str(); }
 
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, int k) {
   if (link.two_tier && link.ranks_per_node > 0 && k % link.ranks_per_node == 0) {

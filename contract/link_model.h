@@ -2,11 +2,9 @@
 // specs, their parsers, and the modelled time of an all-reduce. No MPI here: the harness checks
 // configs with these parsers and the MPI backend emulates links with this model.
 //
-// A ring all-reduce of B bytes over K ranks makes 2(K-1) hops of B/K bytes, each paying the
-// per-hop latency α and the transfer time (B/K)/β:
-//     t_ring(B, K) = 2(K-1) · (α + (B/K) / β)
-// The star ("send everything to rank 0") pushes 2(K-1) whole buffers through rank 0's link:
-//     t_star(B, K) = 2(K-1) · (α + B / β)
+// Each algorithm's hops (allreduce_algo.h, hop_pattern) each pay the per-hop latency α and the
+// transfer time bytes/β:
+//     t_ring(B, K) = 2(K-1) · (α + (B/K) / β)      t_star(B, K) = 2(K-1) · (α + B / β)
 // Presets (per-hop α, link bandwidth β), from the textbook and the workshop:
 //     nvlink 1 µs, 300 GB/s   pcie4 10 µs, 25 GB/s   ib100 5 µs, 12.5 GB/s   eth10 50 µs, 1.25 GB/s
 // "ALPHA_US:GBPS" gives a custom link. Every modelled time is multiplied by the dilation F:
@@ -16,6 +14,8 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "allreduce_algo.h"
 
 namespace dpscale {
 
@@ -69,18 +69,6 @@ struct DilationSpec {
   double auto_tflops = 0.0;
 };
 DilationSpec parse_dilation(const std::string& spec);
-
-// The all-reduce algorithms of the MPI backend (--allreduce), named here so that every parser of
-// the name is this one; their MPI implementations are in comm/allreduce_algos.h.
-//   native  the MPI library's own MPI_Allreduce
-//   ring    the workshop's ring over point-to-point messages
-//   star    the workshop's "naive way": everything to rank 0 and back
-//   hier    hierarchical (textbook 15.2 §3): reduce-scatter inside each node, all-reduce across
-//           nodes among the ranks of equal local rank, all-gather inside each node
-enum class AllreduceAlgo { native, ring, star, hier };
-AllreduceAlgo parse_allreduce_algo(const std::string& name);  // OptionError if unknown
-const char* allreduce_algo_name(AllreduceAlgo a);
-const std::vector<std::string>& allreduce_algo_names();  // in AllreduceAlgo's order
 
 // The α-β time the link model assigns to one all-reduce of `nbytes` with this algorithm's own
 // message pattern (native is modelled as a ring: the bandwidth-optimal schedule).

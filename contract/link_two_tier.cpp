@@ -80,20 +80,29 @@ double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes
   const Tier intra{link.alpha_us * 1e-6, link.gbps * 1e9};
   const Tier inter = link.two_tier ? Tier{link.inter_alpha_us * 1e-6, link.inter_gbps * 1e9} : intra;
   const double b = static_cast<double>(nbytes);
+  // Each tier's hops are the algorithm's own (allreduce_algo.h, hop_pattern); this adds only
+  // which tier each hop crosses.
   double t = 0.0;
   switch (algo) {
     case AllreduceAlgo::native:
     case AllreduceAlgo::ring: {
-      const double hop = n > 1 ? std::max(intra.hop(b / k), inter.hop(b / k)) : intra.hop(b / k);
-      t = 2.0 * (k - 1) * hop;
+      const HopPattern p = hop_pattern(AllreduceAlgo::ring, b, k);
+      const double hop = n > 1 ? std::max(intra.hop(p.hop_bytes), inter.hop(p.hop_bytes)) : intra.hop(p.hop_bytes);
+      t = p.steps * hop;
       break;
     }
-    case AllreduceAlgo::star:
-      t = 2.0 * (l - 1) * intra.hop(b) + 2.0 * (k - l) * inter.hop(b);
+    case AllreduceAlgo::star: {
+      // Of the star's hops over all K ranks, those with rank 0's own node stay inside it.
+      const HopPattern all = hop_pattern(AllreduceAlgo::star, b, k), own = hop_pattern(AllreduceAlgo::star, b, l);
+      t = own.steps * intra.hop(own.hop_bytes) + (all.steps - own.steps) * inter.hop(all.hop_bytes);
       break;
-    case AllreduceAlgo::hier:
-      t = 2.0 * (l - 1) * intra.hop(b / l) + 2.0 * (n - 1) * inter.hop(b / n);
+    }
+    case AllreduceAlgo::hier: {
+      // A ring of the node's L ranks, then a ring of the N nodes over the whole buffer.
+      const HopPattern node = hop_pattern(AllreduceAlgo::ring, b, l), across = hop_pattern(AllreduceAlgo::ring, b, n);
+      t = node.steps * intra.hop(node.hop_bytes) + across.steps * inter.hop(across.hop_bytes);
       break;
+    }
   }
   return link.dilation * t;
 }

@@ -70,6 +70,21 @@ std::string trainer_options_markdown() {
   return md;
 }
 
+nlohmann::ordered_json option_defaults_json() {
+  const TrainOptions defaults;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const TrainerOption& t : trainer_options()) {
+    const std::string text = t.get(defaults);
+    switch (t.kind) {
+      case ValueKind::whole: j[t.key] = std::stoll(text); break;
+      case ValueKind::real: j[t.key] = std::stod(text); break;
+      case ValueKind::switch_: j[t.key] = text == "true"; break;
+      default: j[t.key] = text;
+    }
+  }
+  return j;
+}
+
 nlohmann::ordered_json contract_json() {
   nlohmann::ordered_json j;
   j["schema"] = kResultSchema;
@@ -95,6 +110,7 @@ nlohmann::ordered_json contract_json() {
                             {"kind", kind_name(t.kind)},
                             {"config", config_use_name(t.config)}});
   }
+  j["option_defaults"] = option_defaults_json();
   j["record_fields"] = nlohmann::ordered_json::array();
   for (const RecordField& f : record_fields()) {
     j["record_fields"].push_back({{"name", f.name}, {"type", f.type}, {"meaning", f.meaning}});

@@ -15,8 +15,15 @@ std::string record_fields_markdown();
 // (`dpscale schema --table options`; the README's options table).
 std::string trainer_options_markdown();
 
+// {config key: default} of every trainer option, typed as its kind (int, float, switch as a
+// bool, the rest strings): {"bucket_cap_mb": 25.0, ...}. The plotter and the reproduction
+// report read a default here (in `dpscale schema --format json` or a report JSON) rather than
+// keep a copy of it.
+nlohmann::ordered_json option_defaults_json();
+
 // {"schema": ..., "modes": [{name, executable, label, data_parallel, wait_field}, ...],
-//  "options": [{key, flag, help, modes, kind, config}, ...], "record_fields": [{name, type, meaning}, ...]}
+//  "options": [{key, flag, help, default, modes, kind, config}, ...], "option_defaults": {key: value},
+//  "record_fields": [{name, type, meaning}, ...]}
 nlohmann::ordered_json contract_json();
 
 }  // namespace dpscale

@@ -99,14 +99,14 @@ rerun["system"]["state"] = {"load1_before": 2.9, "load1_after": 3.1, "steal_pct"
                             "others_cpus": 0.97, "cpu_mhz": 2450.0, "probe_before_gflops": 31.5,
                             "probe_after_gflops": 30.9, "disturbed": "others 0.97 CPU, load 3.1"}
 put("results_line", "state_rerun", (json.dumps(rerun, separators=(",", ":")) + "\n").encode())
-# Found by fuzz_results_line in CI (2026-11-24): a number beyond a double's range is valid JSON
+# Found by fuzz_results_line in CI: a number beyond a double's range is valid JSON
 # syntax that nlohmann's parser refuses with out_of_range, not parse_error.
 put("results_line", "regress_number_overflow", lines[0][:-2] + b', "avg_epoch_s": 2.3E15059967041}\n')
 put("sweep_config", "regress_number_overflow", '{"models": ["small"], "modes": ["single"], "timeout_s": 1e999}\n')
-# Found by fuzz_results_line in CI (2026-11-24): a float where an integer belongs (widths).
+# Found by fuzz_results_line in CI: a float where an integer belongs (widths).
 put("results_line", "regress_float_width", lines[0].replace(b'"widths":[784,', b'"widths":[784,8.9e61,'))
 # A shape whose element count wraps to 0 in 64 bits, over an empty byte range (refused since).
 _h = json.dumps({"layers.0.weight": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}}).encode()
 put("safetensors", "regress_count_wraps", struct.pack("<Q", len(_h)) + _h)
-# Found by a 60 s fuzz_npy run (2026-11-24): two rows of no columns reached memcpy(null, null, 0).
+# Found by a 60 s fuzz_npy run: two rows of no columns reached memcpy(null, null, 0).
 put("npy", "regress_no_columns", npy("<f4", [2, 0], b""))

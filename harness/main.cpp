@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "contract/cli_checks.h"
 #include "contract/option_values.h"
 #include "contract/link_model.h"
 #include "contract/schema_doc.h"
@@ -53,47 +54,6 @@ Analysis load(const std::string& path) {
   return analyse(f);
 }
 
-// CLI11 validators built on the contract's checked parsers (contract/option_values.h), so a flag
-// is refused with the same words as a config key, and the message states the allowed range
-// (CLI11's own PositiveNumber printed a 300-digit one).
-CLI::Validator whole_in(int64_t lo, int64_t hi) {
-  const std::string range = "allowed " + std::to_string(lo) + " to " + std::to_string(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        try {
-          parse_whole(text, lo, hi);
-        } catch (const ValueError& e) {
-          return std::string(e.what()) + "; " + range;
-        }
-        return "";
-      },
-      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-}
-CLI::Validator real_in(double lo, bool lo_inclusive, double hi, const std::string& what) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        try {
-          parse_real(text, {lo, lo_inclusive}, {hi});
-        } catch (const ValueError& e) {
-          return std::string(e.what()) + "; allowed " + what;
-        }
-        return "";
-      },
-      what);
-}
-CLI::Validator seconds_up_to(double hi) {
-  return CLI::Validator(
-      [hi](std::string& text) -> std::string {
-        try {
-          parse_real(text, {0.0, false}, {hi});
-        } catch (const ValueError& e) {
-          return std::string(e.what()) + "; allowed above 0 up to " + format_number(hi) + " s";
-        }
-        return "";
-      },
-      "SECONDS in (0, " + format_number(hi) + "]");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,7 +71,7 @@ int main(int argc, char** argv) {
   sweep->add_flag("--dry-run", so.dry_run, "print each run's command line and exit");
   sweep->add_option("--repeats", so.repeats, "run every point N times (default: the config's)")->check(whole_in(1, kMaxRepeats));
   sweep->add_option("--timeout", so.timeout_s, "per-run limit in seconds (default: the config's)")
-      ->check(seconds_up_to(kMaxTimeoutS));
+      ->check(real_in({0.0, false}, {kMaxTimeoutS}, "above 0 up to " + format_number(kMaxTimeoutS) + " s"));
   sweep->add_option("--backend", so.backend, "override the config's backend")->check(CLI::IsMember(option("backend").choices));
   sweep->add_option("--max-world-size", so.max_world_size, "leave out points with more ranks than this")
       ->check(whole_in(1, kMaxWorldSize));
@@ -128,19 +88,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--bind-to", so.launch.bind_to, "Open MPI --bind-to (none | core | socket ...)")->capture_default_str();
   sweep->add_option("--bin-dir", so.bin_dir, "where the train_* executables are (default: next to dpscale)");
   sweep->add_option("--probe-seconds", so.probe_s, "the GEMM probe between runs (0: none; the machine's state is still recorded)")
-      ->check(real_in(0.0, true, 10.0, "in [0, 10]"))
+      ->check(real_in({0.0}, {10.0}, "in [0, 10]"))
       ->capture_default_str();
   sweep->add_option("--nice", so.nice, "run the sweep at this nice value (-20..19; negative needs root)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              parse_whole(text, -20, 19);
-            } catch (const ValueError& e) {
-              return std::string(e.what()) + "; allowed -20 to 19";
-            }
-            return "";
-          },
-          "INT in [-20, 19]"))
+      ->check(whole_in(-20, 19))
       ->capture_default_str();
   sweep->add_option("--disturbed-reruns", so.disturbed_reruns, "run a run the machine disturbed again, at most N times")
       ->check(whole_in(0, 10))
@@ -158,7 +109,7 @@ int main(int argc, char** argv) {
   CompareOptions co;
   GateOptions go;
   RerunOptions rr;
-  double min_effect_pct = 3.0;
+  double min_effect_pct = 100.0 * kGateMinEffect;
   auto* cmp = app.add_subcommand("compare",
                                  "the regression gate: exit 1 when a scaling curve regressed against a baseline, "
                                  "3 when some point is undecided");
@@ -166,10 +117,10 @@ int main(int argc, char** argv) {
   cmp->add_option("baseline", base_file, "baseline results file (or --baseline DIR)");
   cmp->add_option("--baseline", base_dir, "a directory of accepted results files from this machine, pooled");
   cmp->add_option("--alpha", go.alpha, "significance level, family-wise over each curve (Holm)")
-      ->check(real_in(0.0, false, 0.5, "in (0, 0.5]"))
+      ->check(real_in({0.0, false}, {0.5}, "in (0, 0.5]"))
       ->capture_default_str();
   cmp->add_option("--min-effect", min_effect_pct, "the smallest change of speedup, in percent, that counts")
-      ->check(real_in(0.0, false, 100.0, "in (0, 100]"))
+      ->check(real_in({0.0, false}, {100.0}, "in (0, 100]"))
       ->capture_default_str();
   cmp->add_option("--format", go.format, "md | json")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
   cmp->add_option("--rerun", rr.config, "add rounds of undecided points to NEW with this config, then judge again");

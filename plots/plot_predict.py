@@ -7,8 +7,9 @@ measured bucket sweep (chart 7's question, answered by the model).
     dpscale predict --validate R.jsonl --format json > val.json
     dpscale predict --recommend-cap --from C.jsonl --format json > caps.json
     dpscale predict --validate C.jsonl --format json > capsval.json
+    dpscale schema --format json > schema.json
     /usr/bin/python3 plots/plot_predict.py --predict pred.json --validate val.json \\
-        --caps caps.json --caps-validate capsval.json --out docs/predict
+        --caps caps.json --caps-validate capsval.json --schema schema.json --out docs/predict
 
 Writes predict_scaling.{png,svg} (per model: speedup and E(K), lines predicted per mode, dots
 measured, the knee marked where E first falls below 0.8) and predict_caps.{png,svg} (predicted
@@ -24,11 +25,10 @@ sys.dont_write_bytecode = True
 
 from pathlib import Path  # noqa: E402
 
-from dpscale_plots.style import MODE_COLOR, MUTED, K_COLORS, save  # noqa: E402
+from dpscale_plots.style import MODE_COLOR, MODE_LABEL, MUTED, K_COLORS, save, use_modes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 PROG = "plot_predict"
-MODE_NAME = {"naive": "Naive DP", "interleaved": "Interleaved DP", "bucketed": "DDP (bucketed)"}
 KNEE_E = 0.8
 
 
@@ -70,7 +70,7 @@ def scaling_chart(rows, measured, out, formats):
             color = MODE_COLOR.get(mode, MUTED)
             xs = [r["world_size"] for r in pts]
             cap = pts[0]["bucket_cap_mb"]
-            label = MODE_NAME.get(mode, mode) + (f" {cap:g} MiB" if cap is not None else "")
+            label = MODE_LABEL.get(mode, mode) + (f" {cap:g} MiB" if cap is not None else "")
             top.plot(xs, [r["speedup"] for r in pts], color=color, label=label)
             bottom.plot(xs, [r["efficiency"] for r in pts], color=color)
             knee = pts[0]["knee"]
@@ -139,9 +139,17 @@ def main(argv):
     ap.add_argument("--caps-validate", help="--validate JSON of the measured bucket sweep")
     ap.add_argument("--out", required=True)
     ap.add_argument("--format", default="png,svg")
+    ap.add_argument("--schema", help="`dpscale schema --format json`: the modes' labels (without it, their names)")
     a = ap.parse_args(argv)
     if not a.predict and not a.caps:
         fail("give --predict and/or --caps")
+    if a.schema:
+        schema = read_json(a.schema, "schema")
+        modes = schema.get("modes") if isinstance(schema, dict) else None
+        if not isinstance(modes, list) or not all(isinstance(m, dict) and {"name", "label", "data_parallel"} <= m.keys()
+                                                  for m in modes):
+            fail(f"'{a.schema}' has no mode table (want `dpscale schema --format json`)")
+        use_modes(modes)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     formats = [f for f in a.format.split(",") if f]

@@ -40,7 +40,6 @@ MAX_REPEATS=${MAX_REPEATS:-10}
 BASE_ROUNDS=${BASE_ROUNDS:-20}
 DPSCALE="$BUILD/bin/dpscale"
 BASE="$OUT/baseline.jsonl"
-mkdir -p "$OUT/runs"
 
 if [ "$PHASE" = baseline ]; then
   exec "$DPSCALE" sweep "$CONFIG" --out "$BASE" --repeats "$BASE_ROUNDS" --nice "$NICE" "${EXTRA[@]}"
@@ -111,6 +110,8 @@ for e in sorted({r["min_effect_pct"] for r in rows}):
               f"{sum(r['exit'] == 0 for r in rs)} | {per} |")
 EOF
 fi
+
+mkdir -p "$OUT/runs"  # after the table: printing it writes nothing
 
 spinners=()
 stop_spinners() { for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done; spinners=(); }

@@ -44,9 +44,11 @@ if (( ! render_only )); then
   "$DPSCALE" sweep configs/reproduce-buckets.json --out "$RAW/buckets.jsonl" || (( $? == 1 ))
 
   # Ring against star: rank 0's bytes counted in the sends, and the time on an emulated 10 GbE link.
+  # Started from the bin dir, so the JSON's "executable" is the program's name, not this
+  # machine's path.
   for k in 2 3 4; do
-    "${MPIRUN[@]}" -np "$k" "$BIN/bench_allreduce" --algos ring,star -b 64M -e 64M -n 3 -w 1 --link eth10 \
-      --benchmark_format=json > "$RAW/allreduce-K$k.json" 2>/dev/null
+    (cd "$BIN" && "${MPIRUN[@]}" -np "$k" ./bench_allreduce --algos ring,star -b 64M -e 64M -n 3 -w 1 --link eth10 \
+      --benchmark_format=json) > "$RAW/allreduce-K$k.json" 2>/dev/null
   done
   cmd[allreduce]="mpirun -np K bench_allreduce --algos ring,star -b 64M -e 64M -n 3 -w 1 --link eth10 --benchmark_format=json   (K = 2, 3, 4)"
 

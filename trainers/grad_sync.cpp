@@ -29,6 +29,17 @@ std::string GradSync::name_allreduce(const float* data, size_t count) const {
   return what + " in step " + std::to_string(steps_done_.load() + 1) + " (warm-up steps counted)";
 }
 
+void GradSync::use_grad_format(GradFormat f) {
+  format_ = f;
+  if (comm_) comm_->set_grad_format(f, model_.grads() + model_.layout().loss_slot());
+}
+
+int64_t GradSync::wire_bytes(const float* data, int64_t count) const {
+  const float* slot = model_.grads() + model_.layout().loss_slot();
+  const bool holds_slot = slot >= data && slot < data + count;
+  return static_cast<int64_t>(grad_wire_bytes(format_, static_cast<size_t>(count), holds_slot));
+}
+
 void GradSync::finish() {
   if (!comm_) return;
   timer_->start();  // queued after backward: the interval begins when backward has drained

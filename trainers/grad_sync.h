@@ -38,9 +38,9 @@ struct SyncStats {
   int calls_per_step = 0;
   int64_t floats_per_step = 0;       // all-reduced elements, the loss slot included (and the
                                      // layout's padding inside a fused buffer or a bucket)
-  int64_t bytes_per_step = 0;        // those in the wire format (fp32: 4 bytes each)
+  int64_t bytes_per_step = 0;        // what they send in the wire format (wire_bytes)
   std::optional<int> n_buckets;
-  std::vector<int64_t> bucket_bytes;
+  std::vector<int64_t> bucket_bytes;  // each bucket's tensors in the wire format (the slot not counted)
   std::optional<double> bucket_cap_mb, first_bucket_mb;
 };
 
@@ -56,6 +56,14 @@ class GradSync : public GradListener {
   void drain();
   virtual SyncStats stats() const = 0;
 
+  // The gradients' wire format (--grad-comm): set on the communicator, with the loss slot as the
+  // one element it sums in fp32. Once, before the first step; fp32 until then.
+  void use_grad_format(GradFormat f);
+  // Bytes the all-reduce of `count` floats at `data` (in the gradient buffer) sends: the wire
+  // format's, the loss slot in fp32 when the range holds it (comm/grad_format.h). Every byte
+  // count of the record is this.
+  int64_t wire_bytes(const float* data, int64_t count) const;
+
   // Seconds finish() waited since the last take: the whole all-reduce phase (naive) or the
   // exposed wait (interleaved, bucketed). Waits for the device to report them.
   double take_wait_seconds() { return timer_ ? timer_->take_seconds() : 0.0; }
@@ -68,6 +76,7 @@ class GradSync : public GradListener {
 
   Mlp& model_;
   Communicator* comm_;
+  GradFormat format_ = GradFormat::fp32;
 
  private:
   // The collective watchdog's words for an all-reduce of the gradient buffer: which tensor or

@@ -38,12 +38,12 @@ class BucketedSync final : public GradSync {
     SyncStats s;
     s.calls_per_step = static_cast<int>(buckets_.size());
     s.n_buckets = static_cast<int>(buckets_.size());
-    s.floats_per_step = 1;  // the loss slot
     for (const Bucket& b : buckets_) {
-      s.bucket_bytes.push_back(b.nbytes());  // what each all-reduce sends
-      s.floats_per_step += b.count;
+      const int64_t n = count_with_loss_slot(model_.layout(), b.last_tensor, b.count);  // the last carries the slot
+      s.bucket_bytes.push_back(wire_bytes(model_.grads() + b.offset, b.count));
+      s.floats_per_step += n;
+      s.bytes_per_step += wire_bytes(model_.grads() + b.offset, n);
     }
-    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
     s.bucket_cap_mb = cap_mb_;
     s.first_bucket_mb = first_mb_;
     return s;

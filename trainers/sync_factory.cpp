@@ -15,9 +15,8 @@ class NoSync final : public GradSync {
  private:
   void complete() override {}
 };
-}  // namespace
 
-std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm) {
+std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Mlp& model, Communicator* comm) {
   switch (opts.mode) {
     case Mode::naive: return make_naive_sync(model, *comm, opts.fused);
     case Mode::interleaved: return make_interleaved_sync(model, *comm);
@@ -25,6 +24,15 @@ std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, C
       return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
     default: return std::make_unique<NoSync>(model);
   }
+}
+
+}  // namespace
+
+std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm) {
+  std::unique_ptr<GradSync> sync = make_strategy(opts, model, comm);
+  // Every strategy all-reduces every gradient once a step, in the one wire format.
+  if (comm) sync->use_grad_format(parse_grad_format(opts.grad_comm));
+  return sync;
 }
 
 }  // namespace dpscale

@@ -21,8 +21,11 @@ class InterleavedSync final : public GradSync {
   SyncStats stats() const override {
     SyncStats s;
     s.calls_per_step = static_cast<int>(model_.layout().tensors().size());
-    s.floats_per_step = model_.layout().n_params() + 1;  // the tensors and the slot, no padding
-    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
+    for (const FlatTensor& t : model_.layout().tensors()) {  // the tensors and the slot, no padding
+      const int64_t n = count_with_loss_slot(model_.layout(), t.index, t.count);
+      s.floats_per_step += n;
+      s.bytes_per_step += wire_bytes(model_.grads() + t.offset, n);
+    }
     return s;
   }
 

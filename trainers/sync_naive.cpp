@@ -21,8 +21,16 @@ class NaiveSync final : public GradSync {
     SyncStats s;
     s.calls_per_step = fused_ ? 1 : static_cast<int>(layout.tensors().size());
     // Per tensor: the tensors and the slot; fused: the whole buffer, its zero padding included.
-    s.floats_per_step = fused_ ? layout.grad_buffer_count() : layout.n_params() + 1;
-    s.bytes_per_step = s.floats_per_step * static_cast<int64_t>(sizeof(float));
+    if (fused_) {
+      s.floats_per_step = layout.grad_buffer_count();
+      s.bytes_per_step = wire_bytes(model_.grads(), s.floats_per_step);
+      return s;
+    }
+    for (const FlatTensor& t : layout.tensors()) {
+      const int64_t n = count_with_loss_slot(layout, t.index, t.count);
+      s.floats_per_step += n;
+      s.bytes_per_step += wire_bytes(model_.grads() + t.offset, n);
+    }
     return s;
   }
 

@@ -36,7 +36,7 @@ SgdConfig sgd_config(const TrainOptions& o) {
 // runs with the GradSync: its all-reduces carry the sum over N·B rows, the mean of one device's
 // batch of N·B. With N = 1 this is the plain step.
 StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool update, bool check_finite,
-                      StepProbe* probe) {
+                      StepObserver* probe) {
   const int n_micro = s.opts.accum_steps;
   const float scale = 1.0f / static_cast<float>(static_cast<int64_t>(s.opts.batch_size) * n_micro);
   Mlp& m = *s.model;
@@ -49,7 +49,7 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
     // The probe may hand over the loader's staged copy of the same rows, and times
     // compute; with no probe (warm-up, the triad) the step is exactly as before.
     if (probe) {
-      const StepProbe::Batch b = probe->batch(batch_index);
+      const StepObserver::Batch b = probe->batch(batch_index);
       x = b.x;
       y = b.y;
       if (j == 0) probe->compute_begin();
@@ -107,7 +107,7 @@ void warm_up(RankSetup& s, GradSync& sync) {
   s.model->allocate_optimizer_state(sgd_config(s.opts));
 }
 
-std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe* probe) {
+std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepObserver* probe) {
   warm_up(s, sync);
   s.device->synchronize();
   sync.take_wait_seconds();

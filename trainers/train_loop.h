@@ -8,7 +8,7 @@
 #include "comm/world.h"
 #include "grad_sync.h"
 #include "rank_setup.h"
-#include "trainers/diagnosis/step_probe.h"
+#include "step_observer.h"
 
 namespace dpscale {
 
@@ -28,9 +28,9 @@ using PerRankEpochs = std::vector<std::vector<EpochStats>>;
 // Warm-up (untimed, no update), then epochs of steps over the data in order. The world's
 // barrier lines the ranks up after warm-up so every rank's clock starts together. Throws
 // InputError if the loss becomes non-finite (the same step on every rank: it is the global loss).
-// `probe` instruments the timed steps (the diagnosis); null: none.
+// `probe` instruments the timed steps (the diagnosis's StepProbe); null: none.
 std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world,
-                                     StepProbe* probe = nullptr);
+                                     StepObserver* probe = nullptr);
 
 // The untimed steps before the epochs (--warmup-steps, no update; a non-finite value stops the
 // run as in training), and the optimizer's state allocated, so the first timed step allocates
@@ -41,7 +41,7 @@ void warm_up(RankSetup& s, GradSync& sync);
 // finish, and the SGD update when `update`. Returns its losses. `check_finite`: also check the
 // gradients and weights for NaN/inf (--finite-check-every). `probe` may be null.
 StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite = false,
-                      StepProbe* probe = nullptr);
+                      StepObserver* probe = nullptr);
 
 // Accuracy of the current weights on the test split; nullopt when there is none.
 std::optional<double> evaluate_test_accuracy(RankSetup& s);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "contract/allreduce_algo.h"
 #include "contract/option_values.h"
 #include "harness/sweep/results_file.h"
 #include "core/errors.h"
@@ -82,8 +83,10 @@ LinkFit fit_link_from_bench_text(const std::string& json_text, const std::string
   if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array()) {
     throw InputError(where + ": no \"benchmarks\" list (want bench_allreduce --benchmark_format=json output)");
   }
-  const bool star = algo == "star";
-  // Normal equations of the weighted least squares in (α, 1/β): rows x = (hops, bytes_moved), w = 1/t².
+  // The hops of the rows' algorithm (contract/allreduce_algo.h): star's own, every other one's
+  // (native, nccl) as a ring's, as the link model times them.
+  const AllreduceAlgo pattern = algo == "star" ? AllreduceAlgo::star : AllreduceAlgo::ring;
+  // Normal equations of the weighted least squares in (α, 1/β): rows x = (hops, link bytes), w = 1/t².
   double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
   struct Row { double x1, x2, t; };
   std::vector<Row> rows;
@@ -99,9 +102,9 @@ LinkFit fit_link_from_bench_text(const std::string& json_text, const std::string
     const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
     const double t = b["real_time"].get<double>() * scale;
     const double bytes = b["bytes"].get<double>(), k = b["nranks"].get<double>();
-    if (!(t > 0) || k < 2) continue;
-    const double hops = 2 * (k - 1);
-    rows.push_back({hops, star ? hops * bytes : hops * bytes / k, t});
+    if (!(t > 0) || !(k >= 2 && k <= (1 << 20))) continue;
+    const HopPattern p = hop_pattern(pattern, bytes, static_cast<int>(k));
+    rows.push_back({p.steps, p.link_bytes(), t});
   }
   if (rows.size() < 2) {
     throw InputError(where + ": fewer than 2 '" + algo + "' all-reduce rows with 2 or more ranks to fit α and β to");

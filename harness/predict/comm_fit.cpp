@@ -50,9 +50,11 @@ CommFit fit_comm(const std::vector<CommSample>& samples, const std::vector<Singl
     const std::vector<Launch> ls = launches(single->spec, SyncSetup{}, 1.0);
     double bytes = 0;
     for (const Launch& l : ls) bytes += static_cast<double>(l.nbytes);
-    const double k = s.world_size, calls = static_cast<double>(ls.size());
-    const double volume = algo == AllreduceAlgo::star ? 2 * (k - 1) * bytes : 2 * (k - 1) / k * bytes;
-    rows.push_back({{steps * calls * 2 * (k - 1), steps * calls, steps * volume}, s.comm_epoch_s});
+    // Every call pays the algorithm's hops (α each) and its overhead; the bytes go at β, as
+    // contract/allreduce_algo.h counts them (linear in the bytes: the step's sum will do).
+    const double calls = static_cast<double>(ls.size());
+    const HopPattern p = hop_pattern(algo, bytes, s.world_size);
+    rows.push_back({{steps * calls * p.steps, steps * calls, steps * p.link_bytes()}, s.comm_epoch_s});
   }
   // Weighted least squares (weight 1/t²) over a subset of the unknowns; false if singular.
   auto solve = [&](unsigned mask, std::array<double, 3>& theta) {

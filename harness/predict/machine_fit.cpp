@@ -26,7 +26,7 @@ SyncSetup sync_of(const RunRecord& r) {
   if (r.bucket_cap_mb) sync.bucket_cap_mb = *r.bucket_cap_mb;
   if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
   if (r.accum_steps) sync.accum_steps = *r.accum_steps;
-  if (r.grad_comm && (*r.grad_comm == "bf16" || *r.grad_comm == "fp16")) sync.wire_bytes_per_byte = 0.5;
+  if (r.grad_comm) sync.grad_format = parse_grad_format(*r.grad_comm);
   return sync;
 }
 

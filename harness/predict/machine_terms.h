@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <string>
 
+#include "contract/allreduce_algo.h"
+
 namespace dpscale::predict {
 
 struct MachineTerms {
@@ -46,7 +48,10 @@ struct MachineTerms {
   }
 };
 
-// The bytes one rank moves in a ring all-reduce of `nbytes` over `k` ranks, in MiB.
-inline double ring_moved_mib(double nbytes, int k) { return k > 1 ? 2.0 * (k - 1) / k * nbytes / (1024.0 * 1024.0) : 0; }
+// The bytes one rank moves in a ring all-reduce of `nbytes` over `k` ranks (the ring's link
+// bytes, contract/allreduce_algo.h), in MiB.
+inline double ring_moved_mib(double nbytes, int k) {
+  return hop_pattern(AllreduceAlgo::ring, nbytes, k).link_bytes() / (1024.0 * 1024.0);
+}
 
 }  // namespace dpscale::predict

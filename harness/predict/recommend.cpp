@@ -22,7 +22,7 @@ std::vector<Recommendation> recommend(const std::vector<SingleRun>& singles, con
       r.world_size = k;
       PredictContext best = ctx;
       bool have = false;
-      for (Mode m : {Mode::naive, Mode::interleaved, Mode::bucketed}) {
+      for (Mode m : data_parallel_modes()) {
         PredictContext c = ctx;
         c.sync.bucket_cap_mb = advice.recommended_mb();
         const PredictRow row = predict_row(s, c, m, k);
@@ -36,7 +36,7 @@ std::vector<Recommendation> recommend(const std::vector<SingleRun>& singles, con
         }
       }
       PredictContext half = best;
-      half.sync.wire_bytes_per_byte = 0.5;
+      half.sync.grad_format = GradFormat::bf16;
       r.two_byte_gain = r.epoch_s / predict_row(s, half, r.mode, k).p.epoch_s - 1;
       for (int a : {2, 4, 8}) {
         PredictContext acc = best;

@@ -11,14 +11,20 @@
 
 namespace dpscale::predict {
 
-namespace {
-constexpr int64_t kLossSlotBytes = sizeof(float);
-}  // namespace
+std::vector<Mode> data_parallel_modes() {
+  std::vector<Mode> out;
+  for (const ModeInfo& i : all_modes()) {
+    if (i.data_parallel) out.push_back(i.mode);
+  }
+  return out;
+}
 
 Mode parse_dp_mode(const std::string& name) {
   const ModeInfo* m = find_mode(name);
   if (m == nullptr || !m->data_parallel) {
-    throw OptionError("--modes", "unknown data-parallel mode '" + name + "' (use naive, interleaved or bucketed)");
+    std::vector<std::string> dp;
+    for (Mode d : data_parallel_modes()) dp.push_back(mode_name(d));
+    throw OptionError("--modes", "unknown data-parallel mode '" + name + "' (use " + or_list(dp) + ")");
   }
   return m->mode;
 }
@@ -72,9 +78,11 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
       }
       break;
   }
-  if (!ls.empty()) ls.back().nbytes += kLossSlotBytes;  // the loss rides in the last all-reduce
-  if (sync.wire_bytes_per_byte != 1) {
-    for (Launch& l : ls) l.nbytes = static_cast<int64_t>(std::ceil(static_cast<double>(l.nbytes) * sync.wire_bytes_per_byte));
+  // In the wire format, as the trainers send them; the loss rides in the last all-reduce.
+  for (size_t i = 0; i < ls.size(); ++i) {
+    const bool last = i + 1 == ls.size();
+    const size_t floats = static_cast<size_t>(ls[i].nbytes) / sizeof(float) + (last ? 1 : 0);
+    ls[i].nbytes = static_cast<int64_t>(grad_wire_bytes(sync.grad_format, floats, last));
   }
   return ls;
 }

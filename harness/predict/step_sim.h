@@ -10,7 +10,8 @@
 //
 // Communication: the all-reduces run one at a time, in launch order, on one channel (the comm
 // thread or stream): all-reduce j starts at max(its launch, the end of j-1) and takes d(bytes)
-// from comm_time.h. The loss slot (4 bytes) rides in the last all-reduce, as in the trainers.
+// from comm_time.h, its bytes in the wire format (contract/grad_wire.h). The loss slot (4 bytes,
+// fp32 in every format) rides in the last all-reduce, as in the trainers.
 //   naive        every tensor's all-reduce is launched when backward has finished (one call over
 //                the whole buffer when fused)
 //   interleaved  each tensor's all-reduce is launched when backward writes it
@@ -26,7 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "contract/grad_wire.h"
 #include "contract/modes.h"
+#include "contract/trainer_options.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale::predict {
@@ -34,6 +37,8 @@ namespace dpscale::predict {
 // A data-parallel mode of contract/modes.h by name; OptionError("--modes", ...) for an unknown
 // name or `single` (which has no step to simulate).
 Mode parse_dp_mode(const std::string& name);
+// The data-parallel modes of contract/modes.h, in its table's order.
+std::vector<Mode> data_parallel_modes();
 
 // Where the gradient of each tensor becomes ready, as a fraction of the step's compute.
 struct GradTensor {
@@ -55,8 +60,8 @@ struct Launch {
 struct SyncSetup {
   Mode mode = Mode::naive;
   bool fused = false;                    // naive --fused
-  double bucket_cap_mb = 25, first_bucket_mb = 1;
-  double wire_bytes_per_byte = 1;  // 0.5: 2-byte gradients on the wire (--grad-comm bf16 | fp16)
+  double bucket_cap_mb = TrainOptions{}.bucket_cap_mb, first_bucket_mb = TrainOptions{}.first_bucket_mb;
+  GradFormat grad_format = GradFormat::fp32;  // on the wire (--grad-comm): contract/grad_wire.h's bytes
   int accum_steps = 1;             // micro-batches per optimizer step; only the last communicates
 };
 

@@ -31,8 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kMinSamples = 3;  // gate.py's MIN_SAMPLES: fewer paired rounds cannot be tested
-
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
@@ -202,6 +200,7 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
   for (const ResultsFile& b : f.bases) doc["base"].push_back(b.path);
   doc["alpha"] = o.alpha;
   doc["min_effect"] = o.min_effect;
+  doc["min_samples"] = kGateMinSamples;
   doc["format"] = o.format;
   doc["usual_probe_gflops"] = idle;
   std::vector<std::string> notes = f.notes;
@@ -235,7 +234,7 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
       // Rounds the machine disturbed still count here: a busy machine makes a point undecided,
       // never sends a file to the crude mode (which would judge the disturbed runs).
       auto rounds = [](const Side& x) { return static_cast<int>(x.samples.size() + x.disturbed.size()); };
-      any = any || (rounds(n->second) >= kMinSamples && rounds(b) >= kMinSamples);
+      any = any || (rounds(n->second) >= kGateMinSamples && rounds(b) >= kGateMinSamples);
     }
   }
   for (const auto& [k, n] : now) {
@@ -258,7 +257,7 @@ GateResult run_gate(const GateFiles& f, const GateOptions& o) {
     CompareOptions co;
     co.tolerance = o.crude_tolerance;
     const Comparison c = compare(now, base, co);
-    result.text = "# no point has " + std::to_string(kMinSamples) +
+    result.text = "# no point has " + std::to_string(kGateMinSamples) +
                   " paired rounds on both sides (an older or single-repeat file): compared in the crude mode (--tolerance " +
                   format_number(o.crude_tolerance) + ")\n" + render_comparison(c, co, f.now_path, f.bases.front().path);
     result.exit_code = c.failed() ? 1 : 0;

@@ -27,9 +27,14 @@
 
 namespace dpscale {
 
+// The gate's constants, written once: gate_document hands them to gate.py with the samples.
+inline constexpr int kGateMinSamples = 3;       // paired rounds a side needs to be tested
+inline constexpr double kGateAlpha = 0.05;      // significance, family-wise per curve (Holm)
+inline constexpr double kGateMinEffect = 0.03;  // a fraction: a 3% change of speedup counts
+
 struct GateOptions {
-  double alpha = 0.05;
-  double min_effect = 0.03;       // a fraction: 0.03 = a 3% change of speedup counts
+  double alpha = kGateAlpha;
+  double min_effect = kGateMinEffect;
   std::string format = "md";      // md | json
   std::string python = "/usr/bin/python3";
   std::string script;             // "" = $DPSCALE_GATE_SCRIPT, else <source>/harness/report/gate.py
@@ -50,8 +55,9 @@ struct GateFiles {
 // baseline from NEW's machine.
 GateFiles load_gate_files(const std::string& now_path, const std::string& base_path, const std::string& base_dir);
 
-// The document gate.py reads (docs/regression-gate.md, "The gate's input"). `has_samples` is set
-// when some point has enough paired rounds on both sides to test.
+// The document gate.py reads (docs/regression-gate.md, "The gate's input"), the constants
+// (alpha, min_effect, min_samples) included. `has_samples` is set when some point has enough
+// paired rounds on both sides to test.
 nlohmann::json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples = nullptr);
 
 struct GateResult {

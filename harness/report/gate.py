@@ -18,8 +18,10 @@ round), new against baseline, in log space (a ratio's natural scale):
            improvement  p_holm < alpha and effect >= +min_effect
            same         otherwise, when the interval's lower end is above −min_effect (a loss of
                         min_effect or more is ruled out)
-           undecided    otherwise; also when fewer than MIN_SAMPLES undisturbed samples remain
+           undecided    otherwise; also when fewer than min_samples undisturbed samples remain
                         on a side (the reason says which runs the machine disturbed, and how)
+alpha, min_effect and min_samples are the document's: `dpscale compare` writes them from the
+gate's constants and options (harness/report/gate.h), so they are written once, in C++.
 """
 import json
 import math
@@ -28,9 +30,8 @@ import sys
 import numpy as np
 from scipy import stats
 
-MIN_SAMPLES = 3
 BOOTSTRAP_RESAMPLES = 4000
-BOOTSTRAP_SEED = 20261125  # fixed: the same files always get the same interval
+BOOTSTRAP_SEED = 1  # fixed: the same files always get the same interval
 
 EXIT_SAME, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
@@ -88,7 +89,24 @@ def spread_pct(samples):
     return 100.0 * (max(samples) - min(samples)) / (2 * med) if med else 0.0
 
 
-def judge_point(pt, alpha, min_effect):
+class BadDocument(Exception):
+    """The gate's input lacks what dpscale compare writes; the message is the one line."""
+
+
+def constants(doc):
+    """(alpha, min_effect, min_samples) of the document (harness/report/gate.h writes them)."""
+    try:
+        alpha, min_effect, min_samples = float(doc["alpha"]), float(doc["min_effect"]), doc["min_samples"]
+    except (KeyError, TypeError, ValueError):
+        raise BadDocument("the gate's input lacks a number for alpha, min_effect or min_samples "
+                          "(write it with dpscale compare)") from None
+    if not (0 < alpha < 1 and 0 < min_effect and isinstance(min_samples, int) and min_samples >= 2):
+        raise BadDocument(f"the gate's input has alpha {alpha}, min_effect {min_effect}, min_samples "
+                          f"{min_samples}: want 0 < alpha < 1, min_effect > 0, an integer min_samples >= 2")
+    return alpha, min_effect, min_samples
+
+
+def judge_point(pt, alpha, min_effect, min_samples):
     """Fills pt['result']: the test's numbers; the verdict needs Holm's p and comes later."""
     now, base = pt.get("now") or {}, pt.get("base") or {}
     xs, ys = now.get("samples", []), base.get("samples", [])
@@ -96,15 +114,15 @@ def judge_point(pt, alpha, min_effect):
          "speedup_now": float(np.median(xs)) if xs else None, "speedup_base": float(np.median(ys)) if ys else None,
          "p": None, "effect_pct": None, "ci_pct": None, "why": []}
     pt["result"] = r
-    if len(xs) < MIN_SAMPLES or len(ys) < MIN_SAMPLES:
+    if len(xs) < min_samples or len(ys) < min_samples:
         side = []
         for name, side_data, n in (("new", now, len(xs)), ("baseline", base, len(ys))):
-            if n < MIN_SAMPLES:
+            if n < min_samples:
                 d = side_data.get("disturbed", [])
                 busy = f"; machine busy: {'; '.join(d[:2])}" if d else ""
                 u = side_data.get("unpaired", [])
                 lone = f"; {u[0]}" if u else ""
-                side.append(f"{n} undisturbed sample(s) in {name}, {MIN_SAMPLES} needed{busy}{lone}")
+                side.append(f"{n} undisturbed sample(s) in {name}, {min_samples} needed{busy}{lone}")
         r["verdict"] = "undecided"
         r["why"] = side
         return
@@ -139,12 +157,11 @@ def decide(r, p_holm, alpha, min_effect):
 
 
 def run_gate(doc):
-    alpha = float(doc.get("alpha", 0.05))
-    min_effect = float(doc.get("min_effect", 0.03))
+    alpha, min_effect, min_samples = constants(doc)
     points = doc.get("points", [])
     compared = [p for p in points if p.get("status") == "compared"]
     for p in compared:
-        judge_point(p, alpha, min_effect)
+        judge_point(p, alpha, min_effect, min_samples)
     curves = {}
     for p in compared:
         curves.setdefault(p["curve"], []).append(p)
@@ -245,7 +262,11 @@ def main():
     except (OSError, ValueError) as e:
         print(f"gate.py: cannot read the gate's input {path}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    alpha, min_effect, curves = run_gate(doc)
+    try:
+        alpha, min_effect, curves = run_gate(doc)
+    except BadDocument as e:
+        print(f"gate.py: {path}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     counts = {k: 0 for k in ("same", "improvement", "regression", "undecided", "missing", "extra")}
     for p in doc.get("points", []):
         counts[p["result"]["verdict"]] += 1

@@ -173,6 +173,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
   j["file"] = source;
   // The mode table (contract/modes.cpp), so the plotter names modes as the tables do.
   j["modes"] = contract_json()["modes"];
+  // The trainer options' defaults (the plotter's display cap is bucket_cap_mb's).
+  j["option_defaults"] = option_defaults_json();
   j["warnings"] = a.warnings;
   // The settings the points differ in: what a chart may put on an axis (docs/RESULTS_FORMAT.md).
   j["axes"] = varying_settings(keys_of(a));

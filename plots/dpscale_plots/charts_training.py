@@ -12,9 +12,13 @@ from .style import (K_COLORS, LABEL_BOX, MODE_LABEL, MUTED, Skip, fmt_rate, mode
                     new_figure, time_unit)
 
 # In chart 5 colour is K (the curves cluster by K) and line style is the mode (which must not
-# matter): one curve per mode at a K overlaps into one line, which is the point. Four modes, four
-# styles, so the legend names each one.
-MODE_STYLE = {"single": "-", "naive": "-.", "interleaved": "--", "bucketed": ":"}
+# matter): one curve per mode at a K overlaps into one line, which is the point. The styles are
+# this plotter's look, given in the report's mode order (MODE_LABEL), so the legend names each.
+LINE_STYLES = ["-", "-.", "--", ":", (0, (1, 3)), (0, (5, 1))]
+
+
+def _mode_style(mode):
+    return LINE_STYLES[list(MODE_LABEL).index(mode) % len(LINE_STYLES)]
 SWEEP_COLORS = ["#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
 
@@ -41,7 +45,7 @@ def chart5_loss(results):
     ks = sorted({p.k for p in pts})
     modes = [m for m in MODE_LABEL if any(p.mode == m for p in pts)]
     legend = ([Line2D([], [], color=_k_color(k, ks), linewidth=2.5, label=f"K={k}") for k in ks]
-              + [Line2D([], [], color="black", linestyle=MODE_STYLE[m], label=MODE_LABEL[m])
+              + [Line2D([], [], color="black", linestyle=_mode_style(m), label=MODE_LABEL[m])
                  for m in modes])
     fig, axes = new_figure(
         results, f"Loss convergence — {model_label(results, model)}",
@@ -55,7 +59,7 @@ def chart5_loss(results):
         curves = [(p, p.curve(field)) for p in pts if p.curve(field)]
         for p, curve in curves:
             ax.plot(range(1, len(curve) + 1), curve, color=_k_color(p.k, ks),
-                    linestyle=MODE_STYLE[p.mode], marker=".", markersize=5,
+                    linestyle=_mode_style(p.mode), marker=".", markersize=5,
                     linewidth=_nested_width(field, p.k, ks))
         if curves:
             _gap_note(ax, [c for _, c in curves])

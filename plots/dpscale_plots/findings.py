@@ -14,8 +14,6 @@ from statistics import median
 from . import sources
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "differs", "not run")
-DP_MODES = ("naive", "interleaved", "bucketed")
-LABEL = {"single": "single", "naive": "naive", "interleaved": "interleaved", "bucketed": "bucketed (25 MB)"}
 
 
 @dataclass
@@ -43,12 +41,28 @@ class Evidence:
     commands: dict = field(default_factory=dict)  # evidence name -> command line
 
 
+def _default_cap(report):
+    """The trainers' default bucket cap, as the report gives it (its option_defaults): PyTorch
+    DDP's, what the workshop's DDP rows ran with."""
+    return float(report["option_defaults"]["bucket_cap_mb"])
+
+
+def _dp_modes(report):
+    """The report's data-parallel modes, in its mode table's order (contract/modes.cpp)."""
+    return [m["name"] for m in (report or {}).get("modes", []) if m["data_parallel"]]
+
+
+def _label(report, mode):
+    """'naive'; 'bucketed (25 MB)': the mode, and for bucketed the cap its rows were run with."""
+    return f"{mode} ({_default_cap(report):g} MB)" if mode == "bucketed" else mode
+
+
 def _pt(report, model, mode, k, cap=None):
-    """One point of a report; bucketed points at `cap` (25 MB unless given)."""
+    """One point of a report; bucketed points at `cap` (the default cap unless given)."""
     if not report:
         return None
     if mode == "bucketed" and cap is None:
-        cap = 25.0
+        cap = _default_cap(report)
     for p in report["points"]:
         if p["model"] == model and p["mode"] == mode and p["world_size"] == k:
             if mode != "bucketed" or abs((p["bucket_cap_mb"] or 0) - cap) < 1e-9:
@@ -64,9 +78,13 @@ def _med(p, key):
 
 
 def _pred(ev, model, mode, k):
+    """dpscale predict's row; bucketed at the measured runs' default cap."""
+    if mode == "bucketed" and not ev.runs:
+        return None
+    cap = _default_cap(ev.runs) if mode == "bucketed" else None
     for r in ev.predict or []:
         if r["model"] == model and r["mode"] == mode and r["world_size"] == k:
-            if mode != "bucketed" or abs(r.get("bucket_cap_mb", 25.0) - 25.0) < 1e-9:
+            if mode != "bucketed" or abs(r.get("bucket_cap_mb", cap) - cap) < 1e-9:
                 return r
     return None
 
@@ -94,13 +112,13 @@ def f1_small_slower(ev):
                 "workshop, Benchmark Results", _cmd(ev, "runs"), charts=["chart2_speedup"])
     slower, total = [], 0
     for k in (2, 4):
-        for m in DP_MODES:
+        for m in _dp_modes(ev.runs):
             s = _med(_pt(ev.runs, "small", m, k), "speedup")
-            if s is None:
+            if s is None or ("small", m, k) not in sources.WORKSHOP:
                 continue
             total += 1
             src = sources.WORKSHOP[("small", m, k)][2]
-            f.rows.append((f"small {LABEL[m]} K={k}", _x(src), _x(s), "measured"))
+            f.rows.append((f"small {_label(ev.runs, m)} K={k}", _x(src), _x(s), "measured"))
             if s < 1.0:
                 slower.append(f"{m} K={k}")
     if total == 0:
@@ -129,13 +147,13 @@ def f2_grows_with_size(ev):
                 charts=["chart1_epoch_time", "chart2_speedup"])
     models = [m for m in ("small", "medium", "large", "xlarge") if m in _models(ev.runs)]
     ok, checked = [], []
-    for m in DP_MODES:
+    for m in _dp_modes(ev.runs):
         s = [_med(_pt(ev.runs, x, m, 2), "speedup") for x in models]
-        if len(models) < 2 or any(v is None for v in s):
+        if len(models) < 2 or any(v is None for v in s) or any((x, m, 2) not in sources.WORKSHOP for x in models):
             continue
         checked.append(m)
         src = [sources.WORKSHOP[(x, m, 2)][2] for x in models]
-        f.rows.append((f"{LABEL[m]} K=2: " + " < ".join(models), " / ".join(_x(v) for v in src),
+        f.rows.append((f"{_label(ev.runs, m)} K=2: " + " < ".join(models), " / ".join(_x(v) for v in src),
                        " / ".join(_x(v) for v in s), "measured"))
         if all(a < b for a, b in zip(s, s[1:])):
             ok.append(m)
@@ -311,7 +329,7 @@ def f7_loss_logging(ev):
             continue
         ref = single["loss_global"]
         for k in (2, 4):
-            for m in DP_MODES:
+            for m in _dp_modes(ev.runs):
                 p = _pt(ev.runs, model, m, k)
                 if not p or not p.get("loss_global") or not p.get("loss_rank0"):
                     continue

@@ -53,6 +53,7 @@ class BadInput(Exception):
 class Report:
     file: str                 # the results file the report was made from
     points: list              # dicts, as checked against POINT_FIELDS
+    option_defaults: dict     # the trainer options' defaults (contract/schema_doc.h): {key: value}
     n_failed: int = 0
     warnings: list = field(default_factory=list)
 
@@ -66,13 +67,16 @@ def load_report(path):
         if "schema" in obj:
             raise BadInput(f"{path}: schema {obj['schema']!r} is not {SCHEMA}")
         raise BadInput(f"{path}: not a dpscale report (no \"schema\": \"{SCHEMA}\")")
-    for name, kind in (("file", str), ("modes", list), ("warnings", list), ("points", list), ("failed", list)):
+    for name, kind in (("file", str), ("modes", list), ("option_defaults", dict), ("warnings", list),
+                       ("points", list), ("failed", list)):
         if not isinstance(obj.get(name), kind):
             raise BadInput(f"{path}: report field '{name}' is missing or not a {kind.__name__}")
     if not all(isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("label"), str)
                and isinstance(m.get("data_parallel"), bool) for m in obj["modes"]):
         raise BadInput(f"{path}: report field 'modes' is not a list of mode entries")
     use_modes(obj["modes"])
+    if not _is_number(obj["option_defaults"].get("bucket_cap_mb")):
+        raise BadInput(f"{path}: report field 'option_defaults' has no number for bucket_cap_mb")
     if not all(isinstance(w, str) for w in obj["warnings"]):
         raise BadInput(f"{path}: report field 'warnings' is not a list of strings")
     for i, p in enumerate(obj["points"]):
@@ -80,8 +84,8 @@ def load_report(path):
     if not obj["points"]:
         n = len(obj["failed"])
         raise BadInput(f"{path}: no successful runs to plot" + (f" ({n} failed)" if n else ""))
-    return Report(file=obj["file"], points=obj["points"], n_failed=len(obj["failed"]),
-                  warnings=obj["warnings"])
+    return Report(file=obj["file"], points=obj["points"], option_defaults=obj["option_defaults"],
+                  n_failed=len(obj["failed"]), warnings=obj["warnings"])
 
 
 def _read_text(path):

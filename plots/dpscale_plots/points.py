@@ -9,10 +9,6 @@ from collections import Counter
 
 from .style import MODE_LABEL
 
-# PyTorch DDP's default bucket cap: what the workshop's "PyTorch DDP" rows ran with, so it is the
-# bucketed run charts 1-6 show when a file sweeps several caps (chart 7 shows the sweep).
-DDP_DEFAULT_CAP_MB = 25.0
-
 
 class Point:
     """One sweep point (model, mode, K, bucket cap) of the report: repeats already combined."""
@@ -71,6 +67,10 @@ class Results:
         # Captions describe a parallel run when there is one: it carries the link settings.
         self.first_setup = next((p.d["setup"] for p in points if p.mode != "single"),
                                 points[0].d["setup"])
+        # The trainers' default cap (the report's option_defaults), PyTorch DDP's: what the
+        # workshop's "PyTorch DDP" rows ran with, so it is the bucketed run charts 1-6 show when
+        # a file sweeps several caps (chart 7 shows the sweep).
+        self.default_cap = float(report.option_defaults["bucket_cap_mb"])
 
     def _primary_link(self, points):
         # Speedups only make sense on one link; a file mixing links gets charts of the one most
@@ -123,7 +123,7 @@ class Results:
         caps = self.caps(model, k)
         if not caps:
             return None
-        return DDP_DEFAULT_CAP_MB if DDP_DEFAULT_CAP_MB in caps else max(caps)
+        return self.default_cap if self.default_cap in caps else max(caps)
 
     def single(self, model):
         """The K = 1 baseline of a model (the single-device trainer), or None."""

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """test_no_work_log.py — keeps a work log out of the product: no ticket labels ("issue" followed
-by a number) and no absolute paths of a developer's machine (under /work, /home or /root) in the
-tracked source, scripts, configs, CMake files and Markdown docs. Comments and docs say why a
-thing is as it is; when it came, and on whose machine, is git's to say.
+by a number, in text or in a tracked file's path), no absolute paths of a developer's machine
+(under /work, /home or /root), no dates (a day written YYYY-MM-DD, or as one number YYYYMMDD, a
+seed say) and no diary phrases (who else was building on the machine, which day a run was, what
+comes next) in the tracked source, scripts, configs, CMake files and Markdown docs. Comments and
+docs say why a thing is as it is; when it came, who else was working, and what comes next are
+git's and the issue tracker's to say. A timestamp (2025-01-31T10:00:00Z) is a value, not a date.
 
-Data is left alone: results files (results/, *.jsonl, *.json other than configs/), measurement
-logs and raw outputs (*.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under
-docs/gpu/<run>/), fuzz corpora, images and archives. Every offence is printed as FILE:LINE: TEXT.
+Data (results files: results/, *.jsonl, *.json other than configs/; measurement logs and raw
+outputs: *.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under docs/gpu/<run>/; fuzz
+corpora, images and archives) is left alone but for one thing: a committed results file (*.jsonl,
+*.json under results/ and docs/) names each program it ran, never the program's path on the
+machine that ran it. Every offence is printed as FILE:LINE: TEXT.
 
 Run by CTest (label ci), or by hand from the source tree:
     python3 tests/ci/test_no_work_log.py            # the tree's check and its negative control
@@ -22,12 +27,18 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("DPSCALE_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
 
-# "issue" or "issues", any case, then a number (a "#" between them too) — but not a path's folder name
-# ("results/issue11/" names data, and a data folder keeps its name).
-ISSUE_LABEL = re.compile(r"(?<![\w/])issues?\s*#?[0-9]+", re.IGNORECASE)
+# "issue" or "issues", any case, then a number (a "#" between them too), in a path too
+# (a results folder named after a ticket).
+ISSUE_LABEL = re.compile(r"(?<![\w])issues?[\s_-]*#?[0-9]+", re.IGNORECASE)
 # An absolute path that starts at /work, /home or /root — not one that merely contains such a
 # folder further down ("build-fuzz/fuzz/work/", "$W/root/bin").
 DEVELOPER_PATH = re.compile(r"(?<![\w.$}/~-])/(?:work|home|root)/")
+# A day: YYYY-MM-DD (not a timestamp's date, which a T follows), or YYYYMMDD as one number.
+DATE = re.compile(r"(?<![\w-])20[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])(?![\wT:])"
+                  r"|(?<![\w.])20[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?![\w.])")
+# Prose of a diary: who else used the machine, which day, what comes next.
+DIARY = re.compile(r"\b(?:other engin" r"eers?|another engin" r"eer|of the d" r"ay|(?:which|that) is the next st" r"ep|"
+                   r"next sess" r"ion|this sess" r"ion)\b", re.IGNORECASE)
 
 TEXT_SUFFIXES = (".cpp", ".h", ".cu", ".cuh", ".py", ".sh", ".md", ".cmake", ".yml", ".yaml", ".toml",
                  ".supp", ".cfg", ".ini")
@@ -36,6 +47,19 @@ TEXT_NAMES = ("CMakeLists.txt", "Makefile", ".gitignore")
 SCRIPT_DIRS = ("scripts/", ".ci/")
 DATA_PREFIXES = ("results/", "fuzz/corpus/", "docs/reproduction/raw/")
 DATA_PATTERNS = (re.compile(r"^docs/gpu/[^/]+/"),)  # a GPU kit run's outputs, as it wrote them
+
+
+# In committed results: a program named by an absolute path of the machine that ran it. The sweep
+# records a run's program by its name (harness/sweep/sweep.cpp), bench_allreduce's JSON is
+# written from its bin dir (scripts/reproduce.sh).
+DATA_SUFFIXES = (".jsonl", ".json")
+PROGRAM_PATH = re.compile(r'"/(?:[^"/]+/)+(?:train|bench|test)_[A-Za-z0-9_]+"')
+
+
+def is_data_checked(path):
+    """Whether `path` is a committed results file whose programs must be named, not located."""
+    return path.startswith(DATA_PREFIXES + ("docs/",)) and path.endswith(DATA_SUFFIXES) \
+        and not path.startswith("fuzz/corpus/")
 
 
 def is_checked(path):
@@ -67,9 +91,21 @@ def tracked_files(root):
 
 
 def offences(root, files=None):
-    """['FILE:LINE: TEXT', ...] for every ticket label and developer path in the checked files."""
+    """['FILE:LINE: TEXT', ...] for every ticket label, developer path, date and diary phrase in
+    the checked files, and 'PATH: a path named after a ticket' for every tracked file so named."""
     found = []
     for rel in sorted(files if files is not None else tracked_files(root)):
+        if ISSUE_LABEL.search(rel):
+            found.append(f"{rel}: a path named after a ticket")
+        if is_data_checked(rel):
+            try:
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = PROGRAM_PATH.search(line)
+                        if m:
+                            found.append(f"{rel}:{n}: a program at this machine's path {m.group(0)}")
+            except OSError:
+                pass
         if not is_checked(rel):
             continue
         try:
@@ -78,7 +114,7 @@ def offences(root, files=None):
         except OSError:
             continue  # listed by git but not in this checkout
         for n, line in enumerate(lines, 1):
-            if ISSUE_LABEL.search(line) or DEVELOPER_PATH.search(line):
+            if any(p.search(line) for p in (ISSUE_LABEL, DEVELOPER_PATH, DATE, DIARY)):
                 found.append(f"{rel}:{n}: {line.strip()[:160]}")
     return found
 
@@ -101,7 +137,13 @@ class NegativeControl(unittest.TestCase):
                 "d/z.sh": 'w="$BUILD/fuzz/' + 'work/t"; "$W/' + 'root/bin/mpirun"\n',
                 "d/n.txt": "issue " + "4\n",
                 "d/ok.h": "// the issue is the order, not the count\n",
-                "d/ok.md": "the sweep in `results/issue" + "11/a.jsonl`\n",
+                "e/ok.md": "stamped 2025-01-" + "31T10:00:00Z; the next step's micro-batches; 1.25e6\n",
+                "e/run.md": "builds of three other engin" + "eers; calibrate from a run of the " + "day\n",
+                "e/x.py": "SEED = 2026" + "1125\n# found (2026-11" + "-24)\n",
+                "results/issue" + "11/r.jsonl": "{}\n",
+                "e/y.md": "the sweep in `results/issue" + "11/a.jsonl`\n",
+                "results/p.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "/' + 'tmp/b/bin/train_dp_naive"]}}\n',
+                "results/q.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "train_dp_naive"]}}\n',
             }
             for rel, text in planted.items():
                 os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
@@ -110,7 +152,8 @@ class NegativeControl(unittest.TestCase):
             got = offences(d, list(planted))
             self.assertEqual([g.split(": ")[0] for g in got],
                              ["a/x.cpp:2", "b/y.py:1", "c/CMakeLists.txt:1", "configs/c.json:1",
-                              "docs/page.md:1", "scripts/run:1"])
+                              "docs/page.md:1", "e/run.md:1", "e/x.py:1", "e/x.py:2", "e/y.md:1",
+                              "results/issue" + "11/r.jsonl", "results/p.jsonl:1", "scripts/run:1"])
 
 
 class Tree(unittest.TestCase):

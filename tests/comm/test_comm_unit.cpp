@@ -52,6 +52,36 @@ TEST(Rank0Traffic, RingStarNative) {
   EXPECT_DOUBLE_EQ(rank0_bytes_sent(AllreduceAlgo::ring, 208'000'000, 4), 312e6);
 }
 
+// Each algorithm's α-β pattern, written once in contract/allreduce_algo.h: the ring's 2(K-1)
+// hops of B/K, the star's 2(K-1) hops of B of which rank 0 sends K-1; native and hier on one
+// node as the ring; nothing for K = 1.
+TEST(HopPattern, EachAlgorithmsHopsAndBytes) {
+  const HopPattern ring = hop_pattern(AllreduceAlgo::ring, 1000, 4), star = hop_pattern(AllreduceAlgo::star, 1000, 4);
+  EXPECT_DOUBLE_EQ(ring.steps, 6.0);
+  EXPECT_DOUBLE_EQ(ring.hop_bytes, 250.0);
+  EXPECT_DOUBLE_EQ(ring.link_bytes(), 1500.0);
+  EXPECT_DOUBLE_EQ(ring.rank0_bytes_sent(), 1500.0);
+  EXPECT_DOUBLE_EQ(star.steps, 6.0);
+  EXPECT_DOUBLE_EQ(star.hop_bytes, 1000.0);
+  EXPECT_DOUBLE_EQ(star.link_bytes(), 6000.0);
+  EXPECT_DOUBLE_EQ(star.rank0_bytes_sent(), 3000.0);
+  for (AllreduceAlgo a : {AllreduceAlgo::native, AllreduceAlgo::hier}) {
+    EXPECT_DOUBLE_EQ(hop_pattern(a, 1000, 4).link_bytes(), ring.link_bytes());
+    EXPECT_DOUBLE_EQ(hop_pattern(a, 1000, 4).steps, ring.steps);
+  }
+  EXPECT_DOUBLE_EQ(hop_pattern(AllreduceAlgo::star, 1000, 1).steps, 0.0);
+  EXPECT_DOUBLE_EQ(hop_pattern(AllreduceAlgo::ring, 1000, 1).link_bytes(), 0.0);
+  // The time the link emulation holds for is the pattern's, times the dilation.
+  LinkModel link = parse_link("50:1.25");
+  link.dilation = 3.0;
+  for (int k : {2, 3, 4, 8}) {
+    for (AllreduceAlgo a : {AllreduceAlgo::ring, AllreduceAlgo::star, AllreduceAlgo::native}) {
+      const double want = 3.0 * hop_pattern(a, 1 << 20, k).seconds(50e-6, 1.25e9);
+      EXPECT_NEAR(modelled_seconds(a, link, size_t{1} << 20, k), want, 1e-12 * want) << allreduce_algo_name(a) << " K=" << k;
+    }
+  }
+}
+
 // Textbook 15.2, Code 15.2.1: 2 GB of fp16 gradients over 8 GPUs — 11.68 ms on NVSwitch
 // (300 GB/s, 1 µs), 280.07 ms on InfiniBand (12.5 GB/s, 5 µs).
 TEST(LinkModelTime, MatchesTheTextbook) {

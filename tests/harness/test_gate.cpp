@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/report/gate.h"
 #include "harness/sweep/machine_state.h"
 #include "harness_util.h"
 
@@ -97,6 +98,25 @@ TEST(HarnessGate, AFivePercentLossIsARegression) {
     }
     EXPECT_EQ(out["exit"], 1);
   }
+}
+
+// The constants are gate.h's, and gate.py judges with the ones the document carries: the
+// document names them, and the verdicts' JSON repeats what gate.py read.
+TEST(HarnessGate, TheDocumentCarriesTheConstantsOfGateH) {
+  Files f(results(6, 0.0, 20), results(10, 0.0, 0));
+  const nlohmann::json doc = gate_document(load_gate_files(f.now, f.base, ""), GateOptions{});
+  EXPECT_EQ(doc["min_samples"], kGateMinSamples);
+  EXPECT_EQ(doc["alpha"], kGateAlpha);
+  EXPECT_EQ(doc["min_effect"], kGateMinEffect);
+  const ProcessResult r = gate({"compare", f.now, f.base, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["alpha"], kGateAlpha);
+  EXPECT_EQ(out["min_effect"], kGateMinEffect);
+  const ProcessResult other = gate({"compare", f.now, f.base, "--format", "json", "--min-effect", "7", "--alpha", "0.1"});
+  ASSERT_EQ(other.exit_code, 0) << other.out << other.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(other.out)["min_effect"].get<double>(), 0.07);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(other.out)["alpha"].get<double>(), 0.1);
 }
 
 TEST(HarnessGate, NoShiftIsSame) {

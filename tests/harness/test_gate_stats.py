@@ -11,6 +11,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "report"))
 import gate  # noqa: E402
 
+# A document's constants, as dpscale compare writes them (harness/report/gate.h); inputs here.
+CONSTANTS = {"alpha": 0.05, "min_effect": 0.03, "min_samples": 3}
+
 
 class Stats(unittest.TestCase):
     def test_hodges_lehmann_is_the_median_pairwise_difference(self):
@@ -60,7 +63,7 @@ class Stats(unittest.TestCase):
         base = [1.00, 1.01, 0.99, 1.005, 0.995, 1.002]
         worse = [0.90, 0.91, 0.89, 0.905, 0.895, 0.902]
         # One curve of two points, both 10% worse: adjusted p = raw p times 2, then times 1.
-        doc = {"points": [self.point("a", worse, base), self.point("a", worse, base), self.point("b", worse, base)]}
+        doc = dict(CONSTANTS, points=[self.point("a", worse, base), self.point("a", worse, base), self.point("b", worse, base)])
         gate.run_gate(doc)
         raw = gate.two_sample_p(gate.np.log(worse), gate.np.log(base))
         ps = [p["result"]["p_holm"] for p in doc["points"]]
@@ -70,7 +73,7 @@ class Stats(unittest.TestCase):
         self.assertEqual([p["result"]["verdict"] for p in doc["points"]], ["regression"] * 3)
 
     def test_too_few_samples_say_why(self):
-        doc = {"points": [self.point("a", [0.5, 0.5], [1.0, 1.0, 1.0], ["round 3: probe -31%, others 0.95 CPU, load 2.9"])]}
+        doc = dict(CONSTANTS, points=[self.point("a", [0.5, 0.5], [1.0, 1.0, 1.0], ["round 3: probe -31%, others 0.95 CPU, load 2.9"])])
         gate.run_gate(doc)
         r = doc["points"][0]["result"]
         self.assertEqual(r["verdict"], "undecided")
@@ -78,11 +81,28 @@ class Stats(unittest.TestCase):
                                     "others 0.95 CPU, load 2.9"])
 
     def test_failed_points_are_regressions_and_missing_ones_are_not(self):
-        doc = {"points": [{"key": {}, "describe": "x", "status": "failed", "why": "every run failed in the new file"},
-                          {"key": {}, "describe": "y", "status": "missing", "why": "not in the new file"}]}
+        doc = dict(CONSTANTS, points=[{"key": {}, "describe": "x", "status": "failed", "why": "every run failed in the new file"},
+                                      {"key": {}, "describe": "y", "status": "missing", "why": "not in the new file"}])
         gate.run_gate(doc)
         self.assertEqual(doc["points"][0]["result"]["verdict"], "regression")
         self.assertEqual(doc["points"][1]["result"]["verdict"], "missing")
+
+    def test_a_document_without_its_constants_is_refused(self):
+        for missing in CONSTANTS:
+            doc = {k: v for k, v in CONSTANTS.items() if k != missing}
+            with self.assertRaises(gate.BadDocument) as e:
+                gate.run_gate(dict(doc, points=[]))
+            self.assertIn(missing, str(e.exception))
+        with self.assertRaises(gate.BadDocument):
+            gate.run_gate(dict(CONSTANTS, min_samples=2.5, points=[]))
+
+    def test_min_samples_is_the_documents(self):
+        # Two samples a side: undecided at min_samples 3, tested at 2.
+        two = dict(CONSTANTS, points=[self.point("a", [0.5, 0.51], [1.0, 1.01])])
+        gate.run_gate(two)
+        self.assertEqual(two["points"][0]["result"]["why"][0], "2 undisturbed sample(s) in new, 3 needed")
+        gate.run_gate(dict(two, min_samples=2))
+        self.assertIsNotNone(two["points"][0]["result"]["p"])
 
 
 if __name__ == "__main__":

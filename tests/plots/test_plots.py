@@ -394,6 +394,16 @@ class ReportBadInput(BadInputCase):
             r["points"] = []
         self.assertIn("no successful runs", self.assert_bad(self.report(change)))
 
+    def test_no_option_defaults(self):
+        # The defaults (the display cap's) are the report's to give: none is refused, not guessed.
+        def change(r):
+            del r["option_defaults"]
+        self.assertIn("option_defaults", self.assert_bad(self.report(change)))
+
+        def change_cap(r):
+            del r["option_defaults"]["bucket_cap_mb"]
+        self.assertIn("bucket_cap_mb", self.assert_bad(self.report(change_cap)))
+
 
 class Arithmetic(TempDirCase):
     """The numbers behind the charts, as the charts read them from the report: medians of
@@ -405,7 +415,7 @@ class Arithmetic(TempDirCase):
         sys.path.insert(0, str(SOURCE / "plots"))
         sys.dont_write_bytecode = True
         from dpscale_plots import charts_scaling, load, points
-        cls.cs, cls.load = charts_scaling, load
+        cls.cs, cls.load, cls.points = charts_scaling, load, points
         cls.report_json = report_of(FIXTURE)
         cls.loaded = load.load_report(str(write_json(cls.tmp / "r.json", cls.report_json)))
         cls.res = points.Results(cls.loaded, FIXTURE.name)
@@ -430,7 +440,14 @@ class Arithmetic(TempDirCase):
         self.assertAlmostEqual(s, 0.4112 / 0.2143, places=3)   # 1.92x
 
     def test_bucketed_cap_shown_in_charts_1_to_6(self):
+        # The trainers' default cap, as the report gives it (option_defaults), not a copy here:
+        # a report whose default is another swept cap shows that one.
+        self.assertEqual(self.report_json["option_defaults"]["bucket_cap_mb"], 25.0)
         self.assertEqual(self.res.display_cap("large", 4), 25.0)
+        other = copy.deepcopy(self.report_json)
+        other["option_defaults"]["bucket_cap_mb"] = 4.0
+        res = self.points.Results(self.load.load_report(str(write_json(self.tmp / "o.json", other))), "o")
+        self.assertEqual(res.display_cap("large", 4), 4.0)
         self.assertEqual(self.res.sweeps(), [("large", 2), ("large", 4)])
         self.assertEqual(self.res.caps("large", 4), [0.5, 1.0, 2.0, 4.0, 8.0, 25.0])
 

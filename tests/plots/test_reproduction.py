@@ -27,6 +27,16 @@ from dpscale_plots import findings, sources  # noqa: E402
 from dpscale_plots.findings import Evidence  # noqa: E402
 
 
+# The committed report of the reproduction sweep: its mode table and the trainers' option
+# defaults (`dpscale report --format json` writes both), which the findings read.
+RAW_REPORT = __import__("json").loads((SRC / "docs" / "reproduction" / "raw" / "runs.report.json").read_text())
+
+
+def report(points):
+    """A report of these points, with the mode table and defaults a real report carries."""
+    return {"modes": RAW_REPORT["modes"], "option_defaults": RAW_REPORT["option_defaults"], "points": points}
+
+
 def point(model, mode, k, speedup, cap=None, **kw):
     p = {"model": model, "mode": mode, "world_size": k, "bucket_cap_mb": cap if mode == "bucketed" else None,
          "speedup": {"median": speedup}, "throughput_samples_per_s": {"median": 1000 * speedup},
@@ -39,13 +49,13 @@ def point(model, mode, k, speedup, cap=None, **kw):
 
 class Verdicts(unittest.TestCase):
     def test_small_slower_flips_with_one_fast_mode(self):
-        slow = {"points": [point("small", m, 2, 0.5) for m in ("naive", "interleaved", "bucketed")]}
+        slow = report([point("small", m, 2, 0.5) for m in ("naive", "interleaved", "bucketed")])
         self.assertEqual(findings.f1_small_slower(Evidence(runs=slow)).verdict, "reproduced")
         slow["points"][2] = point("small", "bucketed", 2, 1.02, n_buckets=2)
         f = findings.f1_small_slower(Evidence(runs=slow))
         self.assertEqual(f.verdict, "partly")
         self.assertIn("2 all-reduce calls", f.reason)
-        fast = {"points": [point("small", m, 2, 1.1) for m in ("naive", "interleaved", "bucketed")]}
+        fast = report([point("small", m, 2, 1.1) for m in ("naive", "interleaved", "bucketed")])
         self.assertEqual(findings.f1_small_slower(Evidence(runs=fast)).verdict, "not reproduced")
 
     def test_missing_input_is_not_run(self):
@@ -59,9 +69,9 @@ class Verdicts(unittest.TestCase):
     def test_grows_with_size_needs_strict_order(self):
         pts = [point(m, mode, 2, s) for mode in ("naive", "interleaved", "bucketed")
                for m, s in (("small", 0.4), ("medium", 1.1), ("large", 1.5))]
-        self.assertEqual(findings.f2_grows_with_size(Evidence(runs={"points": pts})).verdict, "reproduced")
+        self.assertEqual(findings.f2_grows_with_size(Evidence(runs=report(pts))).verdict, "reproduced")
         pts[2] = point("large", "naive", 2, 1.0)  # naive: large below medium
-        self.assertEqual(findings.f2_grows_with_size(Evidence(runs={"points": pts})).verdict, "partly")
+        self.assertEqual(findings.f2_grows_with_size(Evidence(runs=report(pts))).verdict, "partly")
 
     def test_textbook_15_9_1_row_by_row(self):
         ok = findings.f10_textbook_15_9_1(Evidence(textbook_15_9_1=sources.TEXTBOOK_15_9_1))
@@ -86,9 +96,9 @@ class Verdicts(unittest.TestCase):
     def test_loss_logging_needs_the_global_loss_to_collapse(self):
         single = point("small", "single", 1, 1.0, loss_global=[2.3, 2.2])
         dp = point("small", "naive", 2, 0.5, loss_global=[2.3, 2.2], loss_rank0=[2.31, 2.21])
-        self.assertEqual(findings.f7_loss_logging(Evidence(runs={"points": [single, dp]})).verdict, "reproduced")
+        self.assertEqual(findings.f7_loss_logging(Evidence(runs=report([single, dp]))).verdict, "reproduced")
         dp["loss_global"] = [2.31, 2.21]
-        self.assertEqual(findings.f7_loss_logging(Evidence(runs={"points": [single, dp]})).verdict,
+        self.assertEqual(findings.f7_loss_logging(Evidence(runs=report([single, dp]))).verdict,
                          "not reproduced")
 
     def test_interleaved_gain_against_the_workshops_own(self):
@@ -96,7 +106,7 @@ class Verdicts(unittest.TestCase):
         # half of it either way, 8.3%–25.0%. point() gives avg_epoch = 1 / speedup, so the gain
         # is speedup_interleaved / speedup_naive − 1.
         def runs(interleaved_speedup):
-            return {"points": [point("large", "naive", 4, 1.0), point("large", "interleaved", 4, interleaved_speedup)]}
+            return report([point("large", "naive", 4, 1.0), point("large", "interleaved", 4, interleaved_speedup)])
 
         f3 = findings.f3_interleaved_beats_naive
         self.assertEqual(f3(Evidence(runs=runs(1.17))).verdict, "reproduced")       # +17%
@@ -113,8 +123,8 @@ class Verdicts(unittest.TestCase):
     def test_bucketed_matches_interleaved_within_three_percent(self):
         # Throughput ratios bucketed / interleaved per (model, K); point() gives throughput 1000 · speedup.
         def runs(r2, r4):
-            return {"points": [point("small", "interleaved", 2, 1.0), point("small", "bucketed", 2, r2),
-                               point("small", "interleaved", 4, 1.0), point("small", "bucketed", 4, r4)]}
+            return report([point("small", "interleaved", 2, 1.0), point("small", "bucketed", 2, r2),
+                           point("small", "interleaved", 4, 1.0), point("small", "bucketed", 4, r4)])
 
         f4 = findings.f4_bucketed_matches
         self.assertEqual(f4(Evidence(runs=runs(0.98, 1.20))).verdict, "reproduced")
@@ -124,10 +134,10 @@ class Verdicts(unittest.TestCase):
 
     def test_naive_comm_fraction_must_rise_from_2_to_4(self):
         def runs(medium, large):
-            return {"points": [point("medium", "naive", 2, 1.0, comm_fraction=medium[0]),
+            return report([point("medium", "naive", 2, 1.0, comm_fraction=medium[0]),
                                point("medium", "naive", 4, 1.0, comm_fraction=medium[1]),
                                point("large", "naive", 2, 1.0, comm_fraction=large[0]),
-                               point("large", "naive", 4, 1.0, comm_fraction=large[1])]}
+                               point("large", "naive", 4, 1.0, comm_fraction=large[1])])
 
         def predicted(k2, k4):  # comm_s / epoch_s is the predicted fraction
             return [{"model": "medium", "mode": "naive", "world_size": 2, "comm_s": k2, "epoch_s": 1.0},
@@ -143,10 +153,10 @@ class Verdicts(unittest.TestCase):
 
     def test_naive_comm_time_must_grow_with_k(self):
         def runs(small, large):  # comm_s as the report writes it: a spread with a median
-            return {"points": [point("small", "naive", 2, 1.0, comm_s={"median": small[0]}),
+            return report([point("small", "naive", 2, 1.0, comm_s={"median": small[0]}),
                                point("small", "naive", 4, 1.0, comm_s={"median": small[1]}),
                                point("large", "naive", 2, 1.0, comm_s={"median": large[0]}),
-                               point("large", "naive", 4, 1.0, comm_s={"median": large[1]})]}
+                               point("large", "naive", 4, 1.0, comm_s={"median": large[1]})])
 
         f6 = findings.f6_comm_time_grows
         self.assertEqual(f6(Evidence(runs=runs((0.10, 0.12), (0.20, 0.30)))).verdict, "reproduced")
@@ -168,8 +178,8 @@ class Verdicts(unittest.TestCase):
 
     def test_bucket_cap_curve_halving(self):
         def buckets(fractions, caps=(0.5, 1.0, 2.0, 4.0, 8.0)):
-            return {"points": [point("medium", "bucketed", 2, 1.0, cap=c, comm_fraction=s, comm_s={"median": s})
-                               for c, s in zip(caps, fractions)]}
+            return report([point("medium", "bucketed", 2, 1.0, cap=c, comm_fraction=s, comm_s={"median": s})
+                               for c, s in zip(caps, fractions)])
 
         f12 = findings.f12_bucket_cap_curve
         # Each doubling × 0.5 (median of the four ratios): the hypothesis holds.

@@ -327,7 +327,7 @@ TEST(FitComm, RecoversAlphaBetaAndOverheadFromCommTimesMadeWithThem) {
   EXPECT_NEAR(rows[0]["call_overhead_s"].get<double>(), 50e-6, 1e-9);
 }
 
-TEST(FitComm, TheWorkshopTableWithinFifteenPercent) {
+TEST(FitComm, TheWorkshopTableHeldOutMedianWithinFivePercent) {
   const ProcessResult r = dpscale({"predict", "--single", kSingles, "--fit-comm", kComm, "--fit-step", kNaiveEpochs,
                                    "--world-sizes", "2,4", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

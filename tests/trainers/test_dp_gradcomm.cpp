@@ -102,6 +102,43 @@ TEST_P(DpGradComm, HalfTheBytesAndTheErrorOfEachFormat) {
 INSTANTIATE_TEST_SUITE_P(Algos, DpGradComm, ::testing::Values("native", "ring", "star"),
                          [](const auto& i) { return i.param; });
 
+// The bytes of a bucketed step in a 2-byte format, counted where the record counts them: every
+// bucket, every all-reduce of the step and the step's total in the wire format (the loss slot in
+// 4 bytes), and so each all-reduce's bus bandwidth — the bytes it sent over the time it took. On
+// the link 0:0.001 (α 0, β = 1 MB/s) the emulation holds an all-reduce of B wire bytes at K = 2
+// for 2·(B/2)/β, 100 ms for the largest bf16 bucket, far longer than the real all-reduce even on
+// a loaded machine, so that bucket's busbw (B/t at K = 2) is β, or a little less when the machine
+// adds time; counting fp32's bytes for bf16 gradients reports 2β. The fp32 run beside it is the
+// control: same link, same busbw, twice the bytes.
+TEST(DpGradCommBytes, BucketsAndTheirBusbwCountTheWireBytes) {
+  const double beta_gbps = 0.001;
+  const std::vector<std::string> run = {"--backend", "cpu", "--model", kTinyModel, "--samples", "1024",
+                                        "--batch-size", "256", "--epochs", "1", "--quiet", "--bucket-cap-mb", "0.05",
+                                        "--first-bucket-mb", "0.001", "--link", "0:0.001"};
+  // The tiny model's buckets at these caps (test_dp_record.cpp): 1280, 8576, 200704, 256 bytes in fp32.
+  const std::vector<int64_t> fp32_buckets = {1280, 8576, 200704, 256};
+  for (const std::string fmt : {"fp32", "bf16"}) {
+    SCOPED_TRACE(fmt);
+    const auto j = record_of(mpirun_argv(2, "train_ddp_bucketed", run + std::vector<std::string>{"--grad-comm", fmt}), 120);
+    const int64_t per = fmt == "fp32" ? 4 : 2;  // bytes per gradient element on the wire
+    std::vector<int64_t> buckets, units;
+    for (int64_t b : fp32_buckets) buckets.push_back(b / 4 * per);
+    units = buckets;
+    units.back() += 4;  // the loss slot rides in the last bucket's all-reduce, in fp32
+    int64_t step = 0;
+    for (int64_t u : units) step += u;
+    EXPECT_EQ(j["bucket_bytes"].get<std::vector<int64_t>>(), buckets);
+    EXPECT_EQ(j["allreduce_unit_bytes"].get<std::vector<int64_t>>(), units);
+    EXPECT_EQ(j["allreduce_bytes_per_step"].get<int64_t>(), step);
+    const auto busbw = j["bucket_busbw_gbps"].get<std::vector<double>>();
+    ASSERT_EQ(busbw.size(), units.size());
+    std::printf("%s: largest bucket %lld wire bytes, busbw %.5f GB/s (the link's β %.5f)\n", fmt.c_str(),
+                static_cast<long long>(units[2]), busbw[2], beta_gbps);
+    EXPECT_LE(busbw[2], 1.1 * beta_gbps) << "busbw above the emulated link's β: bytes counted that were not sent";
+    EXPECT_GT(busbw[2], 0.5 * beta_gbps) << "busbw far below β: the hold or the bytes are off";
+  }
+}
+
 // A word that is no format: one line naming the flag, exit 2; single has no such option.
 TEST(DpGradCommControls, BadFormatRefused) {
   const auto r = run(mpirun_argv(2, "train_dp_naive", {"--backend", "cpu", "--grad-comm", "fp8"}), 60);

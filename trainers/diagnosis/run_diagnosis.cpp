@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "comm/allreduce_algos.h"
+#include "contract/allreduce_algo.h"
 #include "core/errors.h"
 #include "trainers/diagnosis/diagnosis.h"
 #include "trainers/diagnosis/straggler.h"
@@ -122,7 +122,7 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
     r.overlap_pct = d.triad->overlap_pct();
   }
   r.allreduce_unit_bytes = d.unit_bytes;
-  // nccl-tests' bus bandwidth of each unit's all-reduce (comm/allreduce_algos.h says how).
+  // nccl-tests' bus bandwidth of each unit's all-reduce (contract/allreduce_algo.h says how).
   for (size_t i = 0; i < d.unit_s.size(); ++i) {
     r.bucket_busbw_gbps.push_back(
         allreduce_bandwidth(static_cast<size_t>(d.unit_bytes[i]), d.unit_s[i], static_cast<int>(k)).busbw_gbps);

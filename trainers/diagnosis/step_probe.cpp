@@ -160,9 +160,12 @@ void StepProbe::step_drained() {
   double link = 0.0;
   for (const CallTiming& c : calls) link += c.link_s;
   step_link_.push_back(link);
-  if (tracer_) tracer_->add_calls(calls);
+  // Each call's bytes in the wire format, as the record counts them (GradSync::wire_bytes).
+  std::vector<int64_t> bytes;
+  for (const CallTiming& c : calls) bytes.push_back(sync_.wire_bytes(c.data, static_cast<int64_t>(c.count)));
+  if (tracer_) tracer_->add_calls(calls, bytes);
   if (unit_bytes_.empty()) {
-    for (const CallTiming& c : calls) unit_bytes_.push_back(static_cast<int64_t>(c.count * sizeof(float)));
+    unit_bytes_ = bytes;
     unit_durations_.resize(calls.size());
   }
   if (calls.size() != unit_bytes_.size()) return;  // not this run's step shape: not counted

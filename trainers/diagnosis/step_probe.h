@@ -34,6 +34,7 @@
 #include "trainers/loader.h"
 #include "models/interval_timer.h"
 #include "trainers/rank_setup.h"
+#include "trainers/step_observer.h"
 
 namespace dpscale {
 
@@ -49,28 +50,24 @@ struct RankTiming {
   double compute_med_s = 0.0, loader_med_s = 0.0, link_med_s = 0.0;
 };
 
-class StepProbe final : public GradListener {
+class StepProbe final : public StepObserver {
  public:
   // `tracer` may be null (no --trace).
   StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* tracer);
   ~StepProbe() override;
 
-  struct Batch {
-    const float* x;
-    const int32_t* y;
-  };
   // As the ranks leave the barrier before the first timed step: the trace's t = 0.
-  void start();
-  Batch batch(int64_t batch_index);
-  void compute_begin();
-  void backward_begin();
-  void compute_end();
-  void sync_done();
+  void start() override;
+  Batch batch(int64_t batch_index) override;
+  void compute_begin() override;
+  void backward_begin() override;
+  void compute_end() override;
+  void sync_done() override;
   // After GradSync::drain(): the step's all-reduces are done and their call log complete (NCCL
   // reads its events only then), for the per-unit bandwidth and the trace's comm spans.
-  void step_drained();
-  void optimizer_begin();
-  void optimizer_end();
+  void step_drained() override;
+  void optimizer_begin() override;
+  void optimizer_end() override;
   void on_grad_ready(const FlatTensor& t) override;
 
   // Totals since construction (waits for the device's timer events).

@@ -69,9 +69,10 @@ void Tracer::end_step() {
   span(Track::step, "step " + std::to_string(step_), ordered_json::object());
 }
 
-void Tracer::add_calls(const std::vector<CallTiming>& calls) {
+void Tracer::add_calls(const std::vector<CallTiming>& calls, const std::vector<int64_t>& bytes) {
   if (!on_) return;
-  for (const CallTiming& c : calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CallTiming& c = calls[i];
     // The tensors the call covers: those whose offset lies in [offset, offset + count).
     const int64_t offset = c.data - grads_;
     int first = -1, last = -1;
@@ -81,13 +82,13 @@ void Tracer::add_calls(const std::vector<CallTiming>& calls) {
         last = t.index;
       }
     }
-    ordered_json args{{"bytes", static_cast<int64_t>(c.count * sizeof(float))},
+    ordered_json args{{"bytes", bytes.at(i)},
                       {"call", call_index_++},
                       {"first_tensor", first},
                       {"last_tensor", last},
                       {"queued_us", (c.queued_s - origin_s_) * 1e6},
                       {"step", step_}};
-    spans_.push_back(Span{Track::comm, "all-reduce " + std::to_string(c.count * sizeof(float)) + " B", false, -1, -1,
+    spans_.push_back(Span{Track::comm, "all-reduce " + std::to_string(bytes.at(i)) + " B", false, -1, -1,
                           c.start_s, c.end_s, std::move(args)});
   }
 }

@@ -51,7 +51,8 @@ class Tracer {
   void span(Track t, const std::string& name, nlohmann::ordered_json args);  // ... and ends now
   void grad_ready(const FlatTensor& t);  // "backward <tensor>" since the last compute mark
   void end_step();
-  void add_calls(const std::vector<CallTiming>& calls);  // this step's all-reduces
+  // This step's all-reduces, each with the bytes it sent (the wire format's: GradSync::wire_bytes).
+  void add_calls(const std::vector<CallTiming>& calls, const std::vector<int64_t>& bytes);
 
   // This rank's events as a JSON array (text); reads the stamps (waits for the device).
   std::string events_text();

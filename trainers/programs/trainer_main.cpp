@@ -12,18 +12,20 @@
 #include <sstream>
 
 #include "comm/world.h"
-#include "models/gemm/gemm_probe.h"
-#include "gpu_choice.h"
-#include "sync_factory.h"
 #include "core/errors.h"
+#include "models/gemm/gemm_probe.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
-#include "placement.h"
-#include "record_builder.h"
 #include "trainers/diagnosis/run_diagnosis.h"
-#include "rank_setup.h"
-#include "replica_check.h"
-#include "train_loop.h"
+#include "trainers/diagnosis/step_probe.h"
+#include "trainers/diagnosis/trace.h"
+#include "trainers/gpu_choice.h"
+#include "trainers/placement.h"
+#include "trainers/rank_setup.h"
+#include "trainers/record_builder.h"
+#include "trainers/replica_check.h"
+#include "trainers/sync_factory.h"
+#include "trainers/train_loop.h"
 
 namespace dpscale {
 
@@ -178,17 +180,8 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   ctx.setup = &s;
   ctx.link = resolve_link(s, world);
   std::unique_ptr<Communicator> comm = world.make_communicator(*s.device, s.algo, ctx.link);
-  auto sync = make_grad_sync(o, *s.model, comm.get());
+  auto sync = make_grad_sync(o, *s.model, comm.get());  // sets the communicator's wire format too
   ctx.sync = sync->stats();
-  if (comm) {
-    // The wire format. Every strategy all-reduces every gradient once a step; in 2-byte formats
-    // the loss slot alone stays fp32.
-    comm->set_grad_format(s.grad_format, s.model->grads() + s.model->layout().loss_slot());
-    if (s.grad_format != GradFormat::fp32) {
-      ctx.sync.bytes_per_step = (ctx.sync.floats_per_step - 1) * grad_format_bytes(s.grad_format) +
-                                static_cast<int64_t>(sizeof(float));
-    }
-  }
   if (comm) {
     ctx.comm = comm->name();
     ctx.allreduce = comm->name() == "nccl" ? "nccl" : allreduce_algo_name(s.algo);
