@@ -72,12 +72,19 @@ double time_gemms(Device& dev, IntervalTimer& timer, const GemmShape& s, Operand
   return timer.take_seconds() / reps;
 }
 
-// GEMMs per timed loop: about kLoopSeconds of them, from one loop of 8 (1 .. 10 000).
+// GEMMs per timed loop: about kLoopSeconds of them, from one loop of 8 (1 .. 10 000). Measured
+// once per device and shape and kept: every repetition of a benchmark must run the same number
+// of iterations (Google Benchmark's statistics check it), and on a busy machine a second
+// measurement would give another length.
 constexpr double kLoopSeconds = 1e-3;
 int loop_length(Device& dev, IntervalTimer& timer, const GemmShape& s, Operands& o) {
+  static std::map<std::pair<const Device*, std::string>, int> lengths;
+  const auto key = std::make_pair(static_cast<const Device*>(&dev), s.call_key());
+  if (const auto it = lengths.find(key); it != lengths.end()) return it->second;
   const double one = time_gemms(dev, timer, s, o, 8);
-  if (!(one > 0.0)) return 10000;
-  return static_cast<int>(std::clamp(kLoopSeconds / one, 1.0, 10000.0));
+  const int n = one > 0.0 ? static_cast<int>(std::clamp(kLoopSeconds / one, 1.0, 10000.0)) : 10000;
+  lengths.emplace(key, n);
+  return n;
 }
 
 GemmShape square(int n) { return {0, GemmKind::forward, false, false, n, n, n, n, n, n}; }
@@ -93,7 +100,8 @@ class Ceiling {
       const GemmShape s = square(n_);
       Operands o(dev_, s);
       const std::unique_ptr<IntervalTimer> timer = dev_.make_interval_timer();
-      const int reps = loop_length(dev_, *timer, s, o);  // also the untimed warm-up
+      time_gemms(dev_, *timer, s, o, 1);  // warm-up
+      const int reps = loop_length(dev_, *timer, s, o);
       double best = 1e30;
       for (int i = 0; i < 5; ++i) best = std::min(best, time_gemms(dev_, *timer, s, o, reps));
       gflops_ = s.flops() / best / 1e9;
@@ -175,9 +183,24 @@ Config parse_config(int& argc, char** argv) {
   return c;
 }
 
-// Registers every distinct GEMM of one model's step at `local_batch` rows (K ranks of the batch).
-void register_step(Device& dev, const std::string& tag, const std::string& model, int k_ranks, int local_batch,
-                   Ceiling& ceiling, double peak_gflops) {
+// One row tag of the table: a device, its name in the benchmark names, its ceiling, its peak.
+struct Target {
+  Device* dev;
+  std::string tag;  // cpu-openblas, cuda, cuda-default, ...
+  Ceiling* ceiling;
+  double peak_gflops;  // > 0 adds pct_of_peak (the CUDA rows)
+};
+
+void register_gemm(const Target& b, const std::string& name, const GemmShape& s) {
+  benchmark::RegisterBenchmark(name.c_str(), [b, s](benchmark::State& st) {
+    run_gemm(st, *b.dev, s, b.ceiling, b.peak_gflops);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// Registers every distinct GEMM of one model's step at `local_batch` rows (K ranks of the batch),
+// each shape in every backend in turn: the libraries are compared shape by shape, minutes apart
+// at most, so a machine that slows down or speeds up meanwhile does not rank them.
+void register_step(const std::vector<Target>& backends, const std::string& model, int k_ranks, int local_batch) {
   const MlpSpec spec = parse_model(model);
   // One benchmark per distinct (kind, op, m, n, k); layers sharing a shape are named together.
   std::map<std::string, std::pair<GemmShape, std::string>> distinct;
@@ -198,29 +221,26 @@ void register_step(Device& dev, const std::string& tag, const std::string& model
     }
   }
   for (const std::string& k : order) {
-    const GemmShape s = distinct.at(k).first;
-    std::string name = "gemm/";
-    for (const std::string& part : {tag, model, "K:" + std::to_string(k_ranks), distinct.at(k).second}) name += part + "/";
-    name += k;
-    benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling, peak_gflops](benchmark::State& st) {
-      run_gemm(st, dev, s, &ceiling, peak_gflops);
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
+    for (const Target& b : backends) {
+      std::string name = "gemm/";
+      for (const std::string& part : {b.tag, model, "K:" + std::to_string(k_ranks), distinct.at(k).second}) name += part + "/";
+      name += k;
+      register_gemm(b, name, distinct.at(k).first);
+    }
   }
 }
 
-// Registers the ceiling and every distinct shape of every model on one backend; `peak_gflops`
-// > 0 adds pct_of_peak (the CUDA rows).
-void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ceiling& ceiling, double peak_gflops) {
+// Registers each backend's ceiling, then every distinct shape of every model and K.
+void register_backends(const std::vector<Target>& backends, const Config& cfg) {
   const GemmShape sq = square(cfg.ceiling_n);
-  std::string sq_name = "gemm/";
-  sq_name += tag;
-  sq_name += "/ceiling/square" + sq.label().substr(std::string("L0/forward/NN").size());
-  benchmark::RegisterBenchmark(sq_name.c_str(),
-                               [&dev, sq, peak_gflops](benchmark::State& st) { run_gemm(st, dev, sq, nullptr, peak_gflops); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
+  for (const Target& b : backends) {
+    std::string sq_name = "gemm/";
+    sq_name += b.tag;
+    sq_name += "/ceiling/square" + sq.label().substr(std::string("L0/forward/NN").size());
+    register_gemm({b.dev, b.tag, nullptr, b.peak_gflops}, sq_name, sq);
+  }
   for (const std::string& model : cfg.models) {
-    for (int k_ranks : cfg.ks) register_step(dev, tag, model, k_ranks, cfg.batch / k_ranks, ceiling, peak_gflops);
+    for (int k_ranks : cfg.ks) register_step(backends, model, k_ranks, cfg.batch / k_ranks);
   }
 }
 
@@ -237,13 +257,14 @@ int main(int argc, char** argv) {
 
     std::vector<std::unique_ptr<Device>> devices;
     std::vector<std::unique_ptr<Ceiling>> ceilings;
+    std::vector<Target> backends;
     std::string libs;
     for (const std::string& g : cfg.gemm) {
       DeviceOptions o{"cpu", cfg.threads, false, 0};
       o.gemm = g;
       devices.push_back(make_device(o));
       ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-      register_backend(*devices.back(), "cpu-" + g, cfg, *ceilings.back(), 0.0);
+      backends.push_back({devices.back().get(), "cpu-" + g, ceilings.back().get(), 0.0});
       const GemmLibraryInfo info = devices.back()->gemm_report().info;
       benchmark::AddCustomContext("gemm_" + g, info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]"));
       libs += (libs.empty() ? "" : "; ") + info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]");
@@ -260,7 +281,7 @@ int main(int argc, char** argv) {
       for (const std::string& math : cfg.cublas_math) {
         devices.push_back(make_device(DeviceOptions{"cuda", cfg.threads, false, 0, math}));
         ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-        register_backend(*devices.back(), math == "pedantic" ? "cuda" : "cuda-" + math, cfg, *ceilings.back(), peak);
+        backends.push_back({devices.back().get(), math == "pedantic" ? "cuda" : "cuda-" + math, ceilings.back().get(), peak});
       }
       benchmark::AddCustomContext("cuda_device", devices.back()->name());
       benchmark::AddCustomContext("cuda_fp32_peak_gflops", std::to_string(peak));
@@ -278,6 +299,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "# bench_gemm: batch %d at K = %s (local batch batch/K), %d thread(s), ceiling = square "
                  "sgemm %d^3; cpu: %s; libraries: %s\n",
                  cfg.batch, ks.c_str(), cfg.threads, cfg.ceiling_n, devices.front()->name().c_str(), libs.c_str());
+    register_backends(backends, cfg);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;
