@@ -1,8 +1,6 @@
 // option_rules.cpp — the rules of option_rules.h.
 #include "option_rules.h"
 
-#include <filesystem>
-
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
@@ -22,11 +20,6 @@ void check_option_rules(const TrainOptions& o, int world_size) {
 
 void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
   const InjectDelay d = parse_inject_delay(o.inject_delay);
-  if (!o.trace_path.empty()) {
-    std::filesystem::path dir = std::filesystem::path(o.trace_path).parent_path();
-    if (dir.empty()) dir = ".";
-    if (!std::filesystem::is_directory(dir)) throw InputError("--trace: directory '" + dir.string() + "' does not exist");
-  }
   if (d.enabled() && d.cause == DelayCause::link && backend != Backend::cpu) {
     throw InputError("--inject-delay " + o.inject_delay + ": a slower link is emulated on MPI (--backend cpu) only");
   }
@@ -34,6 +27,37 @@ void check_diagnosis_options(const TrainOptions& o, int world_size, Backend back
     throw InputError("--inject-delay: rank " + std::to_string(d.rank) + " does not exist (the job has " +
                      std::to_string(world_size) + " ranks: 0.." + std::to_string(world_size - 1) + ")");
   }
+}
+
+void check_data_rules(const TrainOptions& o, int64_t n_samples) {
+  if (o.batch_size > n_samples) {
+    throw InputError("--batch-size " + std::to_string(o.batch_size) + " is larger than the " + std::to_string(n_samples) +
+                     " training samples");
+  }
+  const int64_t rows_per_step = static_cast<int64_t>(o.batch_size) * o.accum_steps;
+  if (rows_per_step > n_samples) {
+    throw InputError("--accum-steps " + std::to_string(o.accum_steps) + " x --batch-size " + std::to_string(o.batch_size) +
+                     " = " + std::to_string(rows_per_step) + " rows per optimizer step, more than the " +
+                     std::to_string(n_samples) + " training samples");
+  }
+  if (o.trace_path.empty()) return;
+  // The timed steps, as the training loop counts them: whole steps per epoch (an incomplete last
+  // one is dropped), every epoch, stopped at --max-steps.
+  const int64_t per_epoch = n_samples / rows_per_step;
+  int64_t timed = per_epoch * o.epochs;
+  if (o.max_steps > 0 && o.max_steps < timed) timed = o.max_steps;
+  const TraceSteps steps = parse_trace_steps(o.trace_steps);
+  if (steps.last > timed) {
+    throw InputError("--trace-steps " + o.trace_steps + " goes past the run's last timed step: it has " +
+                     std::to_string(timed) + " (" + std::to_string(per_epoch) + " per epoch x --epochs " +
+                     std::to_string(o.epochs) + (timed < per_epoch * o.epochs ? ", stopped by --max-steps" : "") + ")");
+  }
+}
+
+std::optional<int64_t> samples_from_options(const TrainOptions& o) {
+  if (o.data.samples > 0) return o.data.samples;
+  if (o.data.kind == "synthetic") return kDefaultSyntheticSamples;
+  return std::nullopt;
 }
 
 }  // namespace dpscale

@@ -248,6 +248,21 @@ std::vector<RecordField> build_fields() {
       later_field("gemm_passed_over", &R::gemm_passed_over,
                   "CPU, `--gemm auto`: each library not chosen and why (slower, with both rates; wrong results "
                   "against the float64 reference; not built in), `; `-separated"),
+      // --- contention: time the ranks' threads sat runnable, waiting for a CPU (docs/diagnosis.md) ---
+      later_field("per_rank_run_delay_s", &R::per_rank_run_delay_s,
+                  "each rank's per-epoch run delay: its threads' time runnable but not running (schedstat); [] if unread"),
+      later_field("per_rank_involuntary_switches", &R::per_rank_involuntary_switches,
+                  "each rank's per-epoch involuntary context switches (its threads preempted while runnable)"),
+      later_field("per_rank_step_run_delay_s", &R::per_rank_step_run_delay_s,
+                  "each rank's per-step median run delay, all its threads over the whole step"),
+      later_field("epoch_run_delay_share", &R::epoch_run_delay_share,
+                  "per epoch, the largest rank's run delay / that epoch's time"),
+      later_field("run_delay_share", &R::run_delay_share,
+                  "the largest rank's run delay over the timed epochs / their time: the disturbance rule's figure; null if unread"),
+      later_field("contended_rank", &R::contended_rank,
+                  "DP modes: the rank that stood out, its excess matched by its own run delay: contended, not a straggler; else null"),
+      later_field("contended_cause", &R::contended_cause,
+                  "DP modes: `compute` | `loader` | `link`, the excess of `contended_rank`; null: none"),
   };
 }
 

@@ -102,6 +102,15 @@ struct RunRecord {
   bool tf32 = false;                           // --tf32 (absent in older records: false)
   // The CPU backend's GEMM library (models/gemm): "" in older records and on CUDA.
   std::string gemm_library, gemm_kernel, gemm_pinned, gemm_choice, gemm_passed_over;
+  // Contention (trainers/diagnosis/contention.h): what the ranks' threads lost waiting for a CPU.
+  // Empty / null in older records and where /proc gives no schedstat.
+  std::vector<double> per_rank_run_delay_s;
+  std::vector<double> per_rank_involuntary_switches;
+  std::vector<double> per_rank_step_run_delay_s;
+  std::vector<double> epoch_run_delay_share;
+  std::optional<double> run_delay_share;  // the disturbance rule's figure (harness/sweep/machine_state.h)
+  std::optional<int> contended_rank;      // the straggler rule's contended rank (not a straggler)
+  std::optional<std::string> contended_cause;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <climits>
+#include <memory>
 #include <type_traits>
 #include <iostream>
 
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
+#include "contract/option_paths.h"
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
@@ -38,7 +40,7 @@ std::function<void(TrainOptions&, const std::string&)> setter(std::string flag, 
 // one lambda serves the setter (TrainOptions&) and the getter (const TrainOptions&).
 TrainerOption make(std::string key, std::string flag, std::string help, std::vector<Mode> modes, ValueKind kind) {
   return TrainerOption{std::move(key), std::move(flag), std::move(help), std::move(modes), kind, ConfigUse::options,
-                       true, true, "", {}, {}, {}};
+                       true, true, "", {}, {}, {}, {}};
 }
 
 template <class Field>
@@ -121,6 +123,19 @@ TrainerOption unmeasured(TrainerOption t) {
   return t;
 }
 
+// A path the trainer reads or writes, and its check.
+TrainerOption path_of(TrainerOption t, std::function<void(const std::string&)> check) {
+  t.path_check = std::move(check);
+  return t;
+}
+
+// --data-dir: the directory must hold Fashion-MNIST, found by the first file the loader reads
+// (a missing test split or a broken header is the loader's to name, before any training).
+void check_fashion_mnist_dir(const std::string& dir) {
+  parse_nonempty(dir);
+  check_readable_file(fashion_mnist_files(dir).front());
+}
+
 // A config may sweep it as the list `key`.
 TrainerOption axis(TrainerOption t, std::string key) {
   t.axis = std::move(key);
@@ -137,15 +152,15 @@ std::vector<TrainerOption> build_table() {
              [](auto& o) -> auto& { return o.data.kind; }),
       whole("samples", "--samples", "training samples (0 = synthetic 32768 / all of a file)", kAll, 0, INT64_MAX / 2,
             [](auto& o) -> auto& { return o.data.samples; }),
-      unmeasured(with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
+      path_of(unmeasured(with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.data_dir; }),
-           ConfigUse::options, false)),
-      unmeasured(with(text("features", "--features", "npy: float32 features [N, in_width]", kAll, ValueKind::text, path,
+           ConfigUse::options, false)), check_fashion_mnist_dir),
+      path_of(unmeasured(with(text("features", "--features", "npy: float32 features [N, in_width]", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.features; }),
-           ConfigUse::options, false)),
-      unmeasured(with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
+           ConfigUse::options, false)), check_readable_file),
+      path_of(unmeasured(with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.labels; }),
-           ConfigUse::options, false)),
+           ConfigUse::options, false)), check_readable_file),
       whole("batch_size", "--batch-size", "global batch; each of K ranks takes batch/K rows", kAll, 1, INT_MAX,
                 [](auto& o) -> auto& { return o.batch_size; }),
       whole("epochs", "--epochs", "passes over the data (an incomplete last batch is dropped)", kAll, 1, 1000000,
@@ -162,7 +177,7 @@ std::vector<TrainerOption> build_table() {
             [](auto& o) -> auto& { return o.max_steps; }),
       [] {
         TrainerOption s{"seed", "--seed", "seed of the initial weights and of the synthetic data", kAll,
-                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}, {}};
+                        ValueKind::whole, ConfigUse::options, true, true, "", {}, {}, {}, {}};
         s.set = setter("--seed", [](TrainOptions& o, const std::string& v) { o.seed = parse_unsigned(v); });
         s.get = [](const TrainOptions& o) { return std::to_string(o.seed); };
         return s;
@@ -181,12 +196,12 @@ std::vector<TrainerOption> build_table() {
            "gemms"),
       axis(switch_("tf32", "--tf32", "allow TF32 tensor-core GEMMs (CUDA backend)", kAll,
               [](auto& o) -> auto& { return o.device.tf32; }), "tf32"),
-      unmeasured(with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,
+      path_of(unmeasured(with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.init_path; }),
-           ConfigUse::never, false)),
-      unmeasured(with(text("save", "--save", "write final weights to a safetensors file", kAll, ValueKind::text, path,
+           ConfigUse::never, false)), check_readable_file),
+      path_of(unmeasured(with(text("save", "--save", "write final weights to a safetensors file", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.save_path; }),
-           ConfigUse::never, false)),
+           ConfigUse::never, false)), check_writable_file),
       unmeasured(with(switch_("quiet", "--quiet", "no per-epoch progress on stderr", kAll, [](auto& o) -> auto& { return o.quiet; }),
            ConfigUse::never, false)),
       with(text("link", "--link", "emulated link (MPI): none | " + link_preset_names(" | ") + " | ALPHA_US:GBPS | intra=SPEC,inter=SPEC[,ranks-per-node=L]",
@@ -231,9 +246,9 @@ std::vector<TrainerOption> build_table() {
             [](auto& o) -> auto& { return o.prefetch; }),
       unmeasured(whole("triad", "--triad", "after the epochs: N full, N compute-only and N comm-only steps (weights restored)",
             kDataParallel, 0, 100000, [](auto& o) -> auto& { return o.triad; })),
-      unmeasured(with(text("trace", "--trace", "write a Chrome/Perfetto trace-event JSON of --trace-steps (all ranks)", kAll,
+      path_of(unmeasured(with(text("trace", "--trace", "write a Chrome/Perfetto trace-event JSON of --trace-steps (all ranks)", kAll,
                 ValueKind::text, path, [](auto& o) -> auto& { return o.trace_path; }),
-           ConfigUse::never, false)),
+           ConfigUse::never, false)), check_writable_file),
       unmeasured(with(text("trace_steps", "--trace-steps", "A:B: the timed steps --trace records (1-based, inclusive)", kAll,
                 ValueKind::text, [](const std::string& v) { parse_trace_steps(v); },
                 [](auto& o) -> auto& { return o.trace_steps; }),
@@ -267,6 +282,15 @@ bool TrainerOption::accepted_by(Mode m) const {
   return false;
 }
 
+void TrainerOption::check_path(const std::string& value) const {
+  if (!path_check) return;
+  try {
+    path_check(value);
+  } catch (const ValueError& e) {
+    throw OptionError(flag, e.what());
+  }
+}
+
 const std::vector<TrainerOption>& trainer_options() {
   static const std::vector<TrainerOption> table = build_table();
   return table;
@@ -291,14 +315,16 @@ bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
   CLI::App app{info.description, info.executable};
   app.get_formatter()->column_width(34);
   const std::vector<TrainerOption>& table = trainer_options();
-  // CLI11 collects the text; the table's parsers check and store it, in table order.
+  // CLI11 collects the text; the table's parsers check and store it, in table order. A switch
+  // is read into a bool, so `--quiet=maybe` is refused by CLI11 rather than taken as on.
   std::vector<std::string> given(table.size());
+  std::unique_ptr<bool[]> switched(new bool[table.size()]());
   std::vector<CLI::Option*> cli(table.size(), nullptr);
   for (size_t i = 0; i < table.size(); ++i) {
     const TrainerOption& t = table[i];
     if (!t.accepted_by(mode)) continue;
     if (t.kind == ValueKind::switch_) {
-      cli[i] = app.add_flag(t.flag, t.help);
+      cli[i] = app.add_flag(t.flag, switched[i], t.help);
     } else {
       cli[i] = app.add_option(t.flag, given[i], t.help)->default_str(t.get(o));
     }
@@ -315,7 +341,12 @@ bool parse_options(int argc, char** argv, Mode mode, TrainOptions& o) {
   }
   for (size_t i = 0; i < table.size(); ++i) {
     if (!cli[i] || cli[i]->count() == 0) continue;
-    table[i].set(o, table[i].kind == ValueKind::switch_ ? "true" : given[i]);
+    table[i].set(o, table[i].kind == ValueKind::switch_ ? (switched[i] ? "true" : "false") : given[i]);
+  }
+  // Then the files the options name, once every value is known good: a bad number is reported
+  // before a path is touched.
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (cli[i] && cli[i]->count() > 0) table[i].check_path(given[i]);
   }
   o.data.seed = o.seed;  // --seed drives the synthetic data too, as its help says
   return true;

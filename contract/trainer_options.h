@@ -89,8 +89,15 @@ struct TrainerOption {
   std::function<void(TrainOptions&, const std::string&)> set;
   // The value as text (defaults in --help, the fingerprint).
   std::function<std::string(const TrainOptions&)> get;
+  // For an option that names a file the trainer reads or writes: its check (contract/option_paths.h,
+  // throwing ValueError), made as soon as the option is given, on the machine that gives it
+  // (parse_options, a sweep config), never when a recorded argv is read back. Empty otherwise.
+  std::function<void(const std::string&)> path_check;
 
   bool accepted_by(Mode m) const;
+  // Throws OptionError naming the flag when `value`, this option's path, fails path_check (a
+  // file to read that cannot be opened, a --trace that cannot be written, ...).
+  void check_path(const std::string& value) const;
 };
 
 // In --help order.

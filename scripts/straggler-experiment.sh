@@ -11,8 +11,9 @@
 # turns with the round (round i: rank i mod K). One short bucketed run each: a 0.5 M-parameter
 # MLP, 30 timed steps (the rule must answer within the first 50), the eth10 emulated link. Each
 # run appends one line to OUT/runs.jsonl: the condition, the load average before it, and the
-# record's straggler fields (CAUSES="link" CLEAN=0 runs only those). `table` prints the
-# detection table of OUT/runs.jsonl:
+# record's straggler fields, its contended rank and run delay (CAUSES="link" CLEAN=0 runs only
+# those; BUSY=N runs N busy loops `sh -c 'while :; do :; done'` at nice 0 beside every run). `table` prints the detection table of
+# OUT/runs.jsonl:
 #
 #   scripts/straggler-experiment.sh table OUT
 set -euo pipefail
@@ -29,6 +30,13 @@ N_SMALL=${4:-10}
 KS=${KS:-2 4}
 SMALL=${SMALL:-5 7}
 mkdir -p "$OUT"
+spinners=()
+stop_spinners() { for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap stop_spinners EXIT
+for _ in $(seq "${BUSY:-0}"); do
+  nice -n 0 sh -c 'while :; do :; done' &
+  spinners+=($!)
+done
 MPIRUN=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 ARGS=(--backend cpu --model 784,512,256,10 --samples 32768 --batch-size 1024 --epochs 1 --max-steps 30
@@ -43,10 +51,11 @@ run_one() {  # K CONDITION PCT CAUSE ROUND
   load=$(cut -d' ' -f1 /proc/loadavg)
   line=$("${MPIRUN[@]}" -np "$k" "$BUILD/bin/train_ddp_bucketed" "${ARGS[@]}" "${inject[@]}" 2>&1 |
          sed -n 's/^RESULTS_JSON: //p') || true
-  COND=$cond K=$k PCT=$pct CAUSE=$cause RANK=$rank LOAD=$load ROUND=$round LINE=$line python3 - >>"$OUT/runs.jsonl" <<'PY'
+  COND=$cond K=$k PCT=$pct CAUSE=$cause RANK=$rank LOAD=$load ROUND=$round LINE=$line BUSY=${BUSY:-0} \
+    python3 - >>"$OUT/runs.jsonl" <<'PY'
 import json, os
 e = os.environ
-out = {"condition": e["COND"], "world_size": int(e["K"]), "round": int(e["ROUND"]),
+out = {"condition": e["COND"], "world_size": int(e["K"]), "round": int(e["ROUND"]), "busy_loops": int(e["BUSY"]),
        "injected_rank": None if e["RANK"] == "null" else int(e["RANK"]),
        "injected_cause": None if e["COND"] == "clean" else e["CAUSE"],
        "injected_pct": None if e["COND"] == "clean" else float(e["PCT"]),
@@ -56,6 +65,8 @@ try:
     out.update({k: r[k] for k in ("straggler_rank", "straggler_cause", "bottleneck", "diagnosis", "steps",
                                   "avg_epoch_s", "per_rank_compute_s", "per_rank_wait_s", "inject_delay",
                                   "version", "timestamp")})
+    out.update({k: r.get(k) for k in ("contended_rank", "contended_cause", "run_delay_share",
+                                      "per_rank_step_run_delay_s")})
     out["status"] = "ok"
 except Exception as err:  # a run that printed no record: kept, counted as failed
     out["status"] = "failed"

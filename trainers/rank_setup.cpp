@@ -70,18 +70,11 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   check_diagnosis_options(opts, world_size, s->device->backend());
 
   s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
-  if (opts.batch_size > s->data.n) {
-    throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is larger than the " +
-                     std::to_string(s->data.n) + " training samples");
-  }
-  const int64_t rows_per_step = static_cast<int64_t>(opts.batch_size) * opts.accum_steps;
-  if (rows_per_step > s->data.n) {
-    throw InputError("--accum-steps " + std::to_string(opts.accum_steps) + " x --batch-size " +
-                     std::to_string(opts.batch_size) + " = " + std::to_string(rows_per_step) +
-                     " rows per optimizer step, more than the " + std::to_string(s->data.n) + " training samples");
-  }
+  // The batch, its accumulated step and the trace's steps against the samples: the rule a sweep
+  // applies to every run of a config too.
+  check_data_rules(opts, s->data.n);
   // An incomplete last step (fewer than accum_steps whole batches) is dropped.
-  s->steps_per_epoch = s->data.n / rows_per_step;
+  s->steps_per_epoch = s->data.n / (static_cast<int64_t>(opts.batch_size) * opts.accum_steps);
   to_device(*s->device, s->data.x, s->x_buf, s->x);
   to_device(*s->device, s->data.y, s->y_buf, s->y);
   if (s->data.n_test > 0) {

@@ -9,6 +9,7 @@
 //   sync_done()      after GradSync::finish()
 //   step_drained()   after GradSync::drain(): the step's all-reduces are complete
 //   optimizer_begin() / optimizer_end()  around the update
+//   take_epoch_wait()  after each epoch: what the rank's threads waited for a CPU
 //   on_grad_ready    (GradListener) stands between backward and the GradSync: it must pass
 //                    every gradient on to the sync
 #pragma once
@@ -36,6 +37,13 @@ class StepObserver : public GradListener {
   virtual void step_drained() = 0;
   virtual void optimizer_begin() = 0;
   virtual void optimizer_end() = 0;
+  // How long the rank's threads were runnable but not running in the epoch just ended, and its
+  // involuntary context switches (the contention the diagnosis measures). Once per epoch.
+  struct EpochWait {
+    double run_delay_s = 0.0;
+    int64_t involuntary_switches = 0;
+  };
+  virtual EpochWait take_epoch_wait() = 0;
 };
 
 }  // namespace dpscale

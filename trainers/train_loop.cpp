@@ -139,6 +139,11 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
     st.time_s = std::chrono::duration<double>(Clock::now() - t0).count();
     st.wait_s = sync.take_wait_seconds();
     st.busy_s = comm ? comm->take_busy_seconds() : 0.0;
+    if (probe) {
+      const StepObserver::EpochWait c = probe->take_epoch_wait();
+      st.run_delay_s = c.run_delay_s;
+      st.involuntary_switches = c.involuntary_switches;
+    }
     if (st.steps == 0) break;
     st.loss_global = sum_global / static_cast<double>(st.steps);
     st.loss_local = sum_local / static_cast<double>(st.steps);

@@ -20,6 +20,9 @@ struct EpochStats {
   double loss_global = 0.0;  // mean over steps of the global-batch loss
   double loss_local = 0.0;   // mean over steps of this rank's shard loss
   int64_t steps = 0;
+  // What this rank's threads lost to contention during the epoch (contention.h; the probe's)
+  double run_delay_s = 0.0;
+  int64_t involuntary_switches = 0;
 };
 
 // Every rank's epochs, as rank 0 holds them after gathering: [rank][epoch].

@@ -159,6 +159,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     ::setpgid(0, 0);  // its own process group: a timeout ends it and everything it started
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
+    if (!opts.cwd.empty() && ::chdir(opts.cwd.c_str()) != 0) {
+      const char* msg = "cannot enter the working directory\n";
+      (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
+      ::_exit(127);
+    }
     if (opts.die_with_parent) guard_then_exec(self, args.data(), envp.data());
     ::execvpe(args[0], args.data(), envp.data());
     const char* msg = "exec failed: ";

@@ -26,6 +26,7 @@ struct ProcessOptions {
                                   // to it and all its descendants, whatever their group
   bool echo_stderr = false;       // also copy the child's stderr to ours as it arrives
   std::vector<std::string> env;   // extra "NAME=value" entries for the child
+  std::string cwd;                // the child's working directory ("" = ours)
   // Called in the parent right after fork with the child's pid (= its process-group id), e.g. so
   // a signal handler can pass a Ctrl-C on to a group that the terminal no longer reaches.
   std::function<void(int pid)> on_spawn;

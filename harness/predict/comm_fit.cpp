@@ -11,13 +11,13 @@
 
 namespace dpscale::predict {
 
-std::vector<CommSample> parse_fit_comm(const std::string& text) {
+std::vector<CommSample> parse_fit_comm(const std::string& text, const std::string& flag) {
   std::vector<CommSample> out;
   std::istringstream in(text);
   for (std::string piece; std::getline(in, piece, ',');) {
     const auto colon = piece.find(':'), eq = piece.find('=');
     if (colon == std::string::npos || eq == std::string::npos || eq < colon) {
-      throw OptionError("--fit-comm", "'" + piece + "' is not MODEL:K=SECONDS (e.g. small:2=0.0284)");
+      throw OptionError(flag, "'" + piece + "' is not MODEL:K=SECONDS (e.g. small:2=0.0284)");
     }
     CommSample s;
     s.model = piece.substr(0, colon);
@@ -25,11 +25,11 @@ std::vector<CommSample> parse_fit_comm(const std::string& text) {
       s.world_size = static_cast<int>(parse_whole(piece.substr(colon + 1, eq - colon - 1), 2, 1 << 20));
       s.comm_epoch_s = parse_real(piece.substr(eq + 1), {0.0, false});
     } catch (const ValueError& e) {
-      throw OptionError("--fit-comm", "'" + piece + "': " + e.what());
+      throw OptionError(flag, "'" + piece + "': " + e.what());
     }
     out.push_back(s);
   }
-  if (out.empty()) throw OptionError("--fit-comm", "names no comm time (e.g. small:2=0.0284)");
+  if (out.empty()) throw OptionError(flag, "names no time (e.g. small:2=0.0284)");
   return out;
 }
 

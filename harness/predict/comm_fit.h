@@ -25,8 +25,9 @@ struct CommSample {
   double comm_epoch_s = 0;
 };
 
-// "small:2=0.0284,small:4=0.0307": OptionError("--fit-comm", ...) naming the bad piece.
-std::vector<CommSample> parse_fit_comm(const std::string& text);
+// "small:2=0.0284,small:4=0.0307": OptionError(flag, ...) naming the bad piece; `flag` is the
+// option that gave the text (--fit-comm, or --fit-step, whose epochs take the same form).
+std::vector<CommSample> parse_fit_comm(const std::string& text, const std::string& flag = "--fit-comm");
 
 struct CommFit {
   double alpha_us = 0, gbps = 0, call_overhead_s = 0;

@@ -54,13 +54,17 @@ EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, co
                        ranks_per_node(r));
 }
 
+double fixed_step_of(const FixedStepSample& x) {
+  const double k = x.world_size;
+  return (x.compute_step - x.t1_step / k) / (1 - 1 / k);
+}
+
 void fit_fixed_step(const std::vector<FixedStepSample>& samples, MachineTerms& terms) {
   terms.fixed_step_s = terms.fixed_step_s_per_param = 0;
   if (samples.empty()) return;
   double n = 0, sp = 0, spp = 0, sf = 0, spf = 0;
   for (const FixedStepSample& x : samples) {
-    const double k = x.world_size;
-    const double phi = (x.compute_step - x.t1_step / k) / (1 - 1 / k);
+    const double phi = fixed_step_of(x);
     n += 1, sp += x.params, spp += x.params * x.params, sf += phi, spf += x.params * phi;
   }
   const double det = n * spp - sp * sp;

@@ -57,6 +57,9 @@ struct FixedStepSample {
   int world_size = 2;
   double t1_step = 0, compute_step = 0;
 };
+// The fixed step φ one sample implies: the compute per step that did not shrink with K,
+// (compute_step − t1_step/K) / (1 − 1/K). Below 0 when the compute shrank faster than 1/K.
+double fixed_step_of(const FixedStepSample& x);
 // φ0 and φ1 (machine_terms.h) from naive runs; neither below 0.
 void fit_fixed_step(const std::vector<FixedStepSample>& samples, MachineTerms& terms);
 

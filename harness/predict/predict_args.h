@@ -1,6 +1,7 @@
 // predict_args.h — `dpscale predict`'s options, each a typed value that CLI11 parses and checks
-// with the contract's checked parsers (contract/cli_checks.h) or this folder's (--single,
-// --fit-comm, --modes): a bad value is one line naming its flag, exit 2, before anything runs.
+// as every dpscale option is (its kind from harness/common/cli_values.h, on the contract's checked
+// parsers or this folder's: --single, --fit-comm, --modes): a bad value is one line naming its
+// flag, exit 2, before anything runs.
 // What a value means for the others (a K above the batch, a link given twice) is checked where
 // the prediction is set up (predict_setup.h).
 #pragma once

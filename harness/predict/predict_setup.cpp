@@ -110,17 +110,32 @@ std::optional<LinkModel> link_of_results(const std::string& path) {
 std::string fit_fixed_step_from(const PredictArgs& a, const std::vector<SingleRun>& singles, PredictContext& ctx) {
   const std::vector<CommSample> comm = parse_fit_comm(a.fit_comm);
   std::vector<FixedStepSample> fixed;
-  for (const CommSample& e : parse_fit_comm(a.fit_step)) {
+  for (const CommSample& e : parse_fit_comm(a.fit_step, "--fit-step")) {
+    const std::string piece = e.model + ":" + std::to_string(e.world_size);
     const auto c = std::find_if(comm.begin(), comm.end(), [&](const CommSample& x) {
       return x.model == e.model && x.world_size == e.world_size;
     });
-    if (c == comm.end()) {
-      throw OptionError("--fit-step", e.model + ":" + std::to_string(e.world_size) + " has no comm time in --fit-comm");
+    if (c == comm.end()) throw OptionError("--fit-step", piece + " has no comm time in --fit-comm");
+    // A naive epoch holds its blocking all-reduce phase: an epoch no longer than it is a typo.
+    if (e.comm_epoch_s <= c->comm_epoch_s) {
+      throw OptionError("--fit-step", piece + "'s epoch " + format_number(e.comm_epoch_s) +
+                                          " s is not longer than its comm time " + format_number(c->comm_epoch_s) +
+                                          " s in --fit-comm (a naive epoch holds its comm phase)");
     }
     const auto single = std::find_if(singles.begin(), singles.end(), [&](const SingleRun& r) { return r.spec.name == e.model; });
+    if (single == singles.end()) {
+      throw OptionError("--fit-step", "model '" + e.model + "' has no single-device epoch (give it in --single or --from)");
+    }
     const double steps = static_cast<double>(ctx.workload.samples / ctx.workload.batch);
-    fixed.push_back({static_cast<double>(single->spec.n_params()), e.world_size, step_compute_1(*single, ctx.workload),
-                     (e.comm_epoch_s - c->comm_epoch_s) / steps});
+    const FixedStepSample x{static_cast<double>(single->spec.n_params()), e.world_size, step_compute_1(*single, ctx.workload),
+                            (e.comm_epoch_s - c->comm_epoch_s) / steps};
+    // Compute below T1/K is a speed-up no fixed cost explains: the fit would clamp it to 0.
+    if (fixed_step_of(x) < 0) {
+      throw OptionError("--fit-step", piece + ": its compute per step (epoch less comm) " + sig4(x.compute_step * 1e3) +
+                                          " ms is below the single run's per-step compute / K " +
+                                          sig4(x.t1_step / x.world_size * 1e3) + " ms: no fixed step fits it");
+    }
+    fixed.push_back(x);
   }
   fit_fixed_step(fixed, ctx.terms);
   std::ostringstream s;

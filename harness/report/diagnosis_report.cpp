@@ -26,9 +26,16 @@ std::optional<double> median_of(const std::vector<RunRecord>& rs, std::optional<
   return spread_of(v).median;
 }
 
-// Element-wise medians of a per-rank (or per-unit) list over the repeats that have the same length.
+// Element-wise medians of a per-rank (or per-unit) list over the repeats that have the same length
+// as the first repeat that carries it.
 std::vector<double> median_lists(const std::vector<RunRecord>& rs, std::vector<double> RunRecord::*f) {
-  const size_t n = (rs.front().*f).size();
+  size_t n = 0;
+  for (const RunRecord& r : rs) {
+    if (!(r.*f).empty()) {
+      n = (r.*f).size();
+      break;
+    }
+  }
   std::vector<double> out;
   for (size_t i = 0; i < n; ++i) {
     std::vector<double> v;
@@ -44,9 +51,14 @@ ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) :
 
 std::string ms(const std::optional<double>& s) { return s ? fmt_fixed(*s * 1e3, 1) + " ms" : "—"; }
 
-// One repeat's straggler: "rank 1 (compute)", "none"; records older than the straggler rule
-// that name a rank without a cause: "rank 1".
+// One repeat's straggler: "rank 1 (compute)", "rank 1 contended (compute)" (its excess matched
+// by its run delay: not a straggler), "none"; records older than the straggler rule that name a
+// rank without a cause: "rank 1".
 std::string straggler_of(const RunRecord& r) {
+  if (r.contended_rank) {
+    return "rank " + std::to_string(*r.contended_rank) + " contended" +
+           (r.contended_cause ? " (" + *r.contended_cause + ")" : "");
+  }
   if (!r.straggler_rank) return "none";
   return "rank " + std::to_string(*r.straggler_rank) + (r.straggler_cause ? " (" + *r.straggler_cause + ")" : "");
 }
@@ -94,6 +106,9 @@ DiagnosisStats diagnosis_stats(const PointStats& p) {
   d.per_rank_wait_s = median_lists(rs, &RunRecord::per_rank_wait_s);
   d.unit_bytes = rs.front().allreduce_unit_bytes;
   d.busbw_gbps = median_lists(rs, &RunRecord::bucket_busbw_gbps);
+  d.run_delay_share = median_of(rs, &RunRecord::run_delay_share);
+  d.per_rank_run_delay_s = median_lists(rs, &RunRecord::per_rank_run_delay_s);
+  d.per_rank_involuntary_switches = median_lists(rs, &RunRecord::per_rank_involuntary_switches);
   return d;
 }
 
@@ -102,7 +117,9 @@ ordered_json stragglers_json(const std::vector<RunRecord>& rs) {
   ordered_json a = ordered_json::array();
   for (const RunRecord& r : rs) {
     a.push_back({{"rank", r.straggler_rank ? ordered_json(*r.straggler_rank) : ordered_json(nullptr)},
-                 {"cause", r.straggler_cause ? ordered_json(*r.straggler_cause) : ordered_json(nullptr)}});
+                 {"cause", r.straggler_cause ? ordered_json(*r.straggler_cause) : ordered_json(nullptr)},
+                 {"contended_rank", r.contended_rank ? ordered_json(*r.contended_rank) : ordered_json(nullptr)},
+                 {"contended_cause", r.contended_cause ? ordered_json(*r.contended_cause) : ordered_json(nullptr)}});
   }
   return a;
 }
@@ -125,22 +142,27 @@ ordered_json diagnosis_json(const PointStats& p) {
           {"per_rank_compute_s", d.per_rank_compute_s},
           {"per_rank_wait_s", d.per_rank_wait_s},
           {"allreduce_unit_bytes", d.unit_bytes},
-          {"bucket_busbw_gbps", d.busbw_gbps}};
+          {"bucket_busbw_gbps", d.busbw_gbps},
+          {"run_delay_share", opt(d.run_delay_share)},
+          {"per_rank_run_delay_s", d.per_rank_run_delay_s},
+          {"per_rank_involuntary_switches", d.per_rank_involuntary_switches}};
 }
 
 std::string diagnosis_markdown(const Analysis& a) {
   Table t;
-  t.header = {"Model", "Mode", "K", "Link", "Bottleneck", "Straggler per run", "Step (triad)", "Compute-only",
-              "Comm-only", "Exposed", "Overlap %", "Loader/epoch", "Diagnosis"};
+  t.header = {"Model", "Mode", "K", "Link", "Bottleneck", "Straggler per run", "Run delay", "Step (triad)",
+              "Compute-only", "Comm-only", "Exposed", "Overlap %", "Loader/epoch", "Diagnosis"};
   t.right.assign(t.header.size(), true);
-  t.right[0] = t.right[1] = t.right[3] = t.right[4] = t.right[5] = t.right[12] = false;
+  t.right[0] = t.right[1] = t.right[3] = t.right[4] = t.right[5] = t.right[13] = false;
   for (const PointStats& p : a.points) {
     const DiagnosisStats d = diagnosis_stats(p);
     if (d.bottleneck.empty()) continue;
     t.rows.push_back({p.key.model, mode_label(p.key.mode), std::to_string(p.key.world_size), p.key.link,
                       d.bottleneck + (d.bottleneck == "straggler" && d.straggler_rank
                                           ? " (rank " + std::to_string(*d.straggler_rank) + ")" : ""),
-                      find_mode(p.key.mode) && find_mode(p.key.mode)->data_parallel ? stragglers_text(p.repeats) : "—", ms(d.triad_step_s), ms(d.compute_only_step_s), ms(d.comm_only_step_s), ms(d.exposed_comm_step_s),
+                      find_mode(p.key.mode) && find_mode(p.key.mode)->data_parallel ? stragglers_text(p.repeats) : "—",
+                      d.run_delay_share ? fmt_fixed(100.0 * *d.run_delay_share, 1) + "%" : "—",
+                      ms(d.triad_step_s), ms(d.compute_only_step_s), ms(d.comm_only_step_s), ms(d.exposed_comm_step_s),
                       d.overlap_pct ? fmt_fixed(*d.overlap_pct, 0) + "%" : "—", fmt_fixed(d.loader_s, 3) + "s",
                       d.diagnosis});
   }
@@ -148,7 +170,9 @@ std::string diagnosis_markdown(const Analysis& a) {
   return "\n## Why each run scaled as it did\n\n" + t.markdown() +
          "\nBottleneck: the README's rule (\"Why a run scaled as it did\"), the label most repeats carry.\n"
          "Straggler per run: the rank slower than the others and where it lost its time (compute, loader,\n"
-         "link; trainers/diagnosis/straggler.h), each repeat in order. Triad\n"
+         "link; trainers/diagnosis/straggler.h), each repeat in order; `contended`: that rank's excess was\n"
+         "matched by its own run delay (it waited for a CPU), so it is not a straggler. Run delay: the largest\n"
+         "rank's time runnable but not running, as a share of the epochs' time (median of the repeats). Triad\n"
          "columns (--triad N): per step, medians; Exposed = step − compute-only; Overlap % = 100·max(0, min(1,\n"
          "1 − exposed/comm-only)).\n";
 }

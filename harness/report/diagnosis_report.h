@@ -1,7 +1,8 @@
 // diagnosis_report.h — the report's part that says why a run scaled as it did: per point,
 // medians over repeats of the triad (compute-only, comm-only, exposed, overlap %), the loader
 // and per-rank times, and the bottleneck label (the most frequent over repeats) with the
-// diagnosis line of a repeat that carries it; per-unit bus bandwidth (medians).
+// diagnosis line of a repeat that carries it; per-unit bus bandwidth (medians); what the ranks
+// lost to contention (run delay share and per-rank run delay, medians; the contended rank per run).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,8 @@ struct DiagnosisStats {
   std::vector<double> per_rank_compute_s, per_rank_wait_s;  // per rank: median over repeats
   std::vector<int64_t> unit_bytes;
   std::vector<double> busbw_gbps;  // per unit: median over repeats
+  std::optional<double> run_delay_share;  // median over the repeats that carry it
+  std::vector<double> per_rank_run_delay_s, per_rank_involuntary_switches;  // per rank: median over repeats
 };
 
 DiagnosisStats diagnosis_stats(const PointStats& p);

@@ -95,7 +95,8 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
                     " run(s) carry no machine state (an older sweep): their disturbance is not checked");
   }
   auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
-    return e.state ? disturbance(*e.state, idle, lim) : std::nullopt;
+    return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
+                   : std::nullopt;
   };
   for (const SweepEntry& e : f.entries) {
     if (!mode_named(e.point.mode).data_parallel) continue;
@@ -301,6 +302,19 @@ int rounds_in(const ResultsFile& f) {
 GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunOptions& rr) {
   const int start_rounds = rounds_in(f.now);
   const int max_rounds = rr.max_repeats > 0 ? rr.max_repeats : 2 * start_rounds;
+  if (!rr.config.empty()) {
+    // CONFIG is read and checked now, whether or not a rerun turns out to be needed: a rerun
+    // adds rounds of NEW's own points to NEW, so CONFIG must be able to continue NEW and run them.
+    std::set<std::pair<std::string, int>> held;
+    for (const SweepEntry& e : f.now.entries) held.insert({e.point.model, e.point.world_size});
+    SweepOptions so = rr.sweep;
+    so.config_path = rr.config;
+    so.out_path = f.now_path;
+    so.resume = true;
+    so.repeats = std::max(max_rounds, 1);
+    so.only = [held](const SweepPoint& p) { return held.count({p.model, p.world_size}) > 0; };
+    check_sweep_inputs(so);
+  }
   for (;;) {
     GateResult r = run_gate(f, o);
     const int rounds = rounds_in(f.now);

@@ -3,8 +3,9 @@
 // The C++ side reads the files, refuses a baseline from another machine, pairs every
 // data-parallel run with its round's single run (paired speedup s = throughput(DP) /
 // throughput(single), the two measured side by side in time, so a load that hits both cancels),
-// leaves out runs the machine disturbed (machine_state.h, judged against the best probe of all
-// files compared), and hands the samples to harness/report/gate.py, which tests them (scipy:
+// leaves out runs the machine disturbed (machine_state.h: by what their ranks lost waiting for a
+// CPU; records older than that by the machine state, against the usual probe of all files
+// compared), and hands the samples to harness/report/gate.py, which tests them (scipy:
 // Mann-Whitney and Kolmogorov-Smirnov, Holm per curve, Hodges-Lehmann effect with a bootstrap
 // interval) and prints the verdicts: docs/regression-gate.md.
 //

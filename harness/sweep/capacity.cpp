@@ -31,6 +31,27 @@ int whole(const std::string& text, const std::string& what) {
 
 std::string slots_text(int s) { return s >= kUnbounded ? "unbounded" : std::to_string(s); }
 
+// A hostfile line's first word: a host name or address, optionally user@host. Anything else
+// (a stray sentence, a pasted command) Open MPI reads as a host it then fails to reach, or as
+// a parse error found only when a run starts.
+void check_host_word(const std::string& host, const std::string& where) {
+  const std::string name = host.substr(host.find('@') == std::string::npos ? 0 : host.find('@') + 1);
+  const bool ok = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") ==
+                                       std::string::npos;
+  if (!ok || name.front() == '-' || name.front() == '.') {
+    throw InputError(where + "'" + host + "' is not a host name");
+  }
+}
+
+// The per-host keys of Open MPI's hostfile grammar (orte/util/hostfile).
+bool known_hostfile_key(const std::string& key) {
+  for (const char* k : {"slots", "max_slots", "max-slots", "count", "cpu", "port", "user", "username", "user_name",
+                        "boards", "sockets", "sockets_per_board", "cores", "cores_per_socket"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 NodeCapacity hostfile_capacity(const std::string& text, const std::string& path) {
@@ -40,20 +61,34 @@ NodeCapacity hostfile_capacity(const std::string& text, const std::string& path)
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const std::string where = path + ":" + std::to_string(no) + ": ";
+    // "slots = 4" is Open MPI's too: one word per KEY=VALUE.
+    for (size_t eq; (eq = line.find(" =")) != std::string::npos || (eq = line.find("= ")) != std::string::npos;) {
+      line.erase(line[eq] == ' ' ? eq : eq + 1, 1);
+    }
     std::istringstream words(line);
     std::string host, word;
     if (!(words >> host)) continue;
+    check_host_word(host, where);
     int n = kUnbounded;
     while (words >> word) {
-      for (const char* key : {"slots=", "max_slots=", "max-slots="}) {
-        if (word.rfind(key, 0) == 0 && n == kUnbounded) {
-          n = whole(word.substr(std::string(key).size()), path + ":" + std::to_string(no) + ": " + key);
-        }
+      const auto eq = word.find('=');
+      const std::string key = word.substr(0, eq == std::string::npos ? word.size() : eq);
+      if (eq == std::string::npos || eq + 1 == word.size() || !known_hostfile_key(key)) {
+        throw InputError(where + "'" + word + "' is not KEY=VALUE with a key Open MPI knows (slots=N, max_slots=N, ...)");
+      }
+      const std::string value = word.substr(eq + 1);
+      if (key == "slots" || key == "max_slots" || key == "max-slots" || key == "count" || key == "cpu") {
+        const int v = whole(value, where + key + "=");
+        if (n == kUnbounded && key != "cpu") n = v;
+      } else if (key != "user" && key != "username" && key != "user_name") {
+        whole(value, where + key + "=");
       }
     }
     if (!slots.count(host)) order.push_back(host);
     slots[host] = std::min<long long>(kUnbounded, static_cast<long long>(slots[host]) + n);
   }
+  if (order.empty()) throw InputError(path + ": names no host");
   NodeCapacity c;
   std::string hosts;
   for (const std::string& h : order) {

@@ -24,7 +24,9 @@ struct NodeCapacity {
 };
 inline constexpr int kUnbounded = 1 << 30;
 
-// From the hostfile's text. Throws InputError for a line it cannot read.
+// From the hostfile's text: each line HOST [KEY=VALUE ...] with Open MPI's keys (slots=N,
+// max_slots=N, ...), # comments. Throws InputError "PATH:LINE: ..." for a line that is not, and
+// for a file that names no host: garbage is refused before anything runs, not found by mpirun.
 NodeCapacity hostfile_capacity(const std::string& text, const std::string& path);
 // From a Slurm job's environment values ("2", "4(x2)" or "4,2(x3)"). Throws InputError.
 NodeCapacity slurm_capacity(const std::string& job_id, const std::string& nodelist, const std::string& num_nodes,

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/sweep/config_checks.h"
 #include "harness/sweep/placement_axis.h"
-#include "contract/option_rules.h"
 #include "core/fnv1a.h"
 #include "models/mlp_spec.h"
 
@@ -73,6 +73,7 @@ struct Parser {
       text = flag_text(v, opt.kind);
       TrainOptions scratch;
       opt.set(scratch, text);
+      opt.check_path(text);  // a data file or directory the runs will read: there before they start
     } catch (const ValueError& e) {
       refuse(key, e.what());
     } catch (const OptionError& e) {
@@ -81,42 +82,6 @@ struct Parser {
     return text;
   }
 };
-
-// The option rules between options (contract/option_rules.h) on every run the config expands
-// to: a combination a trainer would refuse is refused here, naming the config's keys for the
-// flags the trainer's words name.
-void check_rules(const SweepConfig& c, const Parser& p) {
-  for (const SweepPoint& pt : expand(c, 1)) {
-    if (!mode_named(pt.mode).data_parallel) continue;
-    TrainOptions o;
-    o.mode = mode_named(pt.mode).mode;
-    const std::vector<std::string> args = trainer_args(c, pt);
-    for (size_t i = 0; i < args.size(); ++i) {
-      for (const TrainerOption& t : trainer_options()) {
-        if (t.flag != args[i]) continue;
-        const bool has_value = t.kind != ValueKind::switch_ && i + 1 < args.size();
-        t.set(o, has_value ? args[i + 1] : "true");
-        if (has_value) ++i;
-        break;
-      }
-    }
-    try {
-      check_option_rules(o, pt.world_size);
-    } catch (const InputError& e) {
-      const std::string words = e.what();
-      std::vector<std::string> keys;
-      for (const TrainerOption& t : trainer_options()) {
-        if (words.find(t.flag + " ") == std::string::npos && words.find(t.flag + ":") == std::string::npos) continue;
-        std::string key = t.config == ConfigUse::sweep ? t.key : "options." + t.key;
-        for (const ConfigAxis& a : c.axes) {
-          if (a.option == &t) key = t.axis;
-        }
-        keys.push_back("'" + key + "'");
-      }
-      throw ConfigError(p.src + ": " + join(keys) + ": the run " + pt.describe() + " would be refused: " + words);
-    }
-  }
-}
 
 }  // namespace
 
@@ -384,7 +349,10 @@ SweepConfig parse_config(const std::string& text, const std::string& source) {
                  std::to_string(batch.batch_size) + " (options.batch_size; each rank takes an equal shard)");
     }
   }
-  check_rules(c, p);
+  std::vector<std::string> given;
+  for (const auto& [key, _] : j.items()) given.push_back(key);
+  check_keys_taken(c, given, source);
+  check_every_run(c, source);
   return c;
 }
 

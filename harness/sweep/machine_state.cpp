@@ -116,8 +116,19 @@ MachineState StateRecorder::finish(double probe_after_gflops) {
   return s;
 }
 
-std::optional<std::string> disturbance(const MachineState& s, double usual_gflops, const DisturbanceLimits& lim) {
+std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
+                                       double usual_gflops, const DisturbanceLimits& lim) {
   std::vector<std::string> why;
+  if (run_delay_share) {
+    if (*run_delay_share > lim.run_delay_share) why.push_back("run delay " + fixed(100 * *run_delay_share, 0) + "% of the epochs");
+    if (s.steal_pct > lim.steal_pct) why.push_back("steal " + fixed(s.steal_pct, 0) + "%");
+    if (why.empty()) return std::nullopt;
+    // What the machine-state figures said, for the reader: not part of the verdict.
+    std::string out;
+    for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
+    return out + " (others " + fixed(s.others_cpus, 2) + " CPU, load " +
+           fixed(std::max(s.load1_before, s.load1_after), 1) + ")";
+  }
   if (usual_gflops > 0) {
     const double worst = std::min(s.probe_before_gflops > 0 ? s.probe_before_gflops : usual_gflops,
                                   s.probe_after_gflops > 0 ? s.probe_after_gflops : usual_gflops);
@@ -166,11 +177,11 @@ StateRecorder MachineWatch::before_run(bool rerun) {
   return StateRecorder(last_);
 }
 
-MachineState MachineWatch::after_run(StateRecorder& recorder) {
+MachineState MachineWatch::after_run(StateRecorder& recorder, std::optional<double> run_delay_share) {
   last_ = probe();
   MachineState s = recorder.finish(last_);
   s.nice = nice_;
-  s.disturbed = disturbance(s, probes_.empty() ? 0.0 : median_of(probes_));
+  s.disturbed = disturbance(s, run_delay_share, probes_.empty() ? 0.0 : median_of(probes_));
   return s;
 }
 

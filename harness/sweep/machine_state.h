@@ -21,8 +21,14 @@
 //                       the slowest CPU's GFLOP/s. Against the machine's
 //                       usual figure (the median probe of the files compared, same machine), it
 //                       shows CPUs taken by processes of equal priority and time stolen by the host.
-// disturbance() turns a state into a reason the run is not fit to judge (or none): the sweep
-// reruns such a run, and `dpscale compare` leaves it out of its samples.
+// disturbance() turns a run into a reason it is not fit to judge (or none): the sweep reruns such
+// a run, and `dpscale compare` leaves it out of its samples. A run is judged by what its own ranks
+// lost — the record's run_delay_share, the largest rank's time runnable but waiting for a CPU as
+// a share of the epochs' time (trainers/diagnosis/contention.h) — and by steal, which the guest's
+// run delay cannot see; not by what other processes used. A neighbour that takes only the CPU the
+// run leaves idle costs it nothing; one that holds the CPU when a rank wakes shows as run delay,
+// at any priority. The figures above stay recorded; records without a run delay (older lines)
+// are judged by them, as before.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -44,15 +50,19 @@ struct MachineState {
 
 // The limits past which a run counts as disturbed. Measured: docs/regression-gate.md.
 struct DisturbanceLimits {
+  double run_delay_share = 0.15;  // the largest rank's run delay / the epochs' time
+  double steal_pct = 5.0;
+  // Records with no run delay (older lines) only:
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
   double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
-  double steal_pct = 5.0;
 };
 
-// Why `s` was not fit to judge on a machine whose usual probe is `usual_gflops` (0: unknown,
-// the probe not judged): "probe -31%, others 0.97 CPU, load 2.9"; nullopt when it was fit.
-std::optional<std::string> disturbance(const MachineState& s, double usual_gflops,
-                                       const DisturbanceLimits& lim = DisturbanceLimits{});
+// Why the run was not fit to judge: `run_delay_share` from its record (nullopt: an older record,
+// judged by the state's probe — against `usual_gflops`, 0: not judged — and others_cpus). E.g.
+// "run delay 23% of the epochs (others 0.97 CPU, load 2.9)" or "probe -31%, others 0.97 CPU,
+// load 2.9"; nullopt when it was fit.
+std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
+                                       double usual_gflops, const DisturbanceLimits& lim = DisturbanceLimits{});
 
 // The usual probe of a set of states: the median of their before and after probes (0 if none).
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.
@@ -90,8 +100,9 @@ class MachineWatch {
   StateRecorder before_run(bool rerun);
   // Probes, then closes the state's window (it runs to the end of that probe: a run of a few
   // ticks alone would read one stray tick of another process as a busy CPU; the probe's own
-  // threads are this process's, so they are not counted as others') and judges it.
-  MachineState after_run(StateRecorder& recorder);
+  // threads are this process's, so they are not counted as others') and judges it with the
+  // run's `run_delay_share` (its record's; nullopt: none).
+  MachineState after_run(StateRecorder& recorder, std::optional<double> run_delay_share);
 
  private:
   double probe();

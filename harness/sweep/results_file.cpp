@@ -86,6 +86,14 @@ ResultsFile read_results(const std::string& path) {
   return parse_results(ss.str(), path);
 }
 
+size_t torn_tail_bytes(const std::string& text) {
+  if (text.empty() || text.back() == '\n') return 0;
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  const std::string tail = text.substr(keep);
+  if (tail.find_first_not_of(" \t\r") == std::string::npos || nlohmann::json::accept(tail)) return 0;
+  return text.size() - keep;
+}
+
 size_t repair_torn_tail(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return 0;
@@ -93,14 +101,13 @@ size_t repair_torn_tail(const std::string& path) {
   ss << in.rdbuf();
   const std::string text = ss.str();
   if (text.empty() || text.back() == '\n') return 0;
-  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-  const std::string tail = text.substr(keep);
-  if (nlohmann::json::accept(tail)) {
+  const size_t cut = torn_tail_bytes(text);
+  if (cut == 0) {
     std::ofstream(path, std::ios::binary | std::ios::app) << "\n";
     return 0;
   }
-  std::filesystem::resize_file(path, keep);
-  return text.size() - keep;
+  std::filesystem::resize_file(path, text.size() - cut);
+  return cut;
 }
 
 bool ends_mid_line(const std::string& path) {

@@ -27,10 +27,15 @@ ResultsFile read_results(const std::string& path);
 // Same, from text (tests; `path` only names it in messages).
 ResultsFile parse_results(const std::string& text, const std::string& path);
 
+// The bytes after the text's last newline when they are a cut-off line (not a complete JSON
+// value; a sweep killed while writing it), else 0.
+size_t torn_tail_bytes(const std::string& text);
+
 // A sweep killed while writing leaves a cut-off last line. If the text after the file's last
 // newline is not a complete JSON value, the file is truncated to that newline (so no later read
 // warns about it) and the number of bytes removed is returned; a complete last line that only
-// lacks its newline gets one (0 returned). `--resume` calls this under the --out lock.
+// lacks its newline gets one (0 returned). `--resume` calls this under the --out lock, only
+// after the file was accepted whole (resume.h).
 size_t repair_torn_tail(const std::string& path);
 
 // Whether the file at `path` ends in the middle of a line: an appending sweep starts a new line

@@ -17,6 +17,40 @@ std::string last_line(const std::string& text, size_t max) {
   return line;
 }
 
+namespace {
+
+std::string shortened(std::string line, size_t max) {
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+// Open MPI frames each message (its "help" text) between lines of dashes.
+bool is_rule(const std::string& line) { return line.size() >= 20 && line.find_first_not_of('-') == std::string::npos; }
+
+// The first help block that says what went wrong, as one line; "" when the text has none. The
+// banner of a job whose process failed ("Primary job terminated normally, but 1 process
+// returned a non-zero exit code") only announces the block after it.
+std::string first_help_block(const std::string& err) {
+  std::istringstream in(err);
+  bool inside = false;  // rules open and close a block in turn
+  std::string block;
+  for (std::string line; std::getline(in, line);) {
+    if (is_rule(line)) {
+      if (inside && !block.empty() && block.rfind("Primary job", 0) != 0) return block;
+      inside = !inside;
+      block.clear();
+      continue;
+    }
+    const size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (!inside || b == std::string::npos) continue;
+    if (!block.empty()) block += ' ';
+    block.append(line, b, e - b + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string reason_line(const std::string& err, size_t max) {
   // Under mpirun a failing trainer's line is followed by mpirun's banner ("-----", "Primary job
   // terminated normally, but 1 process returned a non-zero exit code...").
@@ -28,9 +62,9 @@ std::string reason_line(const std::string& err, size_t max) {
       if (line.rfind(exe + ":", 0) == 0 || line.rfind(exe + " (rank", 0) == 0) found = line;
     }
   }
+  if (found.empty()) found = first_help_block(err);
   if (found.empty()) return last_line(err, max);
-  if (found.size() > max) found = found.substr(0, max) + "...";
-  return found;
+  return shortened(found, max);
 }
 
 RunOutcome judge_run(const ProcessResult& r, const SweepPoint& p, double timeout_s) {

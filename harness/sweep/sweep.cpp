@@ -21,7 +21,9 @@
 #include "harness/sweep/machine_state.h"
 #include "harness/sweep/out_lock.h"
 #include "contract/modes.h"
+#include "contract/option_paths.h"
 #include "harness/sweep/progress.h"
+#include "harness/sweep/resume.h"
 #include "harness/sweep/results_file.h"
 #include "harness/sweep/run_outcome.h"
 #include "harness/common/subprocess.h"
@@ -69,31 +71,6 @@ struct SignalGuard {
   }
 };
 
-// --resume continues a file only with the config that made it: same name (run ids are keyed on
-// it) and the same config_hash (how every point is run). Lines of older sweeps carry no hash and
-// cannot be checked: one warning says so.
-void check_resumable(const ResultsFile& f, const std::string& name, const std::string& hash) {
-  int unhashed = 0;
-  for (const SweepEntry& e : f.entries) {
-    if (e.run.config.empty()) continue;  // a bare trainer record: no sweep made it
-    const std::string where = f.path + ":" + std::to_string(e.line_no);
-    if (e.run.config != name) {
-      throw InputError("--resume: " + where + " was made by config '" + e.run.config + "', not '" + name +
-                       "': choose another --out");
-    }
-    if (e.run.config_hash.empty()) {
-      ++unhashed;
-    } else if (e.run.config_hash != hash) {
-      throw InputError("--resume: " + where + " was made with other options, link or backend (config hash " +
-                       e.run.config_hash + ", now " + hash + "): choose another --out, or restore the config");
-    }
-  }
-  if (unhashed) {
-    std::cerr << "dpscale sweep: warning: " << f.path << ": " << unhashed
-              << " lines carry no config hash (an older dpscale); cannot check they match this config\n";
-  }
-}
-
 // The config's "nice" for the whole sweep: the probe's threads and every run inherit it.
 void set_priority(int nice) {
   if (nice == 0 || ::getpriority(PRIO_PROCESS, 0) == nice) return;
@@ -124,49 +101,115 @@ std::string probe_gemm(const SweepConfig& c, double probe_s) {
   return choose_gemm({probe_shape()}, 1).library;
 }
 
+// Whether the sweep may take priority `nice`: a higher priority than it has (a lower nice value,
+// root only) is tried and put back, so it is refused before the results file is made, not after.
+// A lower priority anyone may take.
+void check_priority(int nice) {
+  const int now = ::getpriority(PRIO_PROCESS, 0);
+  if (nice >= now) return;
+  set_priority(nice);
+  ::setpriority(PRIO_PROCESS, 0, now);
+}
+
+// --out can be written, or its missing directories made: found out before any run, not after
+// the first one.
+void check_out_writable(const std::string& path) {
+  try {
+    check_writable_file_making_dirs(path);
+  } catch (const ValueError& e) {
+    throw OptionError("--out", e.what());
+  }
+}
+
 std::string resolve_bin_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("DPSCALE_BIN_DIR"); env && *env) return env;
   return self_dir();
 }
 
-}  // namespace
+// Everything a sweep reads and checks before it changes anything: the config with the command
+// line's overrides, its runs, the launch, the trainers and the results file.
+struct SweepPlan {
+  SweepConfig c;
+  int repeats = 1;
+  double timeout_s = 0;
+  std::vector<SweepPoint> runs;
+  int dropped = 0;  // left out by --max-world-size
+  std::string hash, mpi_version, bin_dir;
+};
 
-int run_sweep(SweepOptions o) {
-  SweepConfig c = load_config(o.config_path);
+// Resolves o.launch and the default o.out_path. Throws InputError; changes nothing.
+SweepPlan plan_sweep(SweepOptions& o) {
+  SweepPlan p;
+  p.c = load_config(o.config_path);
+  SweepConfig& c = p.c;
   if (!o.backend.empty()) c.backend = o.backend;
   if (o.nice) c.nice = *o.nice;
-  const int repeats = o.repeats > 0 ? o.repeats : c.repeats;
-  const double timeout_s = o.timeout_s.value_or(c.timeout_s);
-  if (!(timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
+  p.repeats = o.repeats > 0 ? o.repeats : c.repeats;
+  p.timeout_s = o.timeout_s.value_or(c.timeout_s);
+  if (!(p.timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
 
-  std::vector<SweepPoint> runs;
-  int dropped = 0;
-  for (const SweepPoint& p : expand(c, repeats)) {
-    if (o.max_world_size > 0 && p.world_size > o.max_world_size) ++dropped;
-    else if (!o.only || o.only(p)) runs.push_back(p);
-  }
-  if (dropped) {
-    std::cerr << "dpscale sweep: leaving out " << dropped << " runs with more than " << o.max_world_size
-              << " ranks (--max-world-size)\n";
+  for (const SweepPoint& pt : expand(c, p.repeats)) {
+    if (o.max_world_size > 0 && pt.world_size > o.max_world_size) ++p.dropped;
+    else if (!o.only || o.only(pt)) p.runs.push_back(pt);
   }
 
   resolve_launcher(o.launch);
-  check_world_fit(runs, o.launch, online_cpus());
-  check_placements_fit(runs, o.launch);
+  check_world_fit(p.runs, o.launch, online_cpus());
+  check_placements_fit(p.runs, o.launch);
+  check_priority(c.nice);
 
-  const std::string mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
-  o.launch.open_mpi = mpi_version.empty() || mpi_version.find("Open MPI") != std::string::npos ||
-                      mpi_version.find("OpenRTE") != std::string::npos;
+  p.mpi_version = o.launch.launcher == "mpirun" ? mpi_version_line(o.launch.mpirun) : "";
+  o.launch.open_mpi = p.mpi_version.empty() || p.mpi_version.find("Open MPI") != std::string::npos ||
+                      p.mpi_version.find("OpenRTE") != std::string::npos;
   o.launch.as_root = ::geteuid() == 0;
-  const std::string bin_dir = resolve_bin_dir(o.bin_dir);
+  p.bin_dir = resolve_bin_dir(o.bin_dir);
+  if (!o.dry_run) {  // a dry run prints the command lines, trainers built or not
+    std::set<std::string> exes;
+    for (const SweepPoint& pt : p.runs) exes.insert(mode_named(pt.mode).executable);
+    for (const std::string& e : exes) {
+      const fs::path path = fs::path(p.bin_dir) / e;
+      if (::access(path.c_str(), X_OK) != 0) {
+        throw InputError("trainer " + path.string() + " not found or not executable (build it, or pass --bin-dir)");
+      }
+    }
+  }
+
+  // The results file: one this config may continue (resume.h), and a path that can be written.
+  if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc_now("%Y%m%d-%H%M%S") + ".jsonl";
+  p.hash = config_hash(c);
+  const bool out_exists = fs::exists(o.out_path);
+  if (out_exists && !o.resume) {
+    throw InputError("--out " + o.out_path + " exists: pass --resume to continue it, or choose another file");
+  }
+  if (out_exists) check_resume_file(o.out_path, c.name, p.hash);
+  check_out_writable(o.out_path);
+  return p;
+}
+
+}  // namespace
+
+void check_sweep_inputs(SweepOptions o) { plan_sweep(o); }
+
+int run_sweep(SweepOptions o) {
+  const SweepPlan plan = plan_sweep(o);
+  const SweepConfig& c = plan.c;
+  const std::vector<SweepPoint>& runs = plan.runs;
+  const int repeats = plan.repeats;
+  const double timeout_s = plan.timeout_s;
+  const std::string& hash = plan.hash;
+  const std::string& mpi_version = plan.mpi_version;
+  if (plan.dropped) {
+    std::cerr << "dpscale sweep: leaving out " << plan.dropped << " runs with more than " << o.max_world_size
+              << " ranks (--max-world-size)\n";
+  }
   // `program` is the trainer's path: the run starts it from the bin dir; its line records the
   // executable's name alone (the bin dir is a path of this machine, not a fact of the run).
   auto launch_of = [&](const SweepPoint& p, const std::string& program) {
     return launch_argv(o.launch, program, p.mode, p.world_size, trainer_args(c, p), p.nodes, p.ranks_per_node);
   };
   auto argv_of = [&](const SweepPoint& p) {
-    return launch_of(p, (fs::path(bin_dir) / mode_named(p.mode).executable).string());
+    return launch_of(p, (fs::path(plan.bin_dir) / mode_named(p.mode).executable).string());
   };
 
   if (o.dry_run) {
@@ -175,35 +218,23 @@ int run_sweep(SweepOptions o) {
     return 0;
   }
 
-  std::set<std::string> exes;
-  for (const SweepPoint& p : runs) exes.insert(mode_named(p.mode).executable);
-  for (const std::string& e : exes) {
-    const fs::path path = fs::path(bin_dir) / e;
-    if (::access(path.c_str(), X_OK) != 0) {
-      throw InputError("trainer " + path.string() + " not found or not executable (build it, or pass --bin-dir)");
-    }
-  }
-
-  if (o.out_path.empty()) o.out_path = "results/" + c.name + "-" + utc_now("%Y%m%d-%H%M%S") + ".jsonl";
   if (fs::path(o.out_path).has_parent_path()) fs::create_directories(fs::path(o.out_path).parent_path());
   // One sweep per file, from before it is read until the last line is on disk (out_lock.h).
   const OutLock lock(o.out_path);
-  const std::string hash = config_hash(c);
   std::set<std::string> done;
   if (fs::exists(o.out_path)) {
     if (!o.resume) {
       throw InputError("--out " + o.out_path + " exists: pass --resume to continue it, or choose another file");
     }
-    if (const size_t cut = repair_torn_tail(o.out_path)) {
+    // Judged again under the lock (another sweep may have appended since), and only then repaired.
+    ResumeState r = check_resume_file(o.out_path, c.name, hash);
+    if (const size_t cut = repair_for_resume(o.out_path)) {
       std::cerr << "dpscale sweep: " << o.out_path << ": removed a cut-off last line (" << cut
                 << " bytes, left by an interrupted sweep)\n";
+      r = check_resume_file(o.out_path, c.name, hash);  // the file as it now is: no warning for the cut line
     }
-    const ResultsFile f = read_results(o.out_path);
-    for (const std::string& w : f.warnings) std::cerr << "dpscale sweep: warning: " << w << "\n";
-    check_resumable(f, c.name, hash);
-    for (const SweepEntry& e : f.entries) {
-      if (e.ok && !e.run.run_id.empty()) done.insert(e.run.run_id);
-    }
+    for (const std::string& w : r.warnings) std::cerr << "dpscale sweep: warning: " << w << "\n";
+    done = std::move(r.done);
   }
   const bool newline_first = ends_mid_line(o.out_path);
   LineAppender out(o.out_path);
@@ -266,8 +297,9 @@ int run_sweep(SweepOptions o) {
         std::cerr << "dpscale sweep: interrupted; nothing recorded for " << info.run_id << " (--resume continues from it)\n";
         return 130;
       }
-      const MachineState state = watch.after_run(recorder);
       const RunOutcome outcome = judge_run(r, p, timeout_s);
+      const MachineState state =
+          watch.after_run(recorder, outcome.record ? outcome.record->run_delay_share : std::nullopt);
       nlohmann::ordered_json sys = system;
       if (outcome.record) sys["nccl_version"] = outcome.record->nccl_version;
       sys["state"] = to_json(state);

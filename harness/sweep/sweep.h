@@ -57,4 +57,10 @@ struct SweepOptions {
 // (exit 2) for a bad config, missing trainers, or an --out that exists without --resume.
 int run_sweep(SweepOptions o);
 
+// The checks run_sweep makes before it changes anything (config, runs against the machine,
+// launcher, trainers, --out and what --resume may continue), on their own: `dpscale compare
+// --rerun` makes them before its first verdict, so a config that cannot add rounds to NEW is
+// refused at once. Throws InputError; changes nothing.
+void check_sweep_inputs(SweepOptions o);
+
 }  // namespace dpscale

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "contract/record_values.h"
 #include "core/json_int.h"
 #include "models/mlp_spec.h"
 
@@ -92,6 +93,7 @@ SweepEntry parse_sweep_line(const json& j) {
     // A bare trainer record, e.g. RESULTS_JSON lines collected by hand.
     if (!j.contains("schema")) throw std::runtime_error("neither a sweep line (no 'point') nor a trainer record");
     e.record = record_from_json(j);
+    check_record_values(*e.record);
     e.ok = true;
     e.point = point_from_record(*e.record);
     return e;
@@ -149,6 +151,7 @@ SweepEntry parse_sweep_line(const json& j) {
   }
   if (e.ok) {
     e.record = record_from_json(j);
+    check_record_values(*e.record);  // numbers a run can produce, before any table uses them
   } else {
     e.reason = j.contains("reason") && j.at("reason").is_string() ? j.at("reason").get<std::string>() : "unknown";
   }

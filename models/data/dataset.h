@@ -43,5 +43,7 @@ Dataset make_synthetic(int64_t n, int dim, int n_classes, uint64_t seed);
 // Fashion-MNIST from gzip IDX files in dir: pixels scaled to [0, 1] then standardised with the
 // training set's mean and standard deviation; the 10k test split is kept for test accuracy.
 Dataset load_fashion_mnist(const std::string& dir, int64_t samples);
+// The files load_fashion_mnist reads from `dir` (train and test split, images and labels).
+std::vector<std::string> fashion_mnist_files(const std::string& dir);
 
 }  // namespace dpscale

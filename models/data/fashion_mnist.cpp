@@ -69,11 +69,15 @@ std::vector<unsigned char> read_idx(const std::string& path, uint32_t want_magic
   return {b.begin() + static_cast<std::ptrdiff_t>(header), b.end()};
 }
 
+std::string idx_path(const std::string& dir, const std::string& split, const char* kind) {
+  return dir + "/" + split + "-" + kind + ".gz";
+}
+
 void load_split(const std::string& dir, const std::string& prefix, std::vector<unsigned char>& pixels,
                 std::vector<int32_t>& labels, int64_t& n, int& dim) {
   std::vector<uint32_t> idims, ldims;
-  pixels = read_idx(dir + "/" + prefix + "-images-idx3-ubyte.gz", 0x00000803, idims);
-  std::vector<unsigned char> l = read_idx(dir + "/" + prefix + "-labels-idx1-ubyte.gz", 0x00000801, ldims);
+  pixels = read_idx(idx_path(dir, prefix, "images-idx3-ubyte"), 0x00000803, idims);
+  std::vector<unsigned char> l = read_idx(idx_path(dir, prefix, "labels-idx1-ubyte"), 0x00000801, ldims);
   if (idims[0] != ldims[0]) {
     throw InputError("Fashion-MNIST " + prefix + ": " + std::to_string(idims[0]) + " images but " +
                      std::to_string(ldims[0]) + " labels");
@@ -89,6 +93,14 @@ void load_split(const std::string& dir, const std::string& prefix, std::vector<u
 }
 
 }  // namespace
+
+std::vector<std::string> fashion_mnist_files(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const char* split : {"train", "t10k"}) {
+    for (const char* kind : {"images-idx3-ubyte", "labels-idx1-ubyte"}) files.push_back(idx_path(dir, split, kind));
+  }
+  return files;
+}
 
 Dataset load_fashion_mnist(const std::string& dir, int64_t samples) {
   Dataset d;

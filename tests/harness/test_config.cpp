@@ -299,5 +299,95 @@ TEST(HarnessConfig, FormatNumberReadsBack) {
   EXPECT_EQ(std::stod(format_number(1.0 / 3)), 1.0 / 3);
 }
 
+// Every run a config expands to is checked with the trainers' own rules before anything runs:
+// an --accum-steps whose accumulated step needs more samples than the runs have is refused, in
+// the trainer's words, naming the key (it used to start the sweep and fail every such run).
+TEST(HarnessConfig, AnAccumulatedStepLargerThanTheSamplesIsRefusedBeforeAnyRun) {
+  const std::string base = R"("models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], )";
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{" + base + R"("accum_steps": [1, 64], "options": {"samples": 2048, "batch_size": 1024}})",
+            "'options.batch_size', 'accum_steps': the run small single K=1 accum_steps=64 would be refused: --accum-steps 64 x "
+            "--batch-size 1024 = 65536 rows per optimizer step, more than the 2048 training samples"},
+           {"{" + base + R"("options": {"accum_steps": 3, "batch_size": 1024}})",  // synthetic: 32768 samples
+            ""},
+           {"{" + base + R"("options": {"accum_steps": 40, "batch_size": 1024}})",
+            "'options.batch_size', 'options.accum_steps': the run small single K=1 accum_steps=40 would be refused: --accum-steps 40 x "
+            "--batch-size 1024 = 40960 rows per optimizer step, more than the 32768 training samples"},
+           {"{" + base + R"("options": {"samples": 512, "batch_size": 1024}})",
+            "'options.batch_size': the run small single K=1 would be refused: --batch-size 1024 is larger than the 512 training samples"}}) {
+    SCOPED_TRACE(json);
+    if (says.empty()) {  // control: an accumulated step that fits
+      EXPECT_NO_THROW(parse_config(json, "c.json"));
+      continue;
+    }
+    try {
+      parse_config(json, "c.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), "c.json: " + says);
+    }
+  }
+  // Through the command: exit 2, one line, and no results file.
+  test::ScratchDir dir;
+  test::write_file(dir.file("c.json"), "{" + base + R"("accum_steps": [1, 64], "options": {"samples": 2048}})");
+  const ProcessResult r = test::dpscale({"sweep", dir.file("c.json"), "--out", dir.file("out.jsonl")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("'accum_steps'"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.jsonl")));
+}
+
+// A key that no mode of the config takes would be silently ignored — a bucket_rule list without
+// a bucketed mode, world sizes without a data-parallel one, "fused" without naive: refused,
+// naming the key and the modes that take it. Each with its control (a mode that takes it), and
+// one of keys at the value every run has anyway (a template's), which change nothing.
+TEST(HarnessConfig, KeysNoModeTakesAreRefusedNotIgnored) {
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], "bucket_rule": ["strict", "ddp"]})",
+            "'bucket_rule' sweeps an option no mode of this config takes (only bucketed take it)"},
+           {R"({"models": ["small"], "modes": ["single", "bucketed"], "world_sizes": [2], "bucket_rule": ["strict", "ddp"]})", ""},
+           {R"({"models": ["small"], "modes": ["single"], "grad_comm": ["fp32", "bf16"]})",
+            "'grad_comm' sweeps an option no mode of this config takes (only naive, interleaved or bucketed take it)"},
+           {R"({"models": ["small"], "modes": ["single"], "allreduces": ["ring"]})",
+            "'allreduces' sweeps an option no mode of this config takes"},
+           {R"({"models": ["small"], "modes": ["single"], "world_sizes": [2, 4]})",
+            "'world_sizes' sizes data-parallel runs, but no mode is data-parallel"},
+           {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2, 4]})", ""},
+           {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], "bucket_caps_mb": [1, 4]})",
+            "'bucket_caps_mb' is taken by no mode of this config (only bucketed take it)"},
+           {R"({"models": ["small"], "modes": ["single"], "link": "pcie4"})",
+            "'link' is taken by no mode of this config (only naive, interleaved or bucketed take it)"},
+           {R"({"models": ["small"], "modes": ["single"], "link_dilation": 2})", "'link_dilation' is taken by no mode"},
+           {R"({"models": ["small"], "modes": ["single", "bucketed"], "world_sizes": [2], "options": {"fused": true}})",
+            "'options.fused' is taken by no mode of this config (only naive take it)"},
+           {R"({"models": ["small"], "modes": ["single", "naive"], "world_sizes": [2], "options": {"fused": true}})", ""},
+           {R"({"models": ["small"], "modes": ["single"], "options": {"first_bucket_mb": 2}})",
+            "'options.first_bucket_mb' is taken by no mode"},
+           // Control: keys at the value every run has anyway change nothing (a template's).
+           {R"({"models": ["small"], "modes": ["single"], "world_sizes": [1], "bucket_caps_mb": [25], "link": "none",
+                "link_dilation": 1, "bucket_rule": ["strict"], "options": {"fused": false, "first_bucket_mb": 1}})", ""}}) {
+    SCOPED_TRACE(json);
+    if (says.empty()) {
+      EXPECT_NO_THROW(parse_config(json, "c.json"));
+      continue;
+    }
+    try {
+      parse_config(json, "c.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("c.json: " + says), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Every committed config passes the checks above.
+TEST(HarnessConfig, EveryCommittedConfigIsAccepted) {
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
+    if (e.path().extension() != ".json") continue;
+    SCOPED_TRACE(e.path().string());
+    EXPECT_NO_THROW(load_config(e.path().string()));
+  }
+}
+
 }  // namespace
 }  // namespace dpscale

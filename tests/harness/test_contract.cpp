@@ -141,6 +141,51 @@ TEST(Contract, RecordRoundTripsThroughTheFieldTable) {
   EXPECT_NO_THROW(record_from_json(optional_absent));
 }
 
+// The contention fields survive writing and reading, values and nulls; a record written before
+// they existed reads as "not measured" (empty lists, nulls), not as zero contention.
+TEST(Contract, ContentionFieldsRoundTripAndOlderRecordsReadAsUnmeasured) {
+  RunRecord r;
+  r.mode = "bucketed";
+  r.epoch_times_s = {1.5, 1.25};
+  r.per_rank_run_delay_s = {0.125, 0.5};
+  r.per_rank_involuntary_switches = {12.5, 480.0};
+  r.per_rank_step_run_delay_s = {0.0025, 0.0175};
+  r.epoch_run_delay_share = {0.25, 0.375};
+  r.run_delay_share = 0.3125;
+  r.contended_rank = 1;
+  r.contended_cause = "compute";
+  const RunRecord back = record_from_json(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_EQ(back.per_rank_run_delay_s, r.per_rank_run_delay_s);
+  EXPECT_EQ(back.per_rank_involuntary_switches, r.per_rank_involuntary_switches);
+  EXPECT_EQ(back.per_rank_step_run_delay_s, r.per_rank_step_run_delay_s);
+  EXPECT_EQ(back.epoch_run_delay_share, r.epoch_run_delay_share);
+  ASSERT_TRUE(back.run_delay_share);
+  EXPECT_EQ(*back.run_delay_share, 0.3125);
+  ASSERT_TRUE(back.contended_rank);
+  EXPECT_EQ(*back.contended_rank, 1);
+  EXPECT_EQ(back.contended_cause, "compute");
+
+  nlohmann::json older = to_json(r);
+  for (const char* f : {"per_rank_run_delay_s", "per_rank_involuntary_switches", "per_rank_step_run_delay_s",
+                        "epoch_run_delay_share", "run_delay_share", "contended_rank", "contended_cause"}) {
+    older.erase(f);
+  }
+  const RunRecord old = record_from_json(older);
+  EXPECT_TRUE(old.per_rank_run_delay_s.empty());
+  EXPECT_FALSE(old.run_delay_share.has_value());
+  EXPECT_FALSE(old.contended_rank.has_value());
+  // Mistyped is refused, naming the field.
+  nlohmann::json bad = to_json(r);
+  bad["run_delay_share"] = "high";
+  try {
+    record_from_json(bad);
+    ADD_FAILURE() << "a string run_delay_share was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("run_delay_share"), std::string::npos) << e.what();
+  }
+}
+
 // The two drifted cases, and more: the config is refused at sweep time, exit 2, one line,
 // and the complaint is word for word what the trainer's own parser says about the flag.
 TEST(Contract, SweepRefusesWhatTheTrainersRefuseInTheirWords) {

@@ -148,6 +148,49 @@ TEST(HarnessDiagnosis, RecordsWithoutTheFieldsStillRead) {
   EXPECT_FALSE(r.overlap_pct);
 }
 
+// The contention a run's ranks lost: the run delay share (median of the repeats: 5%, 20%, 35% →
+// 20%, where the mean would be 20% too but the first 5% and the last 35%), each repeat's
+// contended rank beside the stragglers, and the per-rank run delay in the JSON.
+TEST(HarnessDiagnosis, ReportShowsRunDelayAndTheContendedRank) {
+  const SweepPoint s = pt("small", "single", 1);
+  std::string text = sweep_line(s, make_record(s, 1.0));
+  const double shares[] = {0.05, 0.35, 0.20};
+  for (int i = 0; i < 3; ++i) {
+    const SweepPoint p = pt("small", "naive", 2, std::nullopt, "none", i);
+    RunRecord r = diagnosed(p, 0.6, 0.1, "compute", 0.0);
+    r.run_delay_share = shares[i];
+    r.per_rank_run_delay_s = {0.01 * (i + 1), 0.1 * (i + 1)};
+    if (i == 0) {
+      r.contended_rank = 1;
+      r.contended_cause = "compute";
+    }
+    if (i == 1) {
+      r.straggler_rank = 0;
+      r.straggler_cause = "loader";
+    }
+    text += sweep_line(p, r);
+  }
+  const Analysis a = analyse(parse_results(text, "d.jsonl"));
+  const auto j = nlohmann::json::parse(render_report(a, "d.jsonl", "json"));
+  const auto& d = point_of(j, "naive")["diagnosis"];
+  EXPECT_DOUBLE_EQ(d["run_delay_share"].get<double>(), 0.20);
+  ASSERT_EQ(d["per_rank_run_delay_s"].size(), 2u);
+  EXPECT_DOUBLE_EQ(d["per_rank_run_delay_s"][1].get<double>(), 0.2);
+  ASSERT_EQ(d["stragglers"].size(), 3u);
+  EXPECT_EQ(d["stragglers"][0]["contended_rank"], 1);
+  EXPECT_EQ(d["stragglers"][0]["contended_cause"], "compute");
+  EXPECT_TRUE(d["stragglers"][0]["rank"].is_null());
+  EXPECT_EQ(d["stragglers"][1]["rank"], 0);
+  EXPECT_TRUE(d["stragglers"][1]["contended_rank"].is_null());
+
+  const std::string md = render_report(a, "d.jsonl", "md");
+  const std::string row = row_of(md, "compute-bound: repeat 0");
+  EXPECT_NE(row.find("| rank 1 contended (compute), rank 0 (loader), none |"), std::string::npos) << md;
+  EXPECT_NE(row.find(" 20.0% |"), std::string::npos) << row;
+  // A record without the fields: no figure, not 0%.
+  EXPECT_TRUE(point_of(j, "single")["diagnosis"]["run_delay_share"].is_null());
+}
+
 // --bench-allreduce: each unit's bandwidth beside bench_allreduce's row of the nearest size
 // (the median aggregate where there is one); a bad file is refused with exit 2.
 TEST(HarnessDiagnosis, BenchAllreduceBesideTheTrainingsBandwidth) {

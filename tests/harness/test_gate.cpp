@@ -1,7 +1,9 @@
 // test_gate.cpp — `dpscale compare` as a regression gate, through the real binary and its
 // Python statistics, on hand-made results files whose paired speedups carry a known shift:
 // a 5% loss is `regression` (exit 1), no shift is `same` (exit 0), a new file the machine
-// disturbed is `undecided` (exit 3) however large its loss, a baseline from another machine is
+// disturbed is `undecided` (exit 3) however large its loss — judged by what its ranks lost (their
+// run delay) where the records carry it, so a busy neighbour they did not wait for is judged —, a
+// baseline from another machine is
 // refused (exit 2), a directory of baselines is pooled (other machines left out, said so), files
 // with no samples fall back to the crude mode with a line saying so, and empty or torn files are
 // one line and exit 2.
@@ -29,9 +31,12 @@ struct Machine {
   int cpus = 2;
   double others_cpus = 0.02;  // a busy neighbour makes this ~1
   double probe = 40.0;
+  std::optional<double> run_delay_share;  // the records' (nullopt: records older than the field)
 };
 
-std::string line(const SweepPoint& p, const RunRecord& r, const Machine& m) {
+std::string line(const SweepPoint& p, const RunRecord& rec, const Machine& m) {
+  RunRecord r = rec;
+  r.run_delay_share = m.run_delay_share;
   RunInfo info;
   info.config = "gate";
   info.run_id = p.run_id("gate");
@@ -171,6 +176,34 @@ TEST(HarnessGate, ADisturbedFileIsUndecidedNotARegression) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(": UNDECIDED"), std::string::npos);
+}
+
+// Beside the same busy neighbour, records whose ranks lost 2% of the epochs to run delay are fit
+// to judge: the 25% loss is a regression. Where they lost 40%, the runs are disturbed, named by
+// their run delay.
+TEST(HarnessGate, ABusyNeighbourIsJudgedByWhatTheRanksLost) {
+  Machine busy;
+  busy.others_cpus = 0.98;
+  busy.probe = 26.0;
+  busy.run_delay_share = 0.02;
+  Machine idle;
+  idle.run_delay_share = 0.01;
+  {
+    Files f(results(6, 0.25, 20, busy), results(10, 0.0, 0, idle));
+    const ProcessResult r = gate({"compare", f.now, f.base, "--format", "json"});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    const auto out = nlohmann::json::parse(r.out);
+    EXPECT_EQ(verdict_of(out, "naive"), "regression") << r.out;
+  }
+  busy.run_delay_share = 0.40;
+  {
+    Files f(results(6, 0.25, 20, busy), results(10, 0.0, 0, idle));
+    const ProcessResult r = gate({"compare", f.now, f.base});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.out.find("machine busy: round 1: run delay 40% of the epochs (others 0.98 CPU, load 2.0)"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 TEST(HarnessGate, ABaselineFromAnotherMachineIsRefused) {

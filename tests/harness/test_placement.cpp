@@ -87,5 +87,29 @@ TEST(PlacementCapacity, HostfileAndAllocationBoundNodesAndSlots) {
   EXPECT_THROW(slurm_capacity("9", "n0", "2", "4"), InputError);  // names one node of two
 }
 
+// A hostfile Open MPI cannot use is refused with its line before anything runs (mpirun itself
+// says "parse error" only when the first data-parallel run starts, or takes a stray word for a
+// host it then fails to reach). Controls: the forms Open MPI reads.
+TEST(PlacementCapacity, AGarbageHostfileIsRefusedWithItsLine) {
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"this is @@ garbage !!\n", "H:1: 'is' is not KEY=VALUE"},
+           {"a slots=2\n@@\n", "H:2: '@@' is not a host name"},
+           {"a slots=2 extra\n", "H:1: 'extra' is not KEY=VALUE"},
+           {"a slots=x\n", "H:1: slots= 'x' must be a whole number"},
+           {"a colour=blue\n", "H:1: 'colour=blue' is not KEY=VALUE"},
+           {"# nothing but a comment\n\n", "H: names no host"}}) {
+    SCOPED_TRACE(text);
+    try {
+      hostfile_capacity(text, "H");
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(hostfile_capacity("user@node-1.example slots = 2\nnode-2 slots=1 max_slots=3 port=22 # two\n", "H").slots,
+            (std::vector<int>{2, 1}));
+  EXPECT_EQ(hostfile_capacity("10.0.0.1\n", "H").slots, (std::vector<int>{kUnbounded}));
+}
+
 }  // namespace
 }  // namespace dpscale

@@ -3,6 +3,9 @@
 // foreign lines refused with their line number, and report/compare/plot leaving files untouched.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include "harness/sweep/results_file.h"
 #include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
@@ -229,6 +232,49 @@ TEST(HarnessResults, RepairTornTailCutsOnlyACutOffLine) {
   test::write_file(path, good.substr(0, 10));  // the only line, cut
   EXPECT_EQ(repair_torn_tail(path), 10u);
   EXPECT_EQ(test::read_file(path), "");
+}
+
+// A record no run can produce — a negative, zero or missing (null) epoch time, a negative comm
+// time — is refused by every reader with one line naming the file, the line and the field,
+// before any table, speedup or chart is computed from it; the file is left as it was.
+TEST(HarnessResults, ImpossibleNumbersAreRefusedByEveryReader) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("fake.py"), "import sys\nsys.exit(0)\n");
+  const SweepPoint s = pt("small", "single", 1), n = pt("small", "naive", 2);
+  const std::string good = sweep_line(s, make_record(s, 1.0)) + sweep_line(n, make_record(n, 0.6, 0.1));
+  RunRecord negative = make_record(n, 0.6, 0.1), zero = negative, missing = negative, comm = negative;
+  negative.epoch_times_s = {-1.2};
+  zero.avg_epoch_s = 0;
+  missing.epoch_times_s = {std::nan("")};  // written as null
+  comm.comm_s = -0.1;
+  const SweepPoint n1 = pt("small", "naive", 2, std::nullopt, "none", 1);
+  for (const auto& [record, says] : std::vector<std::pair<RunRecord, std::string>>{
+           {negative, "record field 'epoch_times_s' must be a positive number (got -1.2)"},
+           {zero, "record field 'avg_epoch_s' must be a positive number (got 0)"},
+           {missing, "record field 'epoch_times_s' must be a positive number (got null)"},
+           {comm, "record field 'comm_s' must be a non-negative number (got -0.1)"}}) {
+    SCOPED_TRACE(says);
+    const std::string path = dir.file("bad.jsonl");
+    const std::string text = good + sweep_line(n1, record);
+    test::write_file(path, text);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"report", path}, {"compare", path, path}, {"compare", path, path, "--tolerance", "0.1"},
+          {"plot", path, "--out", dir.file("charts"), "--script", dir.file("fake.py")},
+          {"predict", "--from", path, "--link", "pcie4"}}) {
+      SCOPED_TRACE(args[0] + (args.size() > 3 ? " " + args[3] : ""));
+      const ProcessResult r = test::dpscale(args);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      ASSERT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+      EXPECT_NE(r.err.find("bad.jsonl:3: not a results line: " + says), std::string::npos) << r.err;
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(test::read_file(path), text);
+      EXPECT_FALSE(std::filesystem::exists(dir.file("charts"))) << "plot made its --out for a file it refused";
+    }
+  }
+  // Control: the good lines alone are read by all of them.
+  test::write_file(dir.file("good.jsonl"), good);
+  EXPECT_EQ(test::dpscale({"report", dir.file("good.jsonl")}).exit_code, 0);
+  EXPECT_EQ(test::dpscale({"compare", dir.file("good.jsonl"), dir.file("good.jsonl"), "--tolerance", "0.1"}).exit_code, 0);
 }
 
 }  // namespace

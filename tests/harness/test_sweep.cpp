@@ -1,8 +1,8 @@
 // test_sweep.cpp — the sweep loop against fake trainers (shell scripts standing in for train_*):
-// failing and timed-out runs are recorded as failed and the sweep goes on, --resume runs only
-// what is missing, an interrupted sweep keeps what it finished, a cut-off last line is not glued
-// to the next record, repeats are distinct runs; one sweep per results file, also when a sweep
-// opens the lock file just as its holder removes it. The real trainers are the CI test's business.
+// failing and timed-out runs are recorded as failed and the sweep goes on, an interrupted sweep
+// keeps what it finished, repeats are distinct runs; one sweep per results file, also when a
+// sweep opens the lock file just as its holder removes it (--resume: test_resume.cpp). The real
+// trainers are the CI test's business.
 // Every sweep here runs with no probe and no reruns of disturbed runs (test_sweep_state.cpp tests
 // those): on a busy test machine a rerun would change the counts these tests assert.
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@
 #include "harness/report/analysis.h"
 #include "harness/sweep/out_lock.h"
 #include "harness/sweep/results_file.h"
+#include "fake_sweep.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -31,50 +32,6 @@ using test::make_record;
 using test::pt;
 using test::read_file;
 using test::write_file;
-
-// A directory of fake trainers, a config for them, and a log of every call.
-struct FakeSweep {
-  test::ScratchDir dir;
-  std::string bin = dir.file("bin");
-  std::string config = dir.file("fake.json");
-  std::string out = dir.file("out.jsonl");
-  std::string calls = dir.file("calls.log");
-
-  FakeSweep() {
-    std::filesystem::create_directories(bin);
-    write_file(config, R"({"name": "fake", "models": ["small"], "modes": ["single", "naive", "interleaved", "bucketed"],
-                           "world_sizes": [2], "bucket_caps_mb": [1], "link": "pcie4", "timeout_s": 30})");
-    for (const char* m : {"single", "naive", "interleaved", "bucketed"}) behave(m, "ok");
-  }
-  // ok: print the record of that mode | fail: exit 3 with a message | hang: sleep in a grandchild
-  // | silent: exit 0 without a record | wrong: print a single-device record | slow: ok after 0.7 s
-  // | gated: ok once the file dir/release exists (at most 30 s); dir/gated.log names the sweep
-  // that started it
-  void behave(const std::string& mode, const std::string& how) {
-    const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, mode == "bucketed" ? 1.0 : std::optional<double>(), "pcie4");
-    write_file(dir.file(mode + ".json"), to_json(make_record(how == "wrong" ? pt("small", "single", 1) : p, 0.5, 0.1)).dump());
-    std::string body = "#!/bin/sh\necho \"" + mode + " $*\" >> " + calls + "\n";
-    if (how == "ok" || how == "wrong") body += "echo '# fake banner' >&2\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
-    if (how == "fail") body += "echo 'fake: boom' >&2\nexit 3\n";
-    if (how == "hang") body += "echo $$ > " + dir.file("hang.sh.pid") + "\nsleep 60 &\necho $! > " + dir.file("hang.pid") + "\nwait\n";
-    if (how == "slow") body += "sleep 0.7\nprintf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
-    if (how == "silent") body += "exit 0\n";
-    if (how == "gated") {
-      // Which sweep started it: only sweep B of the lock race test runs with the gap hook set.
-      body += "who=C\n[ -n \"$DPSCALE_TEST_OUT_LOCK_GAP\" ] && who=B\necho \"$who " + mode + "\" >> " +
-              dir.file("gated.log") + "\n";
-      body += "i=0\nwhile [ ! -e " + dir.file("release") + " ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done\n" +
-              "printf 'RESULTS_JSON: '\ncat " + dir.file(mode + ".json") + "\necho\n";
-    }
-    write_file(bin + "/" + mode_named(mode).executable, body, true);
-  }
-  ProcessResult sweep(std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"sweep", config, "--out", out, "--bin-dir", bin, "--launcher", "none", "--disturbed-reruns", "0", "--probe-seconds", "0"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return test::dpscale(a, 120);
-  }
-  std::vector<std::string> called() { return lines_of(read_file(calls)); }
-};
 
 bool process_gone(int pid) {
   if (::kill(pid, 0) != 0) return true;
@@ -125,65 +82,6 @@ TEST(HarnessSweep, FailingAndTimedOutRunsAreRecordedAndTheSweepGoesOn) {
   EXPECT_NE(r.err.find("[1/4] small single K=1  (elapsed 0s, time left unknown)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("[3/4] small interleaved K=2 pcie4  (elapsed "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("FAILED in "), std::string::npos) << r.err;
-}
-
-TEST(HarnessSweep, ResumeRunsOnlyWhatIsNotDone) {
-  FakeSweep f;
-  f.behave("naive", "fail");
-  EXPECT_EQ(f.sweep().exit_code, 1);
-  EXPECT_EQ(f.called().size(), 4u);
-
-  f.behave("naive", "ok");
-  std::filesystem::remove(f.calls);
-  const ProcessResult again = f.sweep({"--resume"});
-  EXPECT_EQ(again.exit_code, 0) << again.err;
-  ASSERT_EQ(f.called().size(), 1u) << "only the failed run is run again";
-  EXPECT_EQ(f.called()[0].substr(0, 6), "naive ");
-  EXPECT_NE(again.err.find("(3 already done there)"), std::string::npos) << again.err;
-
-  const Analysis a = analyse(read_results(f.out));
-  EXPECT_EQ(a.points.size(), 4u);
-  ASSERT_EQ(a.failed.size(), 1u);
-  EXPECT_TRUE(a.failed[0].retried_ok);
-
-  std::filesystem::remove(f.calls);
-  const std::string before = read_file(f.out);
-  EXPECT_EQ(f.sweep({"--resume"}).exit_code, 0);
-  EXPECT_FALSE(std::filesystem::exists(f.calls)) << "a finished sweep resumes to nothing";
-  EXPECT_EQ(read_file(f.out), before);
-}
-
-TEST(HarnessSweep, AnExistingOutNeedsResume) {
-  FakeSweep f;
-  write_file(f.out, "keep me\n");
-  const ProcessResult r = f.sweep();
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("exists: pass --resume"), std::string::npos) << r.err;
-  EXPECT_EQ(read_file(f.out), "keep me\n");
-  EXPECT_FALSE(std::filesystem::exists(f.calls));
-}
-
-TEST(HarnessSweep, ResumeAfterACutOffLineStartsANewLine) {
-  FakeSweep f;
-  const SweepPoint s = pt("small", "single", 1);
-  RunInfo info;
-  info.config = "fake";
-  info.run_id = s.run_id("fake");
-  info.config_hash = config_hash(load_config(f.config));
-  const std::string good = make_sweep_line(s, info, {}, make_record(s, 0.5), "").dump() + "\n";
-  write_file(f.out, good + good.substr(0, 50));  // the next run was being written when killed
-  const ProcessResult r = f.sweep({"--resume"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(f.called().size(), 3u) << "single was done";
-  // --resume repairs the file (one message), so no later read warns about it.
-  EXPECT_NE(r.err.find("out.jsonl: removed a cut-off last line (50 bytes, left by an interrupted sweep)"), std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
-  const ResultsFile rf = read_results(f.out);
-  EXPECT_EQ(rf.entries.size(), 4u);
-  EXPECT_TRUE(rf.warnings.empty());
-  EXPECT_EQ(lines_of(read_file(f.out)).size(), 4u);
-  EXPECT_EQ(read_file(f.out).substr(0, good.size()), good);
 }
 
 TEST(HarnessSweep, RunsWithoutAProperRecordFail) {
@@ -386,36 +284,6 @@ TEST(HarnessSweep, ASweepThatOpenedARemovedLockFileDoesNotRunBesideTheNewHolder)
   EXPECT_EQ(rf.entries.size(), 4u);
   EXPECT_EQ(ids.size(), 4u);
   EXPECT_FALSE(std::filesystem::exists(lock)) << "the lock file goes with the sweep";
-}
-
-TEST(HarnessSweep, ResumeRefusesAFileMadeByAnotherConfig) {
-  FakeSweep f;
-  ASSERT_EQ(f.sweep().exit_code, 0);
-  const std::string before = read_file(f.out);
-  const auto first = nlohmann::json::parse(lines_of(before)[0]);
-  ASSERT_EQ(first["run"]["config_hash"].get<std::string>().size(), 16u);
-
-  // Other trainer options: the same run ids would be measured differently.
-  write_file(f.config, R"({"name": "fake", "models": ["small"], "modes": ["single", "naive", "interleaved", "bucketed"],
-                           "world_sizes": [2], "bucket_caps_mb": [1], "link": "pcie4", "options": {"lr": 0.5}})");
-  ProcessResult r = f.sweep({"--resume"});
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("out.jsonl:1 was made with other options, link or backend (config hash "), std::string::npos) << r.err;
-  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
-  // Another config altogether.
-  write_file(f.config, R"({"name": "other", "models": ["small"], "modes": ["single"]})");
-  r = f.sweep({"--resume"});
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("out.jsonl:1 was made by config 'fake', not 'other'"), std::string::npos) << r.err;
-  EXPECT_EQ(read_file(f.out), before) << "a refused resume writes nothing";
-
-  // Control: the same settings with one more world size extend the sweep.
-  write_file(f.config, R"({"name": "fake", "models": ["small"], "modes": ["single", "naive", "interleaved", "bucketed"],
-                           "world_sizes": [2, 4], "bucket_caps_mb": [1], "link": "pcie4", "timeout_s": 30})");
-  std::filesystem::remove(f.calls);
-  r = f.sweep({"--resume"});
-  EXPECT_NE(r.err.find("(4 already done there)"), std::string::npos) << r.err;
-  EXPECT_EQ(f.called().size(), 3u) << "the K=4 points only";
 }
 
 // Every process of a sweep's run, found through /proc by a marker in its command line.

@@ -2,7 +2,10 @@
 // fake trainers: a quiet run is fit to judge and not rerun; a run beside a busy loop (one the
 // run itself leaves behind, outside the processes the sweep reaps) is marked disturbed, naming
 // the CPU the others used, and rerun at once, at most --disturbed-reruns times; the last attempt
-// replaces it when the file is read; and --disturbed-reruns 0 keeps the disturbed run.
+// replaces it when the file is read; and --disturbed-reruns 0 keeps the disturbed run. Those
+// records carry no run delay (as older ones): records that do are judged by it — a run whose
+// ranks lost half its epochs is disturbed and rerun, one beside the same busy loop whose ranks
+// lost 1% is not.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -26,13 +29,16 @@ struct StateSweep {
   // single is quiet; naive prints its record after 1.2 s, and while the flag file exists (it
   // removes it, so only its first run) leaves a 1.25 s busy loop behind in a process of its own.
   // modes: the config's list, as JSON ("single", "naive" or both).
-  explicit StateSweep(const std::string& modes = R"(["single", "naive"])") {
+  explicit StateSweep(const std::string& modes = R"(["single", "naive"])",
+                      std::optional<double> run_delay_share = std::nullopt) {
     std::filesystem::create_directories(bin);
     write_file(config, R"({"name": "state", "models": ["small"], "modes": )" + modes +
                            R"(, "world_sizes": [2], "link": "pcie4", "timeout_s": 30})");
     for (const std::string mode : {"single", "naive"}) {
       const SweepPoint p = mode == "single" ? pt("small", mode, 1) : pt("small", mode, 2, {}, "pcie4");
-      write_file(dir.file(mode + ".json"), to_json(make_record(p, 0.5, 0.1)).dump());
+      RunRecord rec = make_record(p, 0.5, 0.1);
+      rec.run_delay_share = run_delay_share;
+      write_file(dir.file(mode + ".json"), to_json(rec).dump());
       std::string body = "#!/bin/sh\n";
       if (mode == "naive") {
         body += "if [ -e " + busy_flag + " ]; then rm -f " + busy_flag +
@@ -103,6 +109,33 @@ TEST(HarnessSweepState, ARunBesideABusyLoopIsDisturbedAndRunAgain) {
   EXPECT_EQ(f.entries[0].point.mode, "naive");
   EXPECT_EQ(f.entries[0].run.attempt, static_cast<int>(naive.size()) - 1);
   EXPECT_TRUE(f.warnings.empty());
+}
+
+TEST(HarnessSweepState, ARunWhoseRanksLostHalfTheEpochsIsDisturbedAndRunAgain) {
+  StateSweep s(R"(["naive"])", 0.5);
+  const ProcessResult r = s.sweep({"--disturbed-reruns", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = s.lines();
+  ASSERT_EQ(lines.size(), 2u) << "disturbed, then once more\n" << r.err;
+  for (const auto& l : lines) {
+    const auto& why = l["system"]["state"]["disturbed"];
+    ASSERT_TRUE(why.is_string()) << l.dump();
+    EXPECT_EQ(why.get<std::string>().rfind("run delay 50% of the epochs (others ", 0), 0u) << why;
+  }
+}
+
+// Negative control of the old rule: the busy loop takes another CPU's worth beside the run, but
+// the ranks lost 1% of their epochs: fit, not rerun.
+TEST(HarnessSweepState, ABusyLoopTheRanksDidNotWaitForDoesNotDisturb) {
+  StateSweep s(R"(["naive"])", 0.01);
+  write_file(s.busy_flag, "");
+  const ProcessResult r = s.sweep({"--disturbed-reruns", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = s.lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  const auto& st = lines[0]["system"]["state"];
+  EXPECT_GT(st["others_cpus"].get<double>(), 0.5) << st.dump();  // recorded all the same
+  EXPECT_TRUE(st["disturbed"].is_null()) << st.dump();
 }
 
 TEST(HarnessSweepState, NoRerunsKeepsTheDisturbedRun) {

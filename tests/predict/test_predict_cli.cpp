@@ -109,5 +109,39 @@ TEST(PredictCli, BadInputIsOneLineAndExitTwo) {
   }
 }
 
+// Each refusal names the option it is about, in one line: an empty --world-sizes is no default,
+// --fit-step's own values are --fit-step's (not --fit-comm's), and a --fit-step epoch that is
+// not longer than its comm time, or whose compute shrank faster than 1/K, fits no fixed step
+// (the fit used to clamp it to 0 without a word). Each with its control.
+TEST(PredictCli, EachRefusalNamesItsOwnOption) {
+  const std::vector<std::string> base = {"predict", "--single", "small=0.1", "--fit-comm", "small:2=0.03"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"predict", "--single", "small=0.03", "--link", "pcie4", "--world-sizes", ""}, "--world-sizes: must be a comma-separated list"},
+           {{"predict", "--single", "small=0.03", "--link", "pcie4", "--world-sizes", "2,"}, "--world-sizes: must be a comma-separated list"},
+           {with(base, {"--fit-step", "x"}), "--fit-step: 'x' is not MODEL:K=SECONDS"},
+           {with(base, {"--fit-step", "small:1=0.1"}), "--fit-step: 'small:1=0.1': must be at least 2"},
+           {with(base, {"--fit-step", "small:2=0.02"}),
+            "--fit-step: small:2's epoch 0.02 s is not longer than its comm time 0.03 s in --fit-comm"},
+           {with(base, {"--fit-step", "small:2=0.04"}),
+            "--fit-step: small:2: its compute per step (epoch less comm) 0.3125 ms is below the single run's per-step "
+            "compute / K 1.562 ms: no fixed step fits it"}}) {
+    std::string cmd;
+    for (const std::string& a : args) cmd += "'" + a + "' ";
+    SCOPED_TRACE(cmd);
+    const ProcessResult r = dpscale(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    ASSERT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  // Controls: an epoch whose compute is above T1/K fits, and world sizes given are taken.
+  EXPECT_EQ(dpscale(with(base, {"--fit-step", "small:2=0.1", "--world-sizes", "2"})).exit_code, 0);
+  EXPECT_EQ(dpscale({"predict", "--single", "small=0.03", "--link", "pcie4", "--world-sizes", "2,4"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace dpscale::test

@@ -1,6 +1,7 @@
 // test_bad_options.cpp — bad command-line values: each exits 2 with one line on stderr naming
 // the problem, before any heavy work. Also --backend cuda without a GPU, --save into a missing
-// directory or onto a directory, and a diverging run (non-finite loss).
+// directory or onto a directory, a --trace that cannot be written or --trace-steps past the
+// last step (refused before training), and a diverging run (non-finite loss).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -127,6 +128,34 @@ TEST_F(SingleBadSave, FailedWriteLeavesNoPartialFile) {
   EXPECT_EQ(entries(), std::set<std::string>{"ckpt.safetensors"});
   std::ifstream in(ckpt, std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "previous checkpoint");
+}
+
+// --trace is written by rank 0 after the timed epochs: a path that cannot be written is refused
+// as the option is parsed — no banner, no training — not found when the training is over.
+class SingleBadTrace : public test::TempDirTest {};
+
+TEST_F(SingleBadTrace, AnUnwritableTraceIsRefusedBeforeTraining) {
+  std::ofstream(path("blocker")) << "a file where a directory would have to be";
+  for (const std::string& trace : {std::string("/proc/dpscale-trace.json"), path(""), path("blocker/trace.json")}) {
+    SCOPED_TRACE(trace);
+    expect_bad_input(run_trainer(tiny_run({{"--trace", trace}})), {"--trace"});  // no banner allowed
+    EXPECT_EQ(entries(), std::set<std::string>{"blocker"});
+  }
+}
+
+// A --trace-steps range past the run's last timed step would trace nothing (or less than asked):
+// refused before training, naming the steps the run has. 128 samples / batch 32 = 4 steps.
+TEST_F(SingleBadTrace, TraceStepsPastTheLastStepAreRefusedBeforeTraining) {
+  const std::string trace = path("t.json");
+  expect_bad_input(run_trainer(tiny_run({{"--trace", trace}, {"--trace-steps", "5:6"}})),
+                   {"--trace-steps 5:6 goes past the run's last timed step: it has 4 (4 per epoch x --epochs 1)"});
+  expect_bad_input(run_trainer(tiny_run({{"--trace", trace}, {"--trace-steps", "3:4"}, {"--max-steps", "2"}})),
+                   {"--trace-steps 3:4", "it has 2", "stopped by --max-steps"});
+  EXPECT_TRUE(entries().empty()) << "no trace written";
+  // Control: the last steps of the run are traced.
+  const ProcessResult ok = run_trainer(tiny_run({{"--trace", trace}, {"--trace-steps", "3:4"}}));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(entries(), std::set<std::string>{"t.json"});
 }
 
 TEST(SingleDivergence, NonFiniteLossStopsTraining) {

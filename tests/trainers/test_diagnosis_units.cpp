@@ -54,6 +54,23 @@ TEST(DiagnosisRule, StragglerIsNotMistakenForCommunication) {
 
 // The others' compute is skewed on purpose, so that their median and their mean differ: a rule
 // that measured the imbalance against the mean (or any other centre) gives another share.
+// The straggler rule found the slow rank contended (its extra compute matched by its run delay):
+// the imbalance that bounds the step is the machine's, labelled `contended`, with no straggler
+// rank. Negative control: another rank contended leaves the slow one a straggler.
+TEST(DiagnosisRule, AContendedSlowRankIsLabelledContended) {
+  DiagnosisInput in = two_ranks({0.1, 0.52, 0.0}, {0.6, 0.02, 0.0}, 0.65);
+  in.contended_rank = 1;
+  Diagnosis d = diagnose(in);
+  EXPECT_EQ(d.bottleneck, "contended");
+  EXPECT_FALSE(d.straggler_rank);
+  EXPECT_EQ(d.line.rfind("contended: rank 1 computes 500.0 ms (77% of the step) longer", 0), 0u) << d.line;
+  in.contended_rank = 0;
+  d = diagnose(in);
+  EXPECT_EQ(d.bottleneck, "straggler");
+  ASSERT_TRUE(d.straggler_rank);
+  EXPECT_EQ(*d.straggler_rank, 1);
+}
+
 TEST(DiagnosisRule, StragglerAmongFourIsTheArgmaxAgainstTheOthersMedian) {
   DiagnosisInput in;
   in.ranks = {{0.10, 0.4, 0}, {0.16, 0.34, 0}, {0.50, 0.01, 0}, {0.10, 0.4, 0}};

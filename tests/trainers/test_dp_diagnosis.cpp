@@ -132,6 +132,25 @@ TEST(DpDiagnosis, PerRankTimesAreConsistent) {
   EXPECT_EQ(j["inject_delay"], "");
   EXPECT_EQ(j["triad_steps"], 0);
   EXPECT_TRUE(j["overlap_pct"].is_null());
+  // Contention (schedstat): one entry per rank, one share per epoch, and the run's share is the
+  // largest rank's run delay over the epochs' time.
+  const auto delay = j["per_rank_run_delay_s"].get<std::vector<double>>();
+  const auto step_delay = j["per_rank_step_run_delay_s"].get<std::vector<double>>();
+  const auto switches = j["per_rank_involuntary_switches"].get<std::vector<double>>();
+  ASSERT_EQ(delay.size(), 2u);
+  ASSERT_EQ(step_delay.size(), 2u);
+  ASSERT_EQ(switches.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_GE(delay[r], 0.0);
+    EXPECT_GE(switches[r], 0.0);
+    // A step's (median) delay is at most its epoch's total.
+    EXPECT_LE(step_delay[r], delay[r] + 1e-9);
+  }
+  const auto epochs = j["epoch_times_s"].get<std::vector<double>>();
+  ASSERT_EQ(j["epoch_run_delay_share"].size(), epochs.size());
+  ASSERT_TRUE(j["run_delay_share"].is_number());
+  EXPECT_NEAR(j["run_delay_share"].get<double>(), std::max(delay[0], delay[1]) / epochs[0], 1e-9);
+  EXPECT_TRUE(j["contended_rank"].is_null() || j["straggler_rank"].is_null()) << "never both";
 }
 
 // The tiny model's all-reduces in launch order (backward: last layer first, weight then bias),

@@ -1,7 +1,8 @@
 // test_dp_errors.cpp — the data-parallel trainers fail cleanly and never hang.
 //
 // Bad input (non-divisible batch, a bucket cap of 0 or below, an unknown link, an absurd link
-// dilation, no mpirun, replicas with different weights, ranks launched with different options —
+// dilation, no mpirun, a --trace that cannot be written, replicas with different weights, ranks
+// launched with different options —
 // --seed included, as it draws the data —, a file only one rank cannot read): exit status 2
 // and exactly one line from our program naming the problem (mpirun adds its own banner to
 // stderr, which we ignore). Every run has a timeout that must not fire.
@@ -99,6 +100,16 @@ TEST(DpErrors, AbsurdLinkDilation) {
                          "train_dp_naive", "--link-dilation: '1e300' is above 1e6");
 }
 
+// A --trace that cannot be written ends every rank before any training (the path is checked as
+// the options are parsed, on every rank), with one line: no banner, no record.
+TEST(DpErrors, AnUnwritableTraceEndsEveryRankBeforeTraining) {
+  const std::vector<std::string> argv =
+      mpirun_argv(2, "train_dp_interleaved", with(kSmallRun, {"--trace", "/proc/dpscale-trace.json"}));
+  expect_one_line_exit_2(argv, "train_dp_interleaved", "--trace: cannot create '/proc/dpscale-trace.json'");
+  const ProcessResult r = run(argv, 60);
+  EXPECT_EQ(r.err.find("#   model"), std::string::npos) << "refused before the set-up's banner:\n" << describe(argv, r);
+}
+
 TEST(DpErrors, StartedWithoutMpirun) {
   for (const std::string exe : {"train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"}) {
     SCOPED_TRACE(exe);
@@ -147,7 +158,7 @@ TEST(DpErrors, OnlyOneRankCannotReadItsInit) {
   write_random_checkpoint(dir.file("a.safetensors"), kTinyModel, 1);
   expect_one_line_exit_2(mpmd("train_dp_naive", with(kSmallRun, {"--init", dir.file("a.safetensors")}),
                               with(kSmallRun, {"--init", dir.file("missing.safetensors")})),
-                         "train_dp_naive", "(rank 1): safetensors: cannot open");
+                         "train_dp_naive", "(rank 1): --init: cannot open");
 }
 
 // --- a rank killed mid-run -------------------------------------------------------------------

@@ -4,7 +4,9 @@
 //   * every all-reduce starts no earlier than the end of the backward span of the last tensor
 //     it covers (a gradient is reduced only once it exists);
 //   * bucketed: some all-reduce starts before that rank's backward has ended (overlap);
-//   * naive (the negative control): none does — it reduces after backward.
+//   * naive (the negative control): none does — it reduces after backward;
+//   * each rank carries its contention counters: per traced step a run delay (ms) and an
+//     involuntary-switch count, at the step's start, and a zero when the last traced step ends.
 // The file's size per traced step and rank is printed (the README quotes it).
 //
 // Run: ctest -R DpTrace --output-on-failure
@@ -91,6 +93,25 @@ TEST(DpTrace, BucketedOverlapsBackwardAndNoAllreducePrecedesItsGradient) {
     }
   }
   EXPECT_GT(overlapping, 0) << "bucketed all-reduces must start while backward still runs";
+  // Contention counters: per rank, steps 2 and 3 and the closing zero, each series apart.
+  std::map<std::pair<int, std::string>, std::vector<nlohmann::json>> counters;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "C") counters[{e["pid"].get<int>(), e["name"].get<std::string>()}].push_back(e);
+  }
+  for (int pid : {0, 1}) {
+    const auto& delay = counters[{pid, "run delay (ms per step)"}];
+    const auto& switches = counters[{pid, "involuntary switches (per step)"}];
+    ASSERT_EQ(delay.size(), 3u) << "rank " << pid;
+    ASSERT_EQ(switches.size(), 3u) << "rank " << pid;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GE(delay[i]["args"]["ms"].get<double>(), 0.0);
+      EXPECT_GE(switches[i]["args"]["count"].get<int64_t>(), 0);
+      if (i > 0) {
+        EXPECT_GT(delay[i]["ts"].get<double>(), delay[i - 1]["ts"].get<double>());
+      }
+    }
+    EXPECT_EQ(delay[2]["args"]["ms"].get<double>(), 0.0);
+  }
   std::printf("trace: %ju bytes, %.1f kB per step and rank\n", t.bytes, t.bytes / 4.0 / 1e3);
 }
 

@@ -1,7 +1,10 @@
 // test_straggler_rule.cpp — the straggler rule (trainers/diagnosis/straggler.h) on synthetic per-rank
 // medians: a rank whose compute is 10% of the step slower is named with cause `compute`, a
 // clean record names none, a slow loader or link is named with its cause, and the lateness a
-// slow compute or loader causes in a rank's link hold does not make it a link straggler.
+// slow compute or loader causes in a rank's link hold does not make it a link straggler; a rank
+// whose compute excess is its own wait for a CPU (run delay) is contended, not a straggler, while
+// extra compute without run delay stays a straggler, run delay without extra compute names
+// nothing, and a rank that waits more because it computes more stays a straggler.
 //
 // Run: ctest -R StragglerRule --output-on-failure
 #include <gtest/gtest.h>
@@ -89,6 +92,94 @@ TEST(StragglerRule, TheLargestShareNamesTheCause) {
   EXPECT_EQ(s.found->cause, "compute");
 }
 
+// Beside a busy neighbour a rank that shares its core with it waits for the CPU inside its
+// compute, which a clock's interval (a GPU's events, several BLAS threads) counts as compute:
+// take that extra wait off and nothing of a straggler is left.
+TEST(StragglerRule, ExtraComputeThatIsRunDelayIsContendedNotAStraggler) {
+  for (int k : {2, 4}) {
+    for (int slow = 0; slow < k; ++slow) {
+      std::vector<RankMedians> r = clean(k);
+      for (RankMedians& m : r) m.compute_run_delay = 0.004;  // every rank waits a little
+      r[slow].compute += 0.008;                             // 8% of the step longer ...
+      r[slow].compute_run_delay += 0.006;                   // ... 6 ms of it waiting for a CPU
+      const StragglerScan s = find_straggler(r, 0.100);
+      EXPECT_FALSE(s.found) << "K=" << k << " rank " << slow << ": " << describe(s);
+      ASSERT_TRUE(s.contended) << describe(s);
+      EXPECT_EQ(s.contended->rank, slow);
+      EXPECT_EQ(s.contended->cause, "compute");
+      EXPECT_NEAR(s.contended->delay_excess_s, 0.006, 1e-12);
+      const std::string line = describe(s);
+      EXPECT_EQ(line.rfind("no straggler: rank " + std::to_string(slow) + " contended (compute +", 0), 0u) << line;
+      EXPECT_NE(line.find(" ms per step, run delay +6.0 ms) (largest excess: compute "), std::string::npos) << line;
+    }
+  }
+  // The bound, in binary fractions (no rounding): 12.5% of the step longer, 9.375% of it waiting
+  // leaves 3.125%: contended; 6.25% of it waiting leaves 6.25%: a straggler.
+  EXPECT_TRUE(find_straggler({{0.5, 0, 0, 0.25}, {0.625, 0, 0, 0.34375}}, 1.0).contended);
+  const StragglerScan s = find_straggler({{0.5, 0, 0, 0.25}, {0.625, 0, 0, 0.3125}}, 1.0);
+  EXPECT_TRUE(s.found) << describe(s);
+  EXPECT_FALSE(s.contended);
+}
+
+// Negative control: a rank that computes 10% longer and waited barely more than the others (it had
+// its CPU; its own work was slower) is a straggler, even when every rank waits for a CPU a lot.
+TEST(StragglerRule, ExtraComputeWithoutRunDelayIsStillAStraggler) {
+  for (int k : {2, 4}) {
+    std::vector<RankMedians> r = clean(k);
+    for (RankMedians& m : r) m.compute_run_delay = 0.040;  // a busy machine: everybody waits
+    r[1].compute += 0.010;
+    r[1].compute_run_delay += 0.002;
+    const StragglerScan s = find_straggler(r, 0.110);
+    EXPECT_FALSE(s.contended) << describe(s);
+    ASSERT_TRUE(s.found) << describe(s);
+    EXPECT_EQ(s.found->rank, 1);
+    EXPECT_EQ(s.found->cause, "compute");
+    EXPECT_NEAR(s.found->delay_excess_s, 0.002, 1e-12);
+  }
+}
+
+// On a loaded machine a rank that needs more CPU also waits more, in proportion (here 7 ms of
+// waiting per ms of work, as at a load of 15 on 2 cores): its extra wait is the consequence, and
+// its own 11 ms (5.5% of the step) remain — a straggler. Where compute is CPU time the wait is not
+// in it at all (compute_run_delay 0), and the same rank is a straggler too.
+TEST(StragglerRule, ARankThatWaitsBecauseItComputesMoreIsAStraggler) {
+  std::vector<RankMedians> r = clean(2);
+  for (RankMedians& m : r) m.compute_run_delay = 0.100;
+  r[1].compute += 0.011 + 0.077;
+  r[1].compute_run_delay += 0.077;
+  StragglerScan s = find_straggler(r, 0.200);
+  ASSERT_TRUE(s.found) << describe(s);
+  EXPECT_EQ(s.found->rank, 1);
+  EXPECT_FALSE(s.contended);
+
+  r = clean(2);
+  r[1].compute += 0.011;
+  s = find_straggler(r, 0.200);
+  ASSERT_TRUE(s.found) << describe(s);
+  EXPECT_EQ(s.found->rank, 1);
+}
+
+// Negative control: run delay alone, with no excess in compute, loader or link, names nobody —
+// neither a straggler nor a contended rank; and a loader or link excess is not checked against run
+// delay (those are waits of sleeping threads, which run delay does not see).
+TEST(StragglerRule, RunDelayWithoutExtraComputeNamesNone) {
+  for (int k : {2, 4}) {
+    std::vector<RankMedians> r = clean(k);
+    r[k - 1].compute_run_delay = 0.050;  // half the step waiting for a CPU, the same compute
+    const StragglerScan s = find_straggler(r, 0.100);
+    EXPECT_FALSE(s.found) << describe(s);
+    EXPECT_FALSE(s.contended) << describe(s);
+    EXPECT_EQ(describe(s).rfind("no straggler (", 0), 0u) << describe(s);
+  }
+  std::vector<RankMedians> r = clean(2);
+  r[1].loader += 0.010;
+  r[1].compute_run_delay = 0.050;
+  const StragglerScan s = find_straggler(r, 0.110);
+  ASSERT_TRUE(s.found) << describe(s);
+  EXPECT_EQ(s.found->cause, "loader");
+  EXPECT_FALSE(s.contended);
+}
+
 TEST(StragglerRule, OneRankOrNoStepNamesNone) {
   EXPECT_FALSE(find_straggler({{0.1, 0.0, 0.0}}, 0.1).found);
   std::vector<RankMedians> r = clean(2);
@@ -118,6 +209,35 @@ TEST(StragglerRule, TheTraceMarksTheStragglersSpansOfItsCause) {
   const std::string plain = Tracer::merge({events, events}, {{"mode", "bucketed"}});
   EXPECT_EQ(plain.find("cname"), std::string::npos);
   EXPECT_EQ(plain.find("straggler"), std::string::npos);
+}
+
+// A contended rank is named so, its spans of the cause carry args.contended (not straggler), and
+// otherData names it under "contended"; nothing says straggler.
+TEST(StragglerRule, TheTraceLabelsAContendedRankAsContended) {
+  const std::string events = R"j([{"name": "forward + loss", "ph": "X", "tid": 1, "ts": 0, "dur": 4},
+                                  {"name": "backward layers.1.weight", "ph": "X", "tid": 1, "ts": 4, "dur": 5},
+                                  {"name": "run delay (ms per step)", "ph": "C", "ts": 0, "args": {"ms": 3.5}}])j";
+  const nlohmann::json file =
+      nlohmann::json::parse(Tracer::merge({events, events}, {{"mode", "bucketed"}}, {0, "compute", true}));
+  int marked = 0, counters = 0;
+  for (const auto& e : file["traceEvents"]) {
+    if (e.value("ph", "") == "M" && e["name"] == "process_name" && e["pid"] == 0) {
+      EXPECT_EQ(e["args"]["name"], "rank 0 — contended (compute), not a straggler");
+    }
+    if (e.value("ph", "") == "C") {
+      ++counters;
+      EXPECT_FALSE(e.contains("cname"));
+    }
+    if (!e.contains("cname")) continue;
+    ++marked;
+    EXPECT_EQ(e["pid"], 0);
+    EXPECT_EQ(e["args"]["contended"], "compute");
+    EXPECT_FALSE(e["args"].contains("straggler"));
+  }
+  EXPECT_EQ(marked, 1);
+  EXPECT_EQ(counters, 2);  // one per rank, kept with its process
+  EXPECT_EQ(file["otherData"]["contended"]["rank"], 0);
+  EXPECT_FALSE(file["otherData"].contains("straggler"));
 }
 
 }  // namespace

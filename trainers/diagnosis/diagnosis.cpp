@@ -62,6 +62,10 @@ Diagnosis diagnose(const DiagnosisInput& in) {
     d.line = "compute-bound: compute is " + pct(std::min(1.0, compute / step)) + " of the " + ms(step) +
              " step; exposed all-reduce " + pct(d.comm_share) + ", loader " + pct(d.loader_share) +
              ", rank imbalance " + pct(d.straggler_share) + (in.data_parallel ? "; γ = " + num(gamma) : "");
+  } else if (top == d.straggler_share && in.contended_rank == static_cast<int>(slow)) {
+    d.bottleneck = "contended";
+    d.line = "contended: rank " + std::to_string(slow) + " computes " + ms(imbalance) + " (" + pct(d.straggler_share) +
+             " of the step) longer than the others, nearly all of it waiting for a CPU: the machine, not the rank";
   } else if (top == d.straggler_share) {
     d.bottleneck = "straggler";
     d.straggler_rank = static_cast<int>(slow);

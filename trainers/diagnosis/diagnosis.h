@@ -11,7 +11,10 @@
 //                 also wait for it: that part is imbalance, not communication)
 //   loader        mean_r l_r
 //   share of each = its time / T. The largest share names the bottleneck when it is at least
-//   kBottleneckShare (25%) of the step; otherwise the run is compute-bound.
+//   kBottleneckShare (25%) of the step; otherwise the run is compute-bound. When the imbalance
+//   names it and its rank is the one the straggler rule found contended (its compute excess,
+//   less its extra run delay, under the straggler share: straggler.h), the label is `contended`:
+//   the machine, not the rank, bounds it.
 //
 // γ = comm busy / compute, per step (the textbook's comm-to-compute ratio).
 #pragma once
@@ -37,10 +40,11 @@ struct DiagnosisInput {
   // Per rank, the compute the straggler's imbalance is judged on, when there is a steadier
   // measure than c_r (trainers/diagnosis/straggler.h: the compute clock's per-step medians); empty: c_r.
   std::vector<double> imbalance_compute;
+  std::optional<int> contended_rank;  // straggler.h's StragglerScan::contended
 };
 
 struct Diagnosis {
-  std::string bottleneck;  // compute | communication | loader | straggler
+  std::string bottleneck;  // compute | communication | loader | straggler | contended
   std::optional<int> straggler_rank;
   std::string line;
   double comm_share = 0.0, loader_share = 0.0, straggler_share = 0.0;

@@ -1,6 +1,7 @@
 // run_diagnosis.cpp — gathering, the triad, the trace file and the record's diagnosis fields.
 #include "trainers/diagnosis/run_diagnosis.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "contract/allreduce_algo.h"
@@ -50,6 +51,32 @@ void write_trace(const RankSetup& s, const std::vector<std::string>& per_rank, c
 
 double per(double total, double n) { return n > 0 ? total / n : 0.0; }
 
+// The contention fields: per rank per epoch, per rank per step, per epoch, and the run's share
+// (the largest rank's run delay over the timed epochs' time: the step waits for its slowest rank).
+void fill_contention(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& epochs) {
+  if (d.timings.empty() || !d.timings.front().contention_read) return;
+  const double n_epochs = static_cast<double>(epochs.front().size());
+  double total_time = 0.0, largest = 0.0;
+  for (double e : r.epoch_times_s) total_time += e;
+  for (size_t rank = 0; rank < epochs.size(); ++rank) {
+    double delay = 0.0, switches = 0.0;
+    for (const EpochStats& e : epochs[rank]) {
+      delay += e.run_delay_s;
+      switches += static_cast<double>(e.involuntary_switches);
+    }
+    r.per_rank_run_delay_s.push_back(per(delay, n_epochs));
+    r.per_rank_involuntary_switches.push_back(per(switches, n_epochs));
+    r.per_rank_step_run_delay_s.push_back(d.timings[rank].run_delay_med_s);
+    largest = std::max(largest, delay);
+  }
+  for (size_t e = 0; e < r.epoch_times_s.size() && e < epochs.front().size(); ++e) {
+    double most = 0.0;
+    for (const std::vector<EpochStats>& rank : epochs) most = std::max(most, rank[e].run_delay_s);
+    r.epoch_run_delay_share.push_back(per(most, r.epoch_times_s[e]));
+  }
+  r.run_delay_share = per(largest, total_time);
+}
+
 }  // namespace
 
 DiagnosisData finish_diagnosis(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepProbe& probe,
@@ -87,29 +114,40 @@ void fill_diagnosis(RunRecord& r, const DiagnosisData& d, const PerRankEpochs& e
     r.per_rank_wait_s.push_back(per(wait, n_epochs));
     r.loader_s += per(t.loader_s, n_epochs) / k;
     in.ranks.push_back(RankStep{per(t.compute_s, steps), per(wait, steps), per(t.loader_s, steps)});
-    medians.push_back(RankMedians{t.compute_med_s, t.loader_med_s, t.link_med_s});
+    // CPU time holds none of the compute thread's waiting: nothing of it to take off.
+    medians.push_back(RankMedians{t.compute_med_s, t.loader_med_s, t.link_med_s,
+                                  t.compute_is_cpu_time ? 0.0 : t.compute_delay_med_s});
     in.imbalance_compute.push_back(t.compute_med_s);
   }
   double total = 0.0;
   for (double e : r.epoch_times_s) total += e;
   in.step_s = per(total, steps);
   in.busy_s = r.comm_busy_s ? per(*r.comm_busy_s * n_epochs, steps) : 0.0;
+  fill_contention(r, d, epochs);
+  // The rank and cause come from the straggler rule alone; when the imbalance also bounds the
+  // step, the bottleneck says `straggler` (or `contended`) of the same rank (both judge the same
+  // medians).
+  StragglerScan scan;
+  if (mode.data_parallel) scan = find_straggler(medians, in.step_s);
+  if (scan.contended) in.contended_rank = scan.contended->rank;
   const Diagnosis diag = diagnose(in);
   r.bottleneck = diag.bottleneck;
   r.diagnosis = diag.line;
   if (mode.data_parallel) {
-    // The rank and cause come from the straggler rule alone; when the imbalance also bounds the
-    // step, the bottleneck says `straggler` of the same rank (both judge the same medians).
-    const StragglerScan scan = find_straggler(medians, in.step_s);
     if (scan.found) {
       r.straggler_rank = scan.found->rank;
       r.straggler_cause = scan.found->cause;
+    }
+    if (scan.contended) {
+      r.contended_rank = scan.contended->rank;
+      r.contended_cause = scan.contended->cause;
     }
     r.diagnosis += "; " + describe(scan);
   }
   if (!o.trace_path.empty()) {
     TraceStraggler straggler;
-    if (r.straggler_rank) straggler = {*r.straggler_rank, r.straggler_cause.value_or("compute")};
+    if (scan.found) straggler = {scan.found->rank, scan.found->cause, false};
+    if (scan.contended) straggler = {scan.contended->rank, scan.contended->cause, true};
     write_trace(s, d.trace_events, straggler);
   }
 

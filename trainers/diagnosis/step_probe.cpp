@@ -61,6 +61,11 @@ StepProbe::~StepProbe() {
 
 void StepProbe::start() {
   if (comm_) comm_->take_call_log();
+  // The counts start here: threads born since construction (none, usually) are seen, and what
+  // every thread lost in warm-up is read away.
+  contention_.refresh_threads();
+  contention_.read();
+  epoch_contention_ = Contention{};
   if (tracer_) tracer_->set_origin();
 }
 
@@ -103,6 +108,7 @@ void StepProbe::compute_begin() {
   first_grad_ = true;
   if (delay_here_) owed_s_ = 0.0;
   if (cpu_clock_) cpu_begin_s_ = thread_cpu_s();
+  compute_delay_begin_s_ = compute_thread_.seconds();
   compute_timer_->start();
   if (tracer_) tracer_->mark(Track::compute);
 }
@@ -133,6 +139,7 @@ void StepProbe::on_grad_ready(const FlatTensor& t) {
 void StepProbe::compute_end() {
   compute_timer_->stop();
   if (cpu_clock_) step_cpu_.push_back(thread_cpu_s() - cpu_begin_s_);
+  step_compute_delay_.push_back(compute_thread_.seconds() - compute_delay_begin_s_);
   if (tracer_) tracer_->mark(Track::compute);
 }
 
@@ -155,6 +162,12 @@ void StepProbe::sync_done() {
 }
 
 void StepProbe::step_drained() {
+  // The step's one read of the rank's threads (contention.h): from the last step's end to this one's.
+  const Contention c = contention_.read();
+  step_run_delay_.push_back(c.run_delay_s);
+  epoch_contention_.run_delay_s += c.run_delay_s;
+  epoch_contention_.involuntary_switches += c.involuntary_switches;
+  if (tracer_) tracer_->contention(c.run_delay_s, c.involuntary_switches);
   if (!comm_) return;
   const std::vector<CallTiming> calls = comm_->take_call_log();
   double link = 0.0;
@@ -221,6 +234,16 @@ double low_quantile(std::vector<double> v) {
 }
 }  // namespace
 
+Contention StepProbe::take_epoch_contention() {
+  Contention c = epoch_contention_;
+  const Contention tail = contention_.read();
+  c.run_delay_s += tail.run_delay_s;
+  c.involuntary_switches += tail.involuntary_switches;
+  contention_.refresh_threads();
+  epoch_contention_ = Contention{};
+  return c;
+}
+
 RankTiming StepProbe::totals() {
   RankTiming t;
   t.compute_s = compute_sum_s_ + compute_timer_->take_seconds();
@@ -234,6 +257,10 @@ RankTiming StepProbe::totals() {
   }
   t.loader_med_s = median(step_loader_);
   t.link_med_s = median(step_link_);
+  t.run_delay_med_s = median(step_run_delay_);
+  t.contention_read = contention_.available();
+  t.compute_delay_med_s = median(step_compute_delay_);
+  t.compute_is_cpu_time = !step_cpu_.empty();
   return t;
 }
 

@@ -17,10 +17,14 @@
 // Per step it also keeps this rank's compute (host backends: wall and the thread's CPU time),
 // loader wait and link time, whose medians over the timed steps find a straggler and its cause
 // (trainers/diagnosis/straggler.h): a median ignores the few steps a busy machine took from one rank.
+// And, once per step (in step_drained), what the rank's threads lost to contention: their run
+// delay and involuntary switches (contention.h), per step for the record and the trace, summed
+// per epoch for the record and the disturbance rule; and the compute thread's own run delay
+// inside the compute interval (two reads of one file), for the straggler rule's `contended`.
 //
 // The probe exists only for the timed epochs; warm-up runs without it. With every diagnosis
-// option off it adds two timer marks per step and nothing else: the same rows, the same
-// all-reduces in the same order, the same weights.
+// option off it adds two timer marks and the contention reads (of /proc: under 10 µs) per step
+// and nothing else: the same rows, the same all-reduces in the same order, the same weights.
 #pragma once
 
 #include <chrono>
@@ -31,6 +35,7 @@
 #include "comm/communicator.h"
 #include "contract/diagnosis_options.h"
 #include "trainers/grad_sync.h"
+#include "trainers/diagnosis/contention.h"
 #include "trainers/loader.h"
 #include "models/interval_timer.h"
 #include "trainers/rank_setup.h"
@@ -48,6 +53,14 @@ struct RankTiming {
   // CPU time; a GPU's mean, whose per-step times would need a host sync), loader wait, link
   // time (CallTiming::link_s summed over the step's all-reduces).
   double compute_med_s = 0.0, loader_med_s = 0.0, link_med_s = 0.0;
+  // Per-step median of the run delay of the rank's threads (contention.h); 0 where unread.
+  double run_delay_med_s = 0.0;
+  bool contention_read = false;  // /proc gave schedstat
+  // Per-step median of the compute thread's own run delay inside the compute interval, and
+  // whether compute_med_s is CPU time (which holds none of that waiting) rather than a clock's
+  // interval (which holds all of it).
+  double compute_delay_med_s = 0.0;
+  bool compute_is_cpu_time = false;
 };
 
 class StepProbe final : public StepObserver {
@@ -72,6 +85,14 @@ class StepProbe final : public StepObserver {
 
   // Totals since construction (waits for the device's timer events).
   RankTiming totals();
+  // What the rank's threads lost since the last call (or start()): the steps' reads and one
+  // more for the epoch's tail. Refreshes the thread list. Call once per epoch.
+  Contention take_epoch_contention();
+  EpochWait take_epoch_wait() override {
+    const Contention c = take_epoch_contention();
+    return {c.run_delay_s, c.involuntary_switches};
+  }
+  bool contention_available() const { return contention_.available(); }
 
   // Per all-reduce of a step, in launch order: its bytes and its median duration (s) over the
   // timed steps (this rank's comm thread or comm stream). Empty in a world of one with no
@@ -98,6 +119,12 @@ class StepProbe final : public StepObserver {
   bool cpu_clock_ = false;          // compute timed in this thread's CPU time too
   double cpu_begin_s_ = 0.0;
   std::vector<double> step_cpu_;
+  ContentionReader contention_;
+  Contention epoch_contention_;     // this epoch's steps so far
+  std::vector<double> step_run_delay_;
+  ThreadRunDelay compute_thread_;   // the thread the probe was made on: the one that computes
+  double compute_delay_begin_s_ = 0.0;
+  std::vector<double> step_compute_delay_;
   double injected_loader_s_ = 0.0;  // the injected loader waits, summed
   bool first_grad_ = true;
   std::unique_ptr<UploadLane> lane_;  // a GPU's uploads of the staged batches (before loader_:

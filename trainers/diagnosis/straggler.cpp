@@ -8,21 +8,25 @@ namespace dpscale {
 
 namespace {
 
+// The median of every rank's `field` but rank `skip`'s (0 with no other rank).
+double median_except(const std::vector<RankMedians>& ranks, int skip, double RankMedians::*field) {
+  std::vector<double> rest;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (static_cast<int>(r) != skip) rest.push_back(ranks[r].*field);
+  }
+  if (rest.empty()) return 0.0;
+  std::sort(rest.begin(), rest.end());
+  const size_t n = rest.size();
+  return n % 2 ? rest[n / 2] : 0.5 * (rest[n / 2 - 1] + rest[n / 2]);
+}
+
 // The excess of the largest value over the median of the rest, and whose it is.
 std::pair<int, double> excess(const std::vector<RankMedians>& ranks, double RankMedians::*field) {
   int slow = 0;
   for (size_t r = 1; r < ranks.size(); ++r) {
     if (ranks[r].*field > ranks[slow].*field) slow = static_cast<int>(r);
   }
-  std::vector<double> rest;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    if (static_cast<int>(r) != slow) rest.push_back(ranks[r].*field);
-  }
-  if (rest.empty()) return {slow, 0.0};
-  std::sort(rest.begin(), rest.end());
-  const size_t n = rest.size();
-  const double med = n % 2 ? rest[n / 2] : 0.5 * (rest[n / 2 - 1] + rest[n / 2]);
-  return {slow, std::max(0.0, ranks[slow].*field - med)};
+  return {slow, std::max(0.0, ranks[slow].*field - median_except(ranks, slow, field))};
 }
 
 }  // namespace
@@ -49,18 +53,32 @@ StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_
   for (const Straggler& b : best) {
     if (b.share > top->share) top = &b;
   }
-  if (top->share >= kStragglerShare) scan.found = *top;
+  if (top->share < kStragglerShare) return scan;
+  Straggler s = *top;
+  if (s.cause == "compute") {
+    s.delay_excess_s = ranks[static_cast<size_t>(s.rank)].compute_run_delay -
+                       median_except(ranks, s.rank, &RankMedians::compute_run_delay);
+    if ((s.excess_s - s.delay_excess_s) / step_s < kStragglerShare) {
+      scan.contended = s;
+      return scan;
+    }
+  }
+  scan.found = s;
   return scan;
 }
 
 std::string describe(const StragglerScan& s) {
-  char b[200];
+  char b[260];
   char shares[120];
   std::snprintf(shares, sizeof shares, "largest excess: compute %.1f%%, loader %.1f%%, link %.1f%% of the step",
                 100.0 * s.compute_share, 100.0 * s.loader_share, 100.0 * s.link_share);
   if (s.found) {
     std::snprintf(b, sizeof b, "straggler rank %d (%s): +%.1f ms per step (%s)", s.found->rank, s.found->cause.c_str(),
                   1e3 * s.found->excess_s, shares);
+  } else if (s.contended) {
+    std::snprintf(b, sizeof b, "no straggler: rank %d contended (%s +%.1f ms per step, run delay +%.1f ms) (%s)",
+                  s.contended->rank, s.contended->cause.c_str(), 1e3 * s.contended->excess_s,
+                  1e3 * s.contended->delay_excess_s, shares);
   } else {
     std::snprintf(b, sizeof b, "no straggler (%s)", shares);
   }

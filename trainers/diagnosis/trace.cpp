@@ -36,6 +36,7 @@ StampClock& Tracer::clock_of(Track t) { return t == Track::loader ? static_cast<
 void Tracer::set_origin() {
   device_->anchor();
   origin_s_ = steady_seconds();
+  last_read_s_ = origin_s_;
 }
 
 void Tracer::begin_step(int64_t step) {
@@ -93,8 +94,24 @@ void Tracer::add_calls(const std::vector<CallTiming>& calls, const std::vector<i
   }
 }
 
+void Tracer::contention(double run_delay_s, int64_t involuntary_switches) {
+  const double now = steady_seconds();
+  if (on_) {
+    counters_.push_back(Counter{last_read_s_, run_delay_s, involuntary_switches});
+    // The last traced step's values end with it.
+    if (step_ == steps_.last) counters_.push_back(Counter{now, 0.0, 0});
+  }
+  last_read_s_ = now;
+}
+
 std::string Tracer::events_text() {
   ordered_json a = ordered_json::array();
+  for (const Counter& c : counters_) {
+    const double ts = (c.t_s - origin_s_) * 1e6;
+    a.push_back({{"name", "run delay (ms per step)"}, {"ph", "C"}, {"ts", ts}, {"args", {{"ms", 1e3 * c.run_delay_s}}}});
+    a.push_back({{"name", "involuntary switches (per step)"}, {"ph", "C"}, {"ts", ts},
+                 {"args", {{"count", c.switches}}}});
+  }
   for (Span& sp : spans_) {
     double start = sp.start_s, end = sp.end_s;
     if (sp.stamped) {
@@ -131,7 +148,9 @@ std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordere
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const int pid = static_cast<int>(r);
     const bool slow = pid == straggler.rank;
-    const std::string name = "rank " + std::to_string(r) + (slow ? " — straggler (" + straggler.cause + ")" : "");
+    const std::string label = straggler.contended ? "contended (" + straggler.cause + "), not a straggler"
+                                                  : "straggler (" + straggler.cause + ")";
+    const std::string name = "rank " + std::to_string(r) + (slow ? " — " + label : "");
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}});
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
     for (Track t : {Track::step, Track::compute, Track::comm, Track::loader}) {
@@ -141,14 +160,17 @@ std::string Tracer::merge(const std::vector<std::string>& per_rank, const ordere
     for (ordered_json e : ordered_json::parse(per_rank[r])) {
       e["pid"] = pid;
       if (slow && slow_span(e, straggler.cause)) {
-        e["cname"] = "terrible";  // Chrome's trace viewer colour for "bad"
-        e["args"]["straggler"] = straggler.cause;
+        // Chrome's trace viewer colours for "bad" and for "the machine was busy"
+        e["cname"] = straggler.contended ? "yellow" : "terrible";
+        e["args"][straggler.contended ? "contended" : "straggler"] = straggler.cause;
       }
       events.push_back(std::move(e));
     }
   }
   ordered_json other = meta;
-  if (straggler.rank >= 0) other["straggler"] = {{"rank", straggler.rank}, {"cause", straggler.cause}};
+  if (straggler.rank >= 0) {
+    other[straggler.contended ? "contended" : "straggler"] = {{"rank", straggler.rank}, {"cause", straggler.cause}};
+  }
   ordered_json file{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", other}};
   return file.dump();
 }

@@ -10,6 +10,9 @@
 //                                 (NCCL: its start/end events) ran it, with its bytes, the
 //                                 tensors it covers and when the host queued it
 //               tid 3 "loader"    the host waiting for the batch
+//               counters          "run delay (ms per step)" and "involuntary switches (per step)":
+//                                 what the rank's threads lost to contention in each traced step
+//                                 (contention.h), drawn from the step's start to its end
 // Times are µs of the host's steady clock since this rank's origin, taken as the ranks leave a
 // barrier, so the ranks' timelines line up to within the barrier's exit skew. The step and
 // compute tracks are read from the device's StampClock (models/stamp_clock.h): the host clock on
@@ -34,10 +37,12 @@ namespace dpscale {
 
 enum class Track { step = 0, compute = 1, comm = 2, loader = 3 };
 
-// The straggler a trace marks (Tracer::merge).
+// The straggler a trace marks (Tracer::merge), or the rank the straggler rule found contended
+// (its excess matched by its run delay: straggler.h), marked as such and not as a straggler.
 struct TraceStraggler {
   int rank = -1;  // -1: none
   std::string cause;
+  bool contended = false;
 };
 
 class Tracer {
@@ -53,12 +58,16 @@ class Tracer {
   void end_step();
   // This step's all-reduces, each with the bytes it sent (the wire format's: GradSync::wire_bytes).
   void add_calls(const std::vector<CallTiming>& calls, const std::vector<int64_t>& bytes);
+  // What the rank's threads lost in this step (read at its end; the previous read began it).
+  void contention(double run_delay_s, int64_t involuntary_switches);
 
   // This rank's events as a JSON array (text); reads the stamps (waits for the device).
   std::string events_text();
   // The whole file from every rank's events_text(), in rank order. With a straggler found
   // (trainers/diagnosis/straggler.h) its process is named so and its spans of the cause — backward
-  // (compute), loader, its all-reduces (link) — carry args.straggler and Chrome's red.
+  // (compute), loader, its all-reduces (link) — carry args.straggler and Chrome's red; a
+  // contended rank's process is named "contended, not a straggler" and those spans carry
+  // args.contended, in Chrome's yellow.
   static std::string merge(const std::vector<std::string>& per_rank, const nlohmann::ordered_json& meta,
                            const TraceStraggler& straggler = TraceStraggler{});
 
@@ -85,6 +94,13 @@ class Tracer {
   int marks_[4] = {-1, -1, -1, -1};
   int call_index_ = 0;
   std::vector<Span> spans_;
+  struct Counter {
+    double t_s;
+    double run_delay_s;
+    int64_t switches;
+  };
+  std::vector<Counter> counters_;
+  double last_read_s_ = 0.0;  // the previous contention read: this step's start
 };
 
 }  // namespace dpscale

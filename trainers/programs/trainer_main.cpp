@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -30,20 +29,6 @@
 namespace dpscale {
 
 namespace {
-
-// --save must be writable: find out before training, not after.
-void check_save_path(const TrainOptions& o) {
-  if (o.save_path.empty()) return;
-  std::filesystem::path dir = std::filesystem::path(o.save_path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::is_directory(dir)) {
-    throw InputError("--save: directory '" + dir.string() + "' does not exist");
-  }
-  // A directory in the way would only fail the final rename, after the whole training run.
-  if (std::filesystem::is_directory(o.save_path)) {
-    throw InputError("--save: '" + o.save_path + "' is a directory");
-  }
-}
 
 void print_banner(const RankSetup& s, const std::string& comm_desc) {
   const TrainOptions& o = s.opts;
@@ -254,6 +239,15 @@ int run_trainer(int argc, char** argv, Mode mode) {
     return 0;
   }
   if (info.data_parallel && !launched_by_mpi()) {
+    // The options first: a bad one is named before the launch is, so a mistyped command learns
+    // everything that is wrong with it without starting MPI.
+    TrainOptions o;
+    try {
+      parse_options(argc, argv, mode, o);
+    } catch (const InputError& e) {
+      std::cerr << exe << ": " << e.what() << std::endl;
+      return 2;
+    }
     std::cerr << exe << ": must be launched by mpirun, one rank per device (e.g. mpirun -np 2 " << exe
               << " ...); for one device use train_single_gpu" << std::endl;
     return 2;
@@ -282,7 +276,6 @@ int run_trainer(int argc, char** argv, Mode mode) {
     place.local_size = world->local_size();
     // Options parse alike on every rank (one argv), so either all ranks gather here or none do.
     if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place);
-    check_save_path(o);
     s = set_up_rank(o, place);
     mine.checksum = checksum_floats(s->model->params_to_host());
     mine.fingerprint = options_fingerprint(o);
