@@ -1,19 +1,36 @@
-// bench_step.cpp — is a training step GEMM-bound? A full step of the MLP on the CPU backend
-// (forward, softmax cross-entropy, backward, SGD, all through Mlp) against exactly the same
-// GEMMs called alone in the same GEMM library, on buffers laid out as Mlp lays out its own.
+// bench_step.cpp — is a training step GEMM-bound, and where does the rest of it go?
 //
 //   bench_step [--models=medium] [--batch=1024] [--threads=1] [--gemm=openblas,blis,onednn]
-//              [--benchmark_repetitions=5] ...
+//              [--parts=cuda] [--tf32] [--benchmark_repetitions=5] ...
 //
-// --gemm: the libraries to run the step in, one benchmark each (default: every one built in).
-// Each benchmark iteration runs one step, then the step's GEMMs alone, each bracketed by a
-// steady clock, so the two are measured interleaved and machine-load drift hits both alike.
-// Manual time = the step. Counters: step_ms, gemm_ms, other_ms (step - GEMMs: the element-wise
-// passes, column sums, SGD) and gemm_over_step = Σ gemm / Σ step over the iterations — the
-// fraction of a step spent in GEMMs (the target: ≥ 0.85 for medium at batch 1024); gemm_GFLOPS
-// and step_GFLOPS, the step's GEMM FLOPs over the GEMMs' time and over the step's time.
+// step/<model>/batch:B/threads:T/gemm:<library> — a full step of the MLP on the CPU backend
+// (forward, softmax cross-entropy, backward, SGD, all through Mlp) against exactly the same GEMMs
+// called alone in the same GEMM library, on buffers laid out as Mlp lays out its own; --gemm: the
+// libraries to run the step in, one benchmark each (default: every one built in). Each benchmark
+// iteration runs one step, then the step's GEMMs alone, each bracketed by a steady clock, so the
+// two are measured interleaved and machine-load drift hits both alike. Manual time = the step.
+// Counters: step_ms, gemm_ms, other_ms (step - GEMMs: the element-wise passes, column sums, SGD)
+// and gemm_over_step = Σ gemm / Σ step over the iterations — the fraction of a step spent in GEMMs
+// (the target: >= 0.85 for medium at batch 1024); gemm_GFLOPS and step_GFLOPS, the step's GEMM
+// FLOPs over the GEMMs' time and over the step's time.
+//
+// parts/<backend>/<model>/batch:B[/tf32] (--parts: cpu, cuda; cuda registered only where a GPU
+// answers; the CPU in --gemm auto's library, the trainers' default) — the step's parts on any
+// Device, the GPU's breakdown. Per iteration, interleaved:
+//   step         Mlp: forward, loss, backward, the update with its finite check, the loss read —
+//                a training step of train_single_gpu, host wait included (host clock)
+//   gemm         the step's GEMMs alone (models/gemm/step_gemms.h) through Device::gemm, on scratch operands
+//   elementwise  bias + ReLU of every layer, ReLU backward, softmax cross-entropy, bias column sums
+//   optimizer    the update with its finite check folded in (what the step runs)
+//   loss_read    the loss copy queued and the losses read back: the step's host wait, on an idle
+//                device (host clock)
+//   events       one event pair (IntervalTimer start + stop), host time, mean over 1000 pairs
+// each part on the device's interval timer (CUDA: events around it, read after) unless said.
+// Counters: <part>_ms, other_ms = step − the parts (launch gaps, host work between kernels), and
+// gemm_over_step. With --tf32 the CUDA GEMMs run on TF32 tensor cores (the trainers' --tf32).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -24,7 +41,9 @@
 #include "models/gemm/step_gemms.h"
 #include "models/cpu/cpu_device.h"
 #include "models/gemm/gemm_library.h"
+#include "models/device.h"
 #include "core/errors.h"
+#include "models/interval_timer.h"
 #include "models/mlp.h"
 #include "models/data/rng.h"
 
@@ -132,6 +151,119 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
   state.counters["step_GFLOPS"] = flops * n / step_total / 1e9;
 }
 
+// The parts of a step on `dev` (top of file).
+void run_parts(benchmark::State& state, Device& dev, const MlpSpec& spec, int batch) {
+  Mlp mlp(dev, spec, batch);
+  mlp.init_params(42);
+  DeviceBuffer<float> x(dev, static_cast<size_t>(batch) * spec.in_width());
+  DeviceBuffer<int32_t> labels(dev, static_cast<size_t>(batch));
+  {
+    std::vector<float> hx(x.size());
+    const CounterRng rng(7, 0);
+    for (size_t i = 0; i < hx.size(); ++i) hx[i] = rng.normal(i);
+    std::vector<int32_t> hy(static_cast<size_t>(batch));
+    for (int i = 0; i < batch; ++i) hy[static_cast<size_t>(i)] = i % spec.out_width();
+    dev.upload(x.data(), hx.data(), hx.size() * sizeof(float));
+    dev.upload(labels.data(), hy.data(), hy.size() * sizeof(int32_t));
+  }
+  const SgdConfig sgd{0.001f, 0.0f, 0.0f};
+
+  // Scratch operands for the GEMMs alone, as large as the step's largest.
+  const std::vector<GemmShape> shapes = training_step_gemms(spec, batch);
+  long long a_max = 1, b_max = 1, c_max = 1;
+  for (const GemmShape& g : shapes) {
+    a_max = std::max(a_max, g.a_count());
+    b_max = std::max(b_max, g.b_count());
+    c_max = std::max(c_max, g.c_count());
+  }
+  DeviceBuffer<float> ga(dev, static_cast<size_t>(a_max)), gb(dev, static_cast<size_t>(b_max)),
+      gc(dev, static_cast<size_t>(c_max));
+  dev.fill(ga.data(), 0.01f, a_max);
+  dev.fill(gb.data(), 0.01f, b_max);
+  // Scratch for the element-wise passes: activations of the widest layer, logits, row losses.
+  const int wmax = spec.max_width();
+  DeviceBuffer<float> act(dev, static_cast<size_t>(batch) * wmax), act2(dev, static_cast<size_t>(batch) * wmax),
+      bias(dev, static_cast<size_t>(wmax)), sums(dev, static_cast<size_t>(wmax)), scalars(dev, 2);
+  dev.fill(act.data(), 0.5f, static_cast<int64_t>(act.size()));
+  dev.fill(act2.data(), 0.5f, static_cast<int64_t>(act2.size()));
+  dev.fill(bias.data(), -0.25f, wmax);
+
+  const auto step = [&] {
+    mlp.forward(x.data(), batch);
+    mlp.loss(labels.data(), batch, 1.0f / static_cast<float>(batch));
+    mlp.backward(x.data(), batch, nullptr);
+    mlp.sgd_step(sgd, /*check_finite=*/true);
+    mlp.read_losses();
+  };
+  const auto gemms = [&] {
+    for (const GemmShape& g : shapes) {
+      dev.gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.0f, ga.data(), g.lda, gb.data(), g.ldb, 0.0f, gc.data(), g.ldc);
+    }
+  };
+  const auto elementwise = [&] {
+    for (int l = 0; l < spec.n_layers(); ++l) {
+      dev.bias_act(act.data(), bias.data(), batch, spec.widths[l + 1], l + 1 < spec.n_layers());
+    }
+    dev.softmax_xent(act.data(), labels.data(), batch, spec.out_width(), 1.0f / static_cast<float>(batch), act2.data(),
+                     scalars.data(), scalars.data() + 1, 1.0f);
+    for (int l = spec.n_layers() - 1; l >= 0; --l) {
+      dev.column_sum(act2.data(), batch, spec.widths[l + 1], sums.data());
+      if (l > 0) dev.relu_backward(act2.data(), act.data(), static_cast<int64_t>(batch) * spec.widths[l]);
+    }
+  };
+  const auto optimizer = [&] { mlp.sgd_step(sgd, /*check_finite=*/true); };
+
+  const std::unique_ptr<IntervalTimer> timer = dev.make_interval_timer();
+  const auto on_device = [&](const auto& f) {
+    timer->start();
+    f();
+    timer->stop();
+    return timer->take_seconds();
+  };
+  const auto on_host = [&](const auto& f) {
+    dev.synchronize();
+    const auto t0 = Clock::now();
+    f();
+    return seconds_since(t0);
+  };
+  step();  // warm-up: cuBLAS heuristics, first touch
+  on_device(gemms);
+  on_device(elementwise);
+
+  double t_step = 0, t_gemm = 0, t_elem = 0, t_opt = 0, t_read = 0;
+  for (auto _ : state) {
+    const double s_step = on_host(step);
+    t_step += s_step;
+    t_gemm += on_device(gemms);
+    t_elem += on_device(elementwise);
+    t_opt += on_device(optimizer);
+    t_read += on_host([&] { mlp.read_losses(); });
+    state.SetIterationTime(s_step);
+  }
+  // The host cost of an event pair (what the step's timers and the DP loop's events cost a step).
+  constexpr int kPairs = 1000;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kPairs; ++i) {
+    timer->start();
+    timer->stop();
+  }
+  const double t_events = seconds_since(t0) / kPairs;
+  timer->take_seconds();
+
+  const double n = static_cast<double>(state.iterations());
+  state.counters["step_ms"] = 1e3 * t_step / n;
+  state.counters["gemm_ms"] = 1e3 * t_gemm / n;
+  state.counters["elementwise_ms"] = 1e3 * t_elem / n;
+  state.counters["optimizer_ms"] = 1e3 * t_opt / n;
+  state.counters["loss_read_ms"] = 1e3 * t_read / n;
+  state.counters["events_ms"] = 1e3 * t_events;
+  state.counters["other_ms"] = 1e3 * (t_step - t_gemm - t_elem - t_opt - t_read) / n;
+  state.counters["gemm_over_step"] = t_gemm / t_step;
+  double flops = 0.0;
+  for (const GemmShape& g : shapes) flops += g.flops();
+  state.counters["step_TFLOPS"] = flops * n / t_step / 1e12;
+}
+
 }  // namespace
 }  // namespace dpscale::bench
 
@@ -140,7 +272,8 @@ int main(int argc, char** argv) {
   using namespace dpscale::bench;
   return run_guarded("bench_step", [&] {
     int batch = 1024, threads = 1;
-    std::vector<std::string> models = {"medium"};
+    bool tf32 = false;
+    std::vector<std::string> models = {"medium"}, parts = {"cuda"};
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
     if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
     if (auto v = take_flag(argc, argv, "--models")) models = split_list(*v);
@@ -154,6 +287,18 @@ int main(int argc, char** argv) {
       for (const std::string& g : gemm_library_names()) {
         if (gemm_library_missing(g).empty()) gemms.push_back(g);
       }
+    }
+    if (auto v = take_flag(argc, argv, "--parts")) parts = split_list(*v);
+    // A switch: "--tf32" alone (take_flag wants a value, so it is looked for here).
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) != "--tf32") continue;
+      tf32 = true;
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
+    for (const std::string& p : parts) {
+      if (p != "cpu" && p != "cuda" && p != "none") throw InputError("--parts: unknown backend '" + p + "' (use cpu, cuda, none)");
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
@@ -169,7 +314,26 @@ int main(int argc, char** argv) {
         })->UseManualTime()->MinTime(3.0)->Unit(benchmark::kMillisecond);
       }
     }
-    std::fprintf(stderr, "# bench_step: CPU backend, %d thread(s), batch %d; gemm_over_step = "
+    std::vector<std::unique_ptr<Device>> devices;
+    for (const std::string& p : parts) {
+      if (p == "none") continue;
+      if (p == "cuda" && !(cuda_compiled() && cuda_device_count() > 0)) {
+        std::fprintf(stderr, "# bench_step: parts/cuda skipped (%s)\n",
+                     cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");
+        continue;
+      }
+      devices.push_back(make_device(DeviceOptions{p, threads, tf32, 0}));
+      Device* dev = devices.back().get();
+      if (p == "cuda") benchmark::AddCustomContext("cuda_device", dev->name());
+      for (const MlpSpec& spec : specs) {
+        const std::string name = "parts/" + p + "/" + models[&spec - specs.data()] + "/batch:" + std::to_string(batch) +
+                                 (tf32 && p == "cuda" ? "/tf32" : "");
+        benchmark::RegisterBenchmark(name.c_str(), [dev, &spec, batch](benchmark::State& st) {
+          run_parts(st, *dev, spec, batch);
+        })->UseManualTime()->Unit(benchmark::kMillisecond);
+      }
+    }
+    std::fprintf(stderr, "# bench_step: CPU backend, %d BLAS thread(s), batch %d; gemm_over_step = "
                  "time of the step's GEMMs alone (same library) / time of the full step\n", threads, batch);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -8,6 +8,12 @@
 namespace dpscale {
 
 void check_option_rules(const TrainOptions& o, int world_size) {
+  if (o.share_gpu && o.device.backend == "cpu") {
+    throw InputError("--share-gpu shares a GPU between NCCL ranks: it does not combine with --backend cpu (MPI ranks share no GPU)");
+  }
+  if (o.share_gpu && o.allreduce == "hier") {
+    throw InputError("--share-gpu does not combine with --allreduce hier (hier is MPI's, on the CPU backend; NCCL runs the shared GPU's all-reduces)");
+  }
   const LinkModel link = parse_link(o.link);
   if (link.ranks_per_node > 0 && world_size % link.ranks_per_node != 0) {
     throw InputError("--link " + o.link + ": ranks-per-node=" + std::to_string(link.ranks_per_node) +

@@ -12,7 +12,9 @@ namespace dpscale {
 
 // InputError in the trainers' words when `o` cannot run on `world_size` ranks: 2-byte
 // gradients with --allreduce hier (hier's node phases sum 4- and 8-byte types only), a
-// two-tier --link whose ranks-per-node does not divide the ranks into whole nodes.
+// two-tier --link whose ranks-per-node does not divide the ranks into whole nodes, --share-gpu
+// where there is no GPU to share (--backend cpu) or with hier (an MPI algorithm: NCCL's ranks
+// share the GPU).
 void check_option_rules(const TrainOptions& o, int world_size);
 
 // InputError for diagnosis options this job cannot take on this backend and machine (an

@@ -263,6 +263,14 @@ std::vector<RecordField> build_fields() {
                   "DP modes: the rank that stood out, its excess matched by its own run delay: contended, not a straggler; else null"),
       later_field("contended_cause", &R::contended_cause,
                   "DP modes: `compute` | `loader` | `link`, the excess of `contended_rank`; null: none"),
+      later_field("finite_check", &R::finite_check,
+                  "what the NaN/inf check covered: `optimizer` (every `finite_check_every` steps, each gradient as the "
+                  "update read it, after the all-reduce, and each updated weight, in the update's own pass; warm-up: "
+                  "passes of their own) | `off` (the loss only); \"\" in older records"),
+      later_field("finite_check_every", &R::finite_check_every, "`--finite-check-every` (0: off); null in older records"),
+      later_field("gpu_shared", &R::gpu_shared,
+                  "`--share-gpu` put two or more ranks on one GPU: a correctness run, from which `dpscale report`, "
+                  "`compare` and `predict` draw no speedups; absent in older records: false"),
   };
 }
 

@@ -111,6 +111,12 @@ struct RunRecord {
   std::optional<double> run_delay_share;  // the disturbance rule's figure (harness/sweep/machine_state.h)
   std::optional<int> contended_rank;      // the straggler rule's contended rank (not a straggler)
   std::optional<std::string> contended_cause;
+  // What the per-step finite check covered (absent in older records: "" and null).
+  std::string finite_check;                     // "optimizer" | "off"
+  std::optional<int> finite_check_every;        // --finite-check-every
+  // --share-gpu placed two or more of the job's ranks on one GPU: a correctness run, not a
+  // measurement of scaling (absent in older records: false).
+  bool gpu_shared = false;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

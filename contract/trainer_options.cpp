@@ -222,6 +222,12 @@ std::vector<TrainerOption> build_table() {
            ConfigUse::sweep),
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
+      // Measured: ranks that share a GPU time each other's kernels, so such a run is a point of its
+      // own (its record says gpu_shared, and the reports draw no speedup from it).
+      switch_("share_gpu", "--share-gpu",
+              "let ranks share a GPU (CUDA): NCCL sees each rank as its own host and sums over loopback "
+              "sockets; for correctness at K > GPUs, never for timing (records say gpu_shared)",
+              kDataParallel, [](auto& o) -> auto& { return o.share_gpu; }),
 
       // --- reliability ---
       // In the fingerprint although it does not change the arithmetic: every rank must stop at

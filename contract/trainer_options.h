@@ -46,6 +46,7 @@ struct TrainOptions {
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
   std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
+  bool share_gpu = false;       // K ranks may share one GPU (CUDA): a correctness run, not a measurement
 
   // Reliability: a bad value or a lost rank ends the run with its reason
   int finite_check_every = 1;          // steps between gradient/parameter finite checks (0 = loss only)

@@ -32,15 +32,17 @@ namespace {
 using namespace dpscale;
 
 // Reads a results file, printing its warnings (truncated lines) to stderr.
-Analysis load(const std::string& path) {
+// `what` names the command in the refusal of a --share-gpu file.
+Analysis load(const std::string& path, const std::string& what) {
   const ResultsFile f = read_results(path);
   for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, what);
   return analyse(f);
 }
 
 int run_report(const DpscaleCli& c) {
-  const Analysis analysis = load(c.report_file);
+  const Analysis analysis = load(c.report_file, "dpscale report");
   std::string text = render_report(analysis, c.report_file, c.report_format);
   if (!c.bench_allreduce_json.empty()) {
     if (c.report_format != "md") throw InputError("--bench-allreduce goes with --format md");
@@ -53,7 +55,7 @@ int run_report(const DpscaleCli& c) {
 int run_compare(DpscaleCli& c) {
   if (c.tolerance->count() || c.crude.absolute) {
     if (c.base_file.empty()) throw InputError("the crude mode (--tolerance, --absolute) compares NEW with one BASELINE file");
-    const Analysis now = load(c.now_file), base = load(c.base_file);
+    const Analysis now = load(c.now_file, "dpscale compare"), base = load(c.base_file, "dpscale compare");
     const Comparison cmp = compare(now, base, c.crude);
     std::cout << render_comparison(cmp, c.crude, c.now_file, c.base_file) << std::flush;
     return cmp.failed() ? 1 : 0;

@@ -74,13 +74,21 @@ class Device {
                             float scaled_factor) = 0;
   // Number of rows whose argmax equals the label (waits for the result).
   virtual int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) = 0;
-  // w = sgd_update(w, g, v, ...) element-wise over n elements; v may be null if momentum == 0.
+  // The optimizer pass: w = sgd_update(w, g, v, ...) element-wise over n elements, momentum and
+  // update in one pass; v may be null if momentum == 0. With a non-null `nonfinite_flag` (a
+  // device scalar) the same pass is the finite check: it sets *nonfinite_flag to 1 when any
+  // g[i] or any updated w[i] is non-finite (finite_check.h) and leaves it untouched otherwise.
+  // The pass reads every gradient and writes every weight anyway, so the check adds no pass;
+  // testing the updated weight alone covers the gradient too: a non-finite g[i] makes w[i]
+  // non-finite whatever lr, momentum and weight decay are (IEEE: inf·0 and NaN·x are NaN,
+  // inf ± a finite value is inf), as does a non-finite w[i] or v[i] going in, or an overflow.
   virtual void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-                   float weight_decay) = 0;
+                   float weight_decay, float* nonfinite_flag) = 0;
 
   // --- reliability (finite_check.h) ---
   // Sets *flag (a device scalar) to 1 when any of x[0, n) is non-finite; leaves it untouched
   // otherwise, so several buffers can report into one flag. Queued like any op: no host wait.
+  // A pass of its own: for steps without an update (warm-up); training folds it into sgd().
   virtual void flag_nonfinite(const float* x, int64_t n, float* flag) = 0;
   // Bytes of memory this device has in all (CPU: physical memory; CUDA: the GPU's); 0 if unknown.
   virtual uint64_t memory_bytes() const = 0;

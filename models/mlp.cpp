@@ -18,6 +18,11 @@
 
 namespace dpscale {
 
+namespace {
+// The small device scalars of loss_mean_ (mlp.h): 0 mean, 1 slot copy, 2 flag, 3 scratch, 4 sum.
+constexpr int kFlag = 2, kMicroSum = 4, kLossSlots = 5;
+}  // namespace
+
 Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
     : dev_(dev),
       spec_(std::move(spec)),
@@ -27,7 +32,7 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
       grads_(dev, static_cast<size_t>(layout_.grad_buffer_count())),
       dbuf_a_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
       dbuf_b_(dev, static_cast<size_t>(max_batch) * spec_.max_width()),
-      loss_mean_(dev, 4) {
+      loss_mean_(dev, kLossSlots) {
   if (max_batch < 1) throw std::invalid_argument("Mlp: max_batch must be >= 1");
   for (int l = 0; l < spec_.n_layers(); ++l) {
     acts_.emplace_back(dev, static_cast<size_t>(max_batch) * spec_.widths[l + 1]);
@@ -36,7 +41,7 @@ Mlp::Mlp(Device& dev, MlpSpec spec, int max_batch)
   // all-reduces, the SGD loop, the finite checks and the checksums.
   dev_.fill(params_.data(), 0.0f, layout_.param_buffer_count());
   dev_.fill(grads_.data(), 0.0f, layout_.grad_buffer_count());
-  dev_.fill(loss_mean_.data(), 0.0f, 4);
+  dev_.fill(loss_mean_.data(), 0.0f, kLossSlots);
 }
 
 void Mlp::add_into(float* dst, const float* src, int n) { dev_.add(dst, src, n); }
@@ -134,15 +139,17 @@ void Mlp::allocate_optimizer_state(const SgdConfig& cfg) {
   }
 }
 
-void Mlp::sgd_step(const SgdConfig& cfg) {
+void Mlp::sgd_step(const SgdConfig& cfg, bool check_finite) {
   float* v = nullptr;
   if (cfg.momentum > 0.0f) {
     allocate_optimizer_state(cfg);
     v = velocity_.data();
   }
   // Over the padding too (one loop): zero gradient, zero parameter, zero velocity stay zero.
+  // The loss slot (past the parameters) is not in this pass: its value is the step's global loss,
+  // which the host reads and checks itself.
   dev_.sgd(params_.data(), grads_.data(), v, layout_.param_buffer_count(), cfg.lr, cfg.momentum,
-           cfg.weight_decay);
+           cfg.weight_decay, check_finite ? loss_mean_.data() + kFlag : nullptr);
 }
 
 float Mlp::loss_mean() {
@@ -163,18 +170,28 @@ void Mlp::queue_losses() {
 }
 
 StepLosses Mlp::take_losses() {
-  float v[3] = {0.0f, 0.0f, 0.0f};
+  float v[kLossSlots] = {};
   dev_.download(v, loss_mean_.data(), sizeof v);
-  return StepLosses{v[1], v[0], v[2] != 0.0f};
+  const float kept = kept_micro_ > 0 ? v[kMicroSum] : 0.0f;
+  StepLosses l{v[1], (kept + v[0]) / static_cast<float>(kept_micro_ + 1), v[kFlag] != 0.0f};
+  kept_micro_ = 0;
+  // Lowered only when raised: a clean step queues nothing for the flag.
+  if (l.nonfinite) dev_.fill(loss_mean_.data() + kFlag, 0.0f, 1);
+  return l;
 }
 
-void Mlp::check_grads_finite() {
-  dev_.fill(loss_mean_.data() + 2, 0.0f, 1);
-  dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + 2);
+void Mlp::keep_micro_loss() {
+  if (kept_micro_ == 0) {
+    dev_.copy(loss_mean_.data() + kMicroSum, loss_mean_.data(), sizeof(float));
+  } else {
+    add_into(loss_mean_.data() + kMicroSum, loss_mean_.data(), 1);
+  }
+  ++kept_micro_;
 }
 
-void Mlp::check_params_finite() {
-  dev_.flag_nonfinite(params_.data(), layout_.param_buffer_count(), loss_mean_.data() + 2);
+void Mlp::check_finite() {
+  dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + kFlag);
+  dev_.flag_nonfinite(params_.data(), layout_.param_buffer_count(), loss_mean_.data() + kFlag);
 }
 
 std::string Mlp::describe_nonfinite() {

@@ -6,7 +6,7 @@
 //   backward(x, hook)     last layer first: dW (GEMM, β=0), db (column sum), hook(W), hook(b),
 //                         then dX (GEMM, β=0) masked by ReLU'; hook sees each gradient the
 //                         moment it is written, which is where data-parallel sync starts
-//   sgd_step()            one pass over the flat buffers
+//   sgd_step()            one pass over the flat buffers, the finite check folded in
 // All buffers are allocated once, for the largest batch; a step allocates nothing.
 #pragma once
 
@@ -30,7 +30,7 @@ class GradListener {
 // global-batch mean) and this rank's own mean over its rows.
 struct StepLosses {
   float global, local;
-  bool nonfinite = false;  // check_*_finite() found a non-finite gradient or parameter this step
+  bool nonfinite = false;  // the step's finite check found a non-finite gradient or parameter
 };
 
 struct SgdConfig {
@@ -73,17 +73,21 @@ class Mlp {
   // for gradient accumulation over micro-batches: dW with GEMM β = 1, db through a scratch
   // column sum) instead of overwriting them.
   void backward(const float* x, int batch, GradListener* listener, bool accumulate = false);
-  void sgd_step(const SgdConfig& cfg);
+  // With `check_finite` the same pass is the step's finite check (Device::sgd): every updated
+  // weight, which a non-finite gradient (as the update reads it: after the all-reduce) or weight
+  // always makes non-finite, into the flag take_losses() reads with the losses. No pass of its
+  // own, no fill: see check_finite().
+  void sgd_step(const SgdConfig& cfg, bool check_finite = false);
   // Allocates what sgd_step(cfg) keeps between steps (the momentum buffer), so the first
   // update allocates nothing (on CUDA a cudaMalloc, which synchronises the device).
   void allocate_optimizer_state(const SgdConfig& cfg);
 
-  // Non-finite detection (finite_check.h), queued on the device, read by read_losses() in the
-  // same download as the losses, so checking costs one read-only pass per buffer and no wait.
-  // check_grads_finite() clears the step's flag and checks the gradient buffer (loss slot
-  // included); check_params_finite() adds the parameters (after sgd_step(), an overflowing update).
-  void check_grads_finite();
-  void check_params_finite();
+  // Non-finite detection (finite_check.h) in passes of their own, for a step without an update
+  // (warm-up): the gradient buffer (loss slot included), then the parameters, into the same flag
+  // as sgd_step(cfg, true). Queued on the device, read by take_losses() with the losses: no wait.
+  // The flag is raised only by a step that found something, and take_losses() lowers it after
+  // reading it raised, so a step pays for no clearing.
+  void check_finite();
   // After a flag: "gradient layers.0.weight[3, 17] is nan" (gradients first, then parameters);
   // "" when both are finite. Downloads both buffers: for the error path only.
   std::string describe_nonfinite();
@@ -94,9 +98,13 @@ class Mlp {
   StepLosses read_losses();
   // The two halves, so a step can queue the copy of the slot, then wait on the host for other
   // things (the communicator's drain), then download: queue_losses() queues a device copy of
-  // the slot beside the mean and the flag; take_losses() downloads the three (waits).
+  // the slot beside the mean and the flag; take_losses() downloads them (waits). `local` is the
+  // mean of this step's micro-batches' shard means (keep_micro_loss()).
   void queue_losses();
   StepLosses take_losses();
+  // Gradient accumulation: adds the last loss()'s shard mean to the step's sum on the device, so
+  // a micro-batch before the last needs no host wait for its loss.
+  void keep_micro_loss();
   // Correct predictions of the last forward against labels (waits).
   int64_t count_correct(const int32_t* labels, int batch);
 
@@ -110,7 +118,9 @@ class Mlp {
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
   DeviceBuffer<float> loss_mean_;         // [0] the rows' mean loss, [1] a copy of the slot,
                                           // [2] the non-finite flag (1 when a check found one),
-                                          // [3] a micro-batch's scaled loss
+                                          // [3] a micro-batch's scaled loss, [4] the sum of the
+                                          // step's earlier micro-batches' shard means
+  int kept_micro_ = 0;                     // micro-batch means summed into [4] this step
   // dst[0..n) += src[0..n) on the device (Device::add: exact under TF32 too).
   void add_into(float* dst, const float* src, int n);
   const float* last_input_ = nullptr;

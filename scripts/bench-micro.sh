@@ -36,17 +36,19 @@ echo "# dpscale micro-benchmarks on $(grep -m1 'model name' /proc/cpuinfo | cut 
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other work on this machine shows up as noise)"
 
 gemm_args=()
+kernels_args=(--backends=cpu)
 allreduce_args=()
 if [[ "$QUICK" == 1 ]]; then
   gemm_args=(--models=medium --ceiling=2048)
+  kernels_args+=(--models=medium)
   allreduce_args=(-b 1K -e 64M -f 4)
 fi
 
 echo; echo "## GEMM: every GEMM of a training step (batch 1024), CPU backend, 1 BLAS thread"
 "$BIN/bench_gemm" "${gemm_args[@]}" "${common[@]}" --benchmark_out="$OUT/gemm.json" --benchmark_out_format=json
 
-echo; echo "## Element-wise passes vs memcpy of the same bytes, CpuDevice, 1 thread"
-"$BIN/bench_kernels" "${common[@]}" --benchmark_out="$OUT/kernels.json" --benchmark_out_format=json
+echo; echo "## Element-wise passes vs memcpy of the same bytes, and the update with its finite check, CpuDevice, 1 thread"
+"$BIN/bench_kernels" "${kernels_args[@]}" "${common[@]}" --benchmark_out="$OUT/kernels.json" --benchmark_out_format=json
 
 echo; echo "## Training step vs its GEMMs alone (medium, batch 1024, 1 thread)"
 "$BIN/bench_step" "${common[@]}" --benchmark_out="$OUT/step.json" --benchmark_out_format=json

@@ -2,13 +2,16 @@
 # gpu-kit.sh — make a self-contained kit that runs dpscale's CUDA checks on a bare GPU machine:
 # one with the CUDA toolkit, NCCL and Python but none of Debian's packages and no network.
 #
-#   scripts/gpu-kit.sh DIR [BUILD_DIR]      (BUILD_DIR: a CUDA-enabled build, default build)
+#   scripts/gpu-kit.sh DIR [BUILD_DIR [BASE_BUILD_DIR]]   (BUILD_DIR: a CUDA-enabled build, default build)
 #   DPSCALE_KIT_XZ=-1 scripts/gpu-kit.sh ...  faster, larger (xz level; default -6)
+#   BASE_BUILD_DIR: a build of an earlier revision (scripts/gpu-session.sh prepare makes one): its
+#   four trainers ride along as base/, and run.sh times them against this build's, side by side
 #   then, on the GPU machine:  DIR/run.sh OUTDIR          (here, on the CPU: DIR/run.sh OUTDIR --self-test)
 #
 # What goes in (docs/gpu/README.md says why binaries rather than sources):
-#   payload.tar.xz  bin/  the trainers, dpscale, bench_gemm, bench_allreduce and the GPU-gated
-#                         test programs of BUILD_DIR, stripped; Open MPI's mpirun/orterun, orted
+#   payload.tar.xz  bin/  the trainers, dpscale, the bench programs and the GPU-gated test
+#                         programs of BUILD_DIR, stripped; Open MPI's mpirun/orterun, orted
+#                   base/bin/  BASE_BUILD_DIR's four trainers, when given
 #                   lib/  every shared library they need except glibc's and CUDA's own (cudart,
 #                         cuBLAS, NCCL: found on the GPU machine, never carried): OpenBLAS, Open
 #                         MPI + PMIx + hwloc + libevent, gfortran, Google Benchmark, ...
@@ -27,17 +30,23 @@
 set -euo pipefail
 
 die() { echo "gpu-kit.sh: $*" >&2; exit 2; }
-(( $# >= 1 && $# <= 2 )) || die "usage: scripts/gpu-kit.sh DIR [BUILD_DIR]"
+(( $# >= 1 && $# <= 3 )) || die "usage: scripts/gpu-kit.sh DIR [BUILD_DIR [BASE_BUILD_DIR]]"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$1
 BUILD=$(cd "${2:-$ROOT/build}" 2>/dev/null && pwd) || die "no build directory '${2:-$ROOT/build}': build first (make build)"
 BIN=$BUILD/bin
 [[ -d $BIN ]] || die "no $BIN: build first"
+BASE=""
+if (( $# == 3 )); then BASE=$(cd "$3" 2>/dev/null && pwd) || die "no base build directory '$3'"; fi
 
 # The programs the kit runs. The test programs hold the GPU-gated tests (run.sh filters them).
-PROGRAMS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed dpscale
-          bench_gemm bench_allreduce test_models test_dp_nccl test_nccl_order test_dp_exactness test_single_gpu)
+TRAINERS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed)
+PROGRAMS=("${TRAINERS[@]}" dpscale bench_gemm bench_allreduce bench_kernels bench_step
+          test_models test_dp_nccl test_dp_nccl_multi test_nccl_order test_dp_exactness test_single_gpu)
 for p in "${PROGRAMS[@]}"; do [[ -x $BIN/$p ]] || die "$BIN/$p is not built (cmake --build $BUILD)"; done
+if [[ -n $BASE ]]; then
+  for p in "${TRAINERS[@]}"; do [[ -x $BASE/bin/$p ]] || die "$BASE/bin/$p is not built (the base build needs the four trainers)"; done
+fi
 
 # DIR: new, empty, or an earlier kit (it has MANIFEST.txt) that is replaced whole.
 if [[ -e $DIR ]]; then
@@ -52,9 +61,11 @@ STAGE=$(mktemp -d "${TMPDIR:-/tmp}/dpscale-kit-stage.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
 P=$STAGE/payload
 mkdir -p "$P"/{bin,lib/openmpi,lib/pmix,share/openmpi,share/pmix,etc,compat}
+[[ -n $BASE ]] && mkdir -p "$P/base/bin"
 
 # --- programs ---------------------------------------------------------------------------------
 for p in "${PROGRAMS[@]}"; do cp "$BIN/$p" "$P/bin/"; done
+if [[ -n $BASE ]]; then for p in "${TRAINERS[@]}"; do cp "$BASE/bin/$p" "$P/base/bin/"; done; fi
 MPIRUN=$(readlink -f "$(command -v mpirun)") || die "no mpirun on this machine (scripts/install-deps.sh)"
 MPIBIN=$(dirname "$MPIRUN")
 cp "$MPIRUN" "$P/bin/orterun"
@@ -102,11 +113,13 @@ copy_deps() {
   done
 }
 copy_deps "$P"/bin/* "$P"/lib/openmpi/*.so "$P"/lib/pmix/*.so
+[[ -n $BASE ]] && copy_deps "$P"/base/bin/*
 # Twice more: a carried library's own needs that ldd of the programs did not list (dlopened
 # plugins' dependencies are listed above already; this catches libraries of libraries).
 copy_deps "$P"/lib/*.so*
 copy_deps "$P"/lib/*.so*
 strip --strip-unneeded "$P"/bin/* 2>/dev/null || true
+[[ -n $BASE ]] && { strip --strip-unneeded "$P"/base/bin/* 2>/dev/null || true; }
 
 # --- the highest glibc and libstdc++ symbol versions anything carried needs -------------------
 max_version() {  # max_version PREFIX FILES... -> e.g. 2.34 for GLIBC_
@@ -132,7 +145,8 @@ tar -cJf "$DIR/payload.tar.xz" -C "$P" .
 tar -cJf "$DIR/src.tar.xz" -C "$S" .
 cp "$ROOT/scripts/gpu-kit/run.sh" "$DIR/run.sh"
 mkdir -p "$DIR/kit"
-cp "$ROOT"/scripts/gpu-kit/{env.sh,cuda-libs.sh,system.sh,steps.sh,summary.py,build-here.sh} "$DIR/kit/"
+cp "$ROOT"/scripts/gpu-kit/{env.sh,cuda-libs.sh,system.sh,steps.sh,ab.sh,summary.py,build-here.sh} "$DIR/kit/"
+cp "$ROOT/scripts/gpu-session.sh" "$DIR/kit/"
 chmod +x "$DIR/run.sh" "$DIR"/kit/*.sh
 
 cuda_build=""
@@ -145,13 +159,19 @@ fi
   echo "# dpscale GPU kit — see run.sh (how to run) and docs/gpu/README.md (what it does)"
   echo "version: $(cd "$ROOT" && git describe --always --dirty --tags 2>/dev/null || echo unknown)"
   echo "made: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(getconf GNU_LIBC_VERSION | awk '{print $2}')"
-  echo "build: $BUILD"
+  echo "build: ${BUILD#"$ROOT"/}"  # relative to the sources when inside them: the manifest travels
   echo "cuda_build: ${cuda_build:-none (built without the CUDA backend)}"
   echo "cuda_needs: ${CUDA_NEEDS:-none}"
   echo "glibc_needs: ${GLIBC_MAX:-unknown}"
   echo "glibcxx_needs: ${GLIBCXX_MAX:-unknown}"
   echo "mpi: $("$MPIRUN" --version 2>/dev/null | head -1)"
   echo "programs: ${PROGRAMS[*]}"
+  if [[ -n $BASE ]]; then
+    base_version=$(sed -n 's/^DPSCALE_VERSION:STRING=//p' "$BASE/CMakeCache.txt" 2>/dev/null | head -1)
+    echo "base: ${base_version:-$(basename "$BASE") (no DPSCALE_VERSION)}"
+  else
+    echo "base: none"
+  fi
   echo "files:"
   (cd "$DIR" && find . -type f -printf '  %p %s\n' | sort)
   echo "payload:"

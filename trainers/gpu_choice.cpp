@@ -13,19 +13,30 @@ std::string uuid_string(const GpuUuid& u) {
   return buf;
 }
 
-GpuChoice choose_gpu(const std::vector<std::vector<GpuUuid>>& visible, int local_rank) {
+GpuChoice choose_gpu(const std::vector<std::vector<GpuUuid>>& visible, int local_rank, bool share) {
   std::vector<GpuUuid> taken;
-  std::vector<int> taker;  // local rank that took taken[i]
+  std::vector<int> taker;  // local rank that took taken[i] first
+  std::vector<int> users;  // local ranks on taken[i]
   GpuChoice mine;
+  const auto slot_of = [&](const GpuUuid& u) {
+    return static_cast<size_t>(std::find(taken.begin(), taken.end(), u) - taken.begin());
+  };
   for (int r = 0; r < static_cast<int>(visible.size()); ++r) {
     const std::vector<GpuUuid>& sees = visible[static_cast<size_t>(r)];
     int pick = -1;
     for (int i = 0; i < static_cast<int>(sees.size()) && pick < 0; ++i) {
-      if (std::find(taken.begin(), taken.end(), sees[static_cast<size_t>(i)]) == taken.end()) pick = i;
+      if (slot_of(sees[static_cast<size_t>(i)]) == taken.size()) pick = i;
+    }
+    if (pick < 0 && !sees.empty() && share) {
+      // Every GPU this rank sees is taken: it joins the one with the fewest ranks.
+      pick = 0;
+      for (int i = 1; i < static_cast<int>(sees.size()); ++i) {
+        if (users[slot_of(sees[static_cast<size_t>(i)])] < users[slot_of(sees[static_cast<size_t>(pick)])]) pick = i;
+      }
     }
     if (pick < 0 && !sees.empty()) {
       // Every GPU this rank sees is taken: it would share one with a lower local rank.
-      const size_t owner = static_cast<size_t>(std::find(taken.begin(), taken.end(), sees.front()) - taken.begin());
+      const size_t owner = slot_of(sees.front());
       const int n_gpus = [&] {
         std::vector<GpuUuid> all;
         for (const auto& v : visible) {
@@ -38,16 +49,23 @@ GpuChoice choose_gpu(const std::vector<std::vector<GpuUuid>>& visible, int local
       mine.device_index = -1;
       mine.conflict = "local ranks " + std::to_string(taker[owner]) + " and " + std::to_string(r) + " would share GPU " +
                       uuid_string(sees.front()) + " (" + std::to_string(visible.size()) + " ranks on this node, " +
-                      std::to_string(n_gpus) + " distinct GPU(s) among what they see): run one rank per GPU, or " +
-                      "--backend cpu";
+                      std::to_string(n_gpus) + " distinct GPU(s) among what they see): run one rank per GPU, " +
+                      "--share-gpu (a correctness run), or --backend cpu";
       return mine;
     }
     if (pick >= 0) {
-      taken.push_back(sees[static_cast<size_t>(pick)]);
-      taker.push_back(r);
+      const GpuUuid& u = sees[static_cast<size_t>(pick)];
+      const size_t slot = slot_of(u);
+      if (slot == taken.size()) {
+        taken.push_back(u);
+        taker.push_back(r);
+        users.push_back(0);
+      }
+      ++users[slot];
     }
     if (r == local_rank) mine.device_index = pick;
   }
+  for (int n : users) mine.most_on_one_gpu = std::max(mine.most_on_one_gpu, n);
   return mine;
 }
 

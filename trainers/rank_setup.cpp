@@ -2,6 +2,7 @@
 #include "rank_setup.h"
 
 #include "comm/communicator.h"
+#include "comm/nccl_shared_gpu.h"
 #include "contract/option_rules.h"
 #include "core/errors.h"
 #include "models/gemm/step_gemms.h"
@@ -30,6 +31,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->rank = place.rank;
   s->world_size = world_size;
   s->spec = parse_model(opts.model);
+  s->test_nonfinite = NonfiniteInjection::from_env(s->spec);
   if (opts.batch_size % world_size != 0) {
     throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is not divisible by the " +
                      std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");
@@ -59,6 +61,13 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     if (!place.gpu_conflict.empty()) throw InputError(place.gpu_conflict);
     check_comm_options(Backend::cuda, s->link, s->algo);
     check_grad_format(Backend::cuda, s->grad_format);
+    // Before the communicator's first NCCL call (nccl_shared_gpu.h).
+    if (opts.share_gpu) apply_nccl_shared_gpu_env(place.rank);
+    s->gpu_most_on_one = place.gpu_most_on_one;
+  }
+  if (opts.share_gpu && s->device->backend() != Backend::cuda) {
+    throw InputError("--share-gpu: no GPU answers here (--backend " + opts.device.backend +
+                     " chose the CPU, whose MPI ranks share no GPU)");
   }
   // The model's buffers, asked for before anything is allocated: on the CPU this
   // node's ranks share the physical memory; a GPU is one rank's.

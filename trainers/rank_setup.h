@@ -12,6 +12,7 @@
 #include "models/data/dataset.h"
 #include "models/device.h"
 #include "models/mlp.h"
+#include "trainers/nonfinite_hook.h"
 
 namespace dpscale {
 
@@ -23,6 +24,7 @@ struct RankPlace {
   // index, -1 for the local rank; a non-empty conflict refuses a data-parallel CUDA run.
   int gpu_index = -1;
   std::string gpu_conflict;
+  int gpu_most_on_one = 0;  // the most local ranks on one GPU of this node (> 1: --share-gpu shared one)
 };
 
 struct RankSetup {
@@ -50,6 +52,10 @@ struct RankSetup {
   const int32_t* test_y = nullptr;
   DeviceBuffer<float> x_buf, test_x_buf;
   DeviceBuffer<int32_t> y_buf, test_y_buf;
+
+  int gpu_most_on_one = 0;  // RankPlace's: > 1 when ranks of this node share a GPU
+
+  NonfiniteInjection test_nonfinite;  // a test hook (nonfinite_hook.h); inert unless set
 };
 
 // Validates options against each other, the machine and the data; throws InputError naming the

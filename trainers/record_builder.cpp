@@ -97,6 +97,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.replicas_agree = ctx.replicas_agree;
   r.accum_steps = o.accum_steps;
   r.tf32 = o.device.tf32;
+  r.finite_check = o.finite_check_every > 0 ? "optimizer" : "off";
+  r.finite_check_every = o.finite_check_every;
+  r.gpu_shared = ctx.gpu_shared;
   if (mode.data_parallel) r.grad_comm = o.grad_comm;
   if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;
   return r;

@@ -25,6 +25,7 @@ struct RecordContext {
   std::string mpi_library, nccl_version;
   std::string timestamp;
   std::optional<bool> replicas_agree;  // the end-of-run replica check; null for a world of one
+  bool gpu_shared = false;             // --share-gpu put two or more ranks on one GPU (any node)
 };
 
 RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, std::optional<double> test_accuracy);

@@ -40,7 +40,6 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
   const int n_micro = s.opts.accum_steps;
   const float scale = 1.0f / static_cast<float>(static_cast<int64_t>(s.opts.batch_size) * n_micro);
   Mlp& m = *s.model;
-  double local_sum = 0.0;  // this rank's shard means of the micro-batches before the last
   for (int j = 0; j < n_micro; ++j) {
     const int64_t batch_index = step_index * n_micro + j;
     const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
@@ -59,7 +58,7 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
     m.loss(y, s.local_batch, scale, accumulate);
     if (j + 1 < n_micro) {
       m.backward(x, s.local_batch, nullptr, accumulate);  // no_sync: nothing leaves the rank
-      local_sum += m.loss_mean();
+      m.keep_micro_loss();  // summed on the device: no host wait between micro-batches
       continue;
     }
     sync.begin_step();
@@ -69,22 +68,24 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
     sync.finish();
   }
   if (probe) probe->sync_done();
-  // After the all-reduce, so every rank checks the same numbers and stops at the same step.
-  if (check_finite) m.check_grads_finite();
+  // The finite check runs after the all-reduce, so every rank checks the same numbers and stops
+  // at the same step. With an update it is the optimizer's own pass (the gradients it reads,
+  // the weights it writes); without one (warm-up) passes of its own.
   if (probe) probe->optimizer_begin();
-  if (update) m.sgd_step(sgd_config(s.opts));
+  if (update) {
+    s.test_nonfinite.before_update(m);
+    m.sgd_step(sgd_config(s.opts), check_finite);
+  }
   if (probe) probe->optimizer_end();
-  if (check_finite) m.check_params_finite();
+  if (check_finite && !update) m.check_finite();
   // The slot was summed across ranks with the gradients: Σ_all rows loss / (N·B) = the global
   // mean. Its copy is queued before the host waits for the all-reduces (drain), so on a GPU the
-  // update and the copy run while the host polls; then one read per step (the step's host wait;
-  // with N > 1, one per micro-batch).
+  // update and the copy run while the host polls; then one read per step, whatever N: the
+  // step's host wait, which the next step needs (it runs only if this one was finite).
   m.queue_losses();
   sync.drain();
   if (probe) probe->step_drained();
-  StepLosses l = m.take_losses();
-  l.local = static_cast<float>((local_sum + l.local) / n_micro);
-  return l;
+  return m.take_losses();
 }
 
 namespace {

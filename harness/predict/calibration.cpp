@@ -48,6 +48,7 @@ std::vector<SingleRun> parse_single_arg(const std::string& text, const Workload&
 
 std::vector<SingleRun> singles_from_results(const std::string& path) {
   const ResultsFile f = read_results(path);
+  refuse_gpu_shared(f, "dpscale predict");
   std::vector<SingleRun> out;
   std::map<std::string, std::vector<double>> epochs;  // by model name (or widths, for custom)
   for (const SweepEntry& e : f.entries) {

@@ -26,6 +26,7 @@ struct CellKey {
 
 CapCheck check_caps(const std::string& caps_path, const std::optional<Calibration>& calibration) {
   const ResultsFile f = read_results(caps_path);
+  refuse_gpu_shared(f, "dpscale predict");
   CapCheck out;
   out.path = caps_path;
   out.calibration = calibration;

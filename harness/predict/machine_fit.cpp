@@ -86,6 +86,7 @@ void fit_fixed_step(const std::vector<FixedStepSample>& samples, MachineTerms& t
 
 Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_modes) {
   const ResultsFile f = read_results(path);
+  refuse_gpu_shared(f, "dpscale predict");
   Calibration c;
   c.path = path;
   auto where = [&](const SweepEntry& e) { return path + ":" + std::to_string(e.line_no); };

@@ -40,7 +40,9 @@ void set_compute(const PredictArgs& a, const std::optional<Calibration>& cal, Pr
     // Marked, not refused: a quick look from a sweep taken beside other work is still a look.
     int disturbed = 0;
     std::string first;
-    for (const SweepEntry& e : read_results(a.from).entries) {
+    const ResultsFile from = read_results(a.from);
+    refuse_gpu_shared(from, "dpscale predict");
+    for (const SweepEntry& e : from.entries) {
       if (e.state && e.state->disturbed && disturbed++ == 0) first = e.run.run_id + ": " + *e.state->disturbed;
     }
     if (disturbed > 0) ctx.busy = std::to_string(disturbed) + " of " + a.from + "'s runs were disturbed (" + first + ")";
@@ -91,6 +93,7 @@ std::vector<int> world_sizes_of(const PredictArgs& a, int batch) {
 // median (the larger middle value for an even count: one of the measured F's, never a blend).
 std::optional<LinkModel> link_of_results(const std::string& path) {
   const ResultsFile f = read_results(path);
+  refuse_gpu_shared(f, "dpscale predict");
   std::optional<LinkModel> l;
   std::vector<double> f_values;
   for (const SweepEntry& e : f.entries) {

@@ -60,6 +60,7 @@ std::string ValidationRow::cause() const {
 
 Validation validate(const std::string& results_path, const std::optional<Calibration>& calibration) {
   const ResultsFile f = read_results(results_path);
+  refuse_gpu_shared(f, "dpscale predict");
   Validation v;
   v.path = results_path;
   v.calibration = calibration;

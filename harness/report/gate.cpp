@@ -34,6 +34,7 @@ using nlohmann::json;
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_gpu_shared(f, "dpscale compare");
   return f;
 }
 

@@ -35,6 +35,7 @@ void check_readable(const std::string& path) {
 // (truncated lines) travel inside it: the plotter prints them, so they are not printed twice.
 std::string report_json(const std::string& path) {
   const ResultsFile f = read_results(path);
+  refuse_gpu_shared(f, "dpscale plot");
   if (f.entries.empty()) throw InputError(path + ": no runs in the file");
   const Analysis a = analyse(f);
   if (a.points.empty()) {

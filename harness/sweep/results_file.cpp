@@ -119,4 +119,13 @@ bool ends_mid_line(const std::string& path) {
   return c != '\n';
 }
 
+void refuse_gpu_shared(const ResultsFile& f, const std::string& what) {
+  for (const SweepEntry& e : f.entries) {
+    if (!e.record || !e.record->gpu_shared) continue;
+    throw InputError(f.path + ":" + std::to_string(e.line_no) + ": a --share-gpu run (gpu_shared: " +
+                     std::to_string(e.record->world_size) + " ranks, some on one GPU) checks correctness, not speed: " +
+                     what + " draws no speedup from it (keep such runs in a file of their own)");
+  }
+}
+
 }  // namespace dpscale

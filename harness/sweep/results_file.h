@@ -30,6 +30,9 @@ ResultsFile parse_results(const std::string& text, const std::string& path);
 // The bytes after the text's last newline when they are a cut-off line (not a complete JSON
 // value; a sweep killed while writing it), else 0.
 size_t torn_tail_bytes(const std::string& text);
+// InputError naming the file and line of the first run whose record says gpu_shared (--share-gpu
+// put ranks on one GPU): `what` (report, compare, predict) draws no speedup from such a file.
+void refuse_gpu_shared(const ResultsFile& f, const std::string& what);
 
 // A sweep killed while writing leaves a cut-off last line. If the text after the file's last
 // newline is not a complete JSON value, the file is truncated to that newline (so no later read

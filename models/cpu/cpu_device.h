@@ -35,8 +35,8 @@ class CpuDevice final : public Device {
   void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, float grad_scale,
                     float* dz, float* loss_mean, float* loss_scaled, float scaled_factor) override;
   int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) override;
-  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-           float weight_decay) override;
+  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
+           float* nonfinite_flag) override;
   void flag_nonfinite(const float* x, int64_t n, float* flag) override;
   uint64_t memory_bytes() const override;
   GemmReport gemm_report() const override { return report_; }

@@ -37,9 +37,11 @@ class CudaDevice final : public Device {
                                           : math == "default" ? CUBLAS_DEFAULT_MATH
                                                               : CUBLAS_PEDANTIC_MATH));
     CUDA_CHECK(cudaMalloc(&count_, sizeof(unsigned long long)));
+    CUDA_CHECK(cudaMallocHost(&bounce_, kBounceBytes));
   }
   ~CudaDevice() override {
     // Destructors must not throw: release quietly, in reverse order.
+    cudaFreeHost(bounce_);
     cudaFree(count_);
     cudaFree(ones_);
     cudaFree(row_loss_);
@@ -62,9 +64,14 @@ class CudaDevice final : public Device {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host buffer may go away after return
   }
+  // A small read (a step's losses and finite flag, an accuracy count) goes through a pinned
+  // buffer: a copy from pageable memory is staged by the driver and returns later than the
+  // stream, and this read is the one host wait of every training step.
   void download(void* dst, const void* src, size_t n) override {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, stream_));
+    void* via = n <= kBounceBytes ? bounce_ : dst;
+    CUDA_CHECK(cudaMemcpyAsync(via, src, n, cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (via != dst) std::memcpy(dst, via, n);
   }
   void copy(void* dst, const void* src, size_t n) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream_));
@@ -111,9 +118,9 @@ class CudaDevice final : public Device {
     download(&host, count_, sizeof host);
     return static_cast<int64_t>(host);
   }
-  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-           float weight_decay) override {
-    cuda::sgd(w, g, v, n, lr, momentum, weight_decay, stream_);
+  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
+           float* nonfinite_flag) override {
+    cuda::sgd(w, g, v, n, lr, momentum, weight_decay, nonfinite_flag, stream_);
   }
   void flag_nonfinite(const float* x, int64_t n, float* flag) override { cuda::flag_nonfinite(x, n, flag, stream_); }
   std::string gemm_math() const override { return math_; }
@@ -144,6 +151,8 @@ class CudaDevice final : public Device {
   float* row_loss_ = nullptr;
   int row_loss_cap_ = 0;
   unsigned long long* count_ = nullptr;
+  static constexpr size_t kBounceBytes = 256;
+  void* bounce_ = nullptr;  // pinned host memory for small downloads
 };
 
 }  // namespace

@@ -70,12 +70,42 @@ __global__ void count_correct_kernel(const float* z, const int32_t* labels, int 
   if (r < rows && ew::argmax_row(z + int64_t{r} * cols, cols) == labels[r]) atomicAdd(count, 1ULL);
 }
 
-__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-                           float weight_decay) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    float unused = 0.0f;
-    w[i] = ew::sgd_update(w[i], g[i], v ? &v[i] : &unused, lr, momentum, weight_decay);
+// The optimizer pass (elementwise.h's sgd_update), momentum and update in one pass, and with
+// kCheck the finite check folded in: the pass already reads every gradient and writes every
+// weight, so the check is one bit test of the weight it writes (which a non-finite gradient
+// always makes non-finite: device.h), no pass of its own. Four floats per load and store where
+// the buffers allow (16-byte aligned: every Device buffer is 256-byte aligned), the rest one by
+// one. The flag as flag_nonfinite_kernel's: a warp vote, a benign race.
+template <bool kMomentum, bool kCheck>
+__device__ inline bool sgd_one(float& w, float g, float& v, float lr, float momentum, float weight_decay) {
+  w = ew::sgd_update(w, g, &v, lr, kMomentum ? momentum : 0.0f, weight_decay);
+  return kCheck && !ew::is_finite(w);
+}
+
+template <bool kMomentum, bool kCheck>
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, bool vectors, float lr, float momentum,
+                           float weight_decay, float* flag) {
+  bool bad = false;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  const int64_t n4 = vectors ? n / 4 : 0;
+  for (int64_t i = first; i < n4; i += stride) {
+    float4 wv = reinterpret_cast<const float4*>(w)[i];
+    const float4 gv = reinterpret_cast<const float4*>(g)[i];
+    float4 vv = kMomentum ? reinterpret_cast<const float4*>(v)[i] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    bad |= sgd_one<kMomentum, kCheck>(wv.x, gv.x, vv.x, lr, momentum, weight_decay);
+    bad |= sgd_one<kMomentum, kCheck>(wv.y, gv.y, vv.y, lr, momentum, weight_decay);
+    bad |= sgd_one<kMomentum, kCheck>(wv.z, gv.z, vv.z, lr, momentum, weight_decay);
+    bad |= sgd_one<kMomentum, kCheck>(wv.w, gv.w, vv.w, lr, momentum, weight_decay);
+    reinterpret_cast<float4*>(w)[i] = wv;
+    if (kMomentum) reinterpret_cast<float4*>(v)[i] = vv;
   }
+  for (int64_t i = 4 * n4 + first; i < n; i += stride) {
+    float vi = kMomentum ? v[i] : 0.0f;
+    bad |= sgd_one<kMomentum, kCheck>(w[i], g[i], vi, lr, momentum, weight_decay);
+    if (kMomentum) v[i] = vi;
+  }
+  if (kCheck && __any_sync(0xffffffffu, bad) && (threadIdx.x % 32) == 0) *flag = 1.0f;
 }
 
 // Grid-stride over x; a warp votes, and one lane of a warp that saw a non-finite value stores
@@ -122,9 +152,21 @@ void count_correct(const float* z, const int32_t* labels, int rows, int cols,
   CUDA_CHECK_LAUNCH();
 }
 
-void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-         float weight_decay, cudaStream_t s) {
-  sgd_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, g, v, n, lr, momentum, weight_decay);
+void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
+         float* nonfinite_flag, cudaStream_t s) {
+  const bool mom = momentum > 0.0f, check = nonfinite_flag != nullptr;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vectors = aligned(w) && aligned(g) && (!mom || aligned(v));
+  const int blocks = blocks_for(vectors ? (n + 3) / 4 : n);
+  if (mom && check) {
+    sgd_kernel<true, true><<<blocks, kThreads, 0, s>>>(w, g, v, n, vectors, lr, momentum, weight_decay, nonfinite_flag);
+  } else if (mom) {
+    sgd_kernel<true, false><<<blocks, kThreads, 0, s>>>(w, g, v, n, vectors, lr, momentum, weight_decay, nullptr);
+  } else if (check) {
+    sgd_kernel<false, true><<<blocks, kThreads, 0, s>>>(w, g, v, n, vectors, lr, momentum, weight_decay, nonfinite_flag);
+  } else {
+    sgd_kernel<false, false><<<blocks, kThreads, 0, s>>>(w, g, v, n, vectors, lr, momentum, weight_decay, nullptr);
+  }
   CUDA_CHECK_LAUNCH();
 }
 

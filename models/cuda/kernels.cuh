@@ -20,8 +20,9 @@ void softmax_xent(const float* z, const int32_t* labels, int rows, int cols, flo
 // Adds the number of rows whose argmax equals the label to *count (integer atomics: exact).
 void count_correct(const float* z, const int32_t* labels, int rows, int cols,
                    unsigned long long* count, cudaStream_t s);
-void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-         float weight_decay, cudaStream_t s);
+// The optimizer pass; with a non-null nonfinite_flag the finite check folded in (device.h, sgd).
+void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
+         float* nonfinite_flag, cudaStream_t s);
 // *flag = 1 when any of x[0, n) is non-finite (finite_check.h's predicate); untouched otherwise.
 void flag_nonfinite(const float* x, int64_t n, float* flag, cudaStream_t s);
 

@@ -6,17 +6,22 @@
 #   DIR/run.sh OUTDIR --self-test    the same steps on this CPU with tiny models (what CI runs)
 #
 # Steps (kit/steps.sh, in order of value, each under a cap printed against the budget before
-# the first starts): the stream-ordering and exactness tests on the GPU; bench_gemm on cuBLAS,
-# pedantic against default math, against the GPU's fp32 peak; train_single_gpu on the four
-# presets at the workshop's single-GPU settings; the CPU-pinned DP tests; one DP trainer per mode
-# at K = 1 over NCCL; the same training with --tf32; bench_allreduce --algos nccl at K = 1.
+# the first starts): the stream-ordering and exactness tests on the GPU, NCCL at K = 2 and 4 (on
+# one GPU: --share-gpu) early; the new trainers against the base revision's on this card (when
+# the kit carries one: kit/ab.sh); the step's parts (bench_step); bench_gemm on cuBLAS, pedantic
+# against default math, against the GPU's fp32 peak; train_single_gpu on the four presets at the
+# workshop's single-GPU settings, fp32 and --tf32; the element-wise passes and the optimizer's
+# finite check (bench_kernels); the CPU-pinned DP tests; one DP trainer per mode at K = 1 over
+# NCCL (without a base: ab.sh runs them otherwise); bench_allreduce --algos nccl at K = 1.
 # Before them: unpack the payload, find the machine's
 # cudart/cuBLAS/NCCL (kit/cuda-libs.sh), and — when the kit's programs cannot run on its CUDA —
 # rebuild them there with its nvcc (kit/build-here.sh).
 #
-# OUTDIR (new or empty) receives 8 files: 00-summary.md (read this first), system.txt,
-# tests.log, train-fp32.jsonl, train-tf32.jsonl, bench_gemm.json, bench_allreduce.txt, run.log.
+# OUTDIR (new or empty) receives 12 files: 00-summary.md (read this first), system.txt,
+# tests.log, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_step-fp32.json,
+# bench_step-tf32.json, bench_kernels.json, bench_gemm.json, bench_allreduce.txt, run.log.
 # Time: DPSCALE_KIT_BUDGET_S (default 540 s) bounds the whole run; each step gets what is left.
+# DPSCALE_KIT_ONLY=REGEX runs only the steps whose names match (e.g. '^ab$|^bench:').
 # Exit status: 0 every step ok; 1 a step failed or ran out of time (the summary says which);
 # 2 bad arguments; 3 the programs cannot run on this machine (the summary says why).
 set -uo pipefail
@@ -57,8 +62,16 @@ summarize() {
   python3 "$KIT/kit/summary.py" "$OUT" "$WORK" "$SELF" > "$WORK/summary.md" 2>&3 ||
     { echo "# dpscale GPU kit: summary.py failed (python3?); the steps:"; cat "$WORK/steps.tsv"; } > "$WORK/summary.md"
   mv "$WORK/summary.md" "$OUT/00-summary.md"
-  # Every step's file exists, empty if the step never ran: the reader finds all eight.
-  for f in system.txt tests.log train-fp32.jsonl train-tf32.jsonl bench_gemm.json bench_allreduce.txt; do
+  # What the programs wrote themselves (Google Benchmark's "executable", its "Running ..." line)
+  # names this machine's folders: written OUT/, WORK/ and KIT/ as in run.log (OUT first: it may
+  # sit inside the kit's folder, or beside it with the kit's name as a prefix).
+  local f
+  for f in "$OUT"/*; do
+    [[ -f $f ]] && sed -i -e "s|$OUT|OUT|g" -e "s|$WORK|WORK|g" -e "s|$KIT|KIT|g" "$f"
+  done
+  # Every step's file exists, empty if the step never ran: the reader finds all twelve.
+  for f in system.txt tests.log train-fp32.jsonl train-tf32.jsonl ab.jsonl bench_step-fp32.json bench_step-tf32.json \
+           bench_kernels.json bench_gemm.json bench_allreduce.txt; do
     [[ -e $OUT/$f ]] || : > "$OUT/$f"
   done
 }
@@ -79,6 +92,9 @@ if ! tar -xJf "$KIT/payload.tar.xz" -C "$ROOT" 2>&3; then
     cannot_run "cannot unpack payload.tar.xz (neither xz nor python3's tarfile)"
 fi
 BIN=$ROOT/bin
+# The base revision's trainers (gpu-kit.sh's BASE_BUILD_DIR), for the side-by-side step.
+BASE_BIN=""
+[[ -x $ROOT/base/bin/train_single_gpu ]] && BASE_BIN=$ROOT/base/bin
 
 # --- glibc and libstdc++ ----------------------------------------------------------------------
 have_glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
@@ -132,6 +148,9 @@ if (( ! SELF )); then
        [[ -x $WORK/rebuild/build/bin/train_single_gpu ]]; then
       BIN=$WORK/rebuild/build/bin
       export DPSCALE_BIN_DIR=$BIN
+      # The base's carried trainers cannot run here either: no side-by-side step.
+      [[ -n $BASE_BIN ]] && log "the base revision's trainers are not rebuilt: no side-by-side step"
+      BASE_BIN=""
       { echo; echo "## rebuilt here (kit/build-here.sh): train_single_gpu's libraries"; ldd "$BIN/train_single_gpu"; } \
         >> "$OUT/system.txt" 2>&1
       # The rebuilt programs find CUDA's libraries through their RUNPATH (this machine's toolkit).

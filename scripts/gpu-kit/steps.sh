@@ -2,13 +2,14 @@
 # steps.sh — the GPU kit's steps, sourced by run.sh. Each step writes its record into $OUT,
 # its chatter into run.log (fd 3), and one line into $WORK/steps.tsv:
 #   name <TAB> ok|failed|timed out|skipped <TAB> seconds <TAB> what it wrote / why
-# Globals from run.sh: BIN (programs), ROOT (unpacked payload), OUT, WORK, SELF (1 = CPU
-# self-test), BACKEND (cuda | cpu), and step_cap/elapsed/log.
+# Globals from run.sh: BIN (programs), BASE_BIN (the base revision's trainers, or empty), ROOT
+# (unpacked payload), KIT, OUT, WORK, SELF (1 = CPU self-test), BACKEND (cuda | cpu), and
+# step_cap/elapsed/log.
 
-# shown ARGS...: the arguments as one line, with the kit's working folder and the output folder
-# written WORK/ and OUT/: run.log travels back from the GPU machine, and its paths mean nothing
-# on the machine it is read on.
-shown() { local line="$*"; line=${line//"$WORK"/WORK}; printf '%s' "${line//"$OUT"/OUT}"; }
+# shown ARGS...: the arguments as one line, with the kit's working folder, the output folder and
+# the kit written WORK/, OUT/ and KIT/: run.log travels back from the GPU machine, and its paths
+# mean nothing on the machine it is read on.
+shown() { local line="$*"; line=${line//"$OUT"/OUT}; line=${line//"$WORK"/WORK}; printf '%s' "${line//"$KIT"/KIT}"; }
 
 # run_step NAME CAP_S FILE COMMAND...: COMMAND under `timeout`, stdout to $OUT/FILE (or to the
 # log when FILE is -), stderr to the log; one steps.tsv line whatever happens.
@@ -37,25 +38,37 @@ run_step() {
 
 # The steps in order of value, so that a run its budget cuts short still brings back the most
 # important evidence first: the ordering and exactness tests on the GPU (a wrong answer makes
-# every timing moot), then what the GPU is worth (cuBLAS per GEMM shape, pedantic against
-# default math; one K = 1 training run per preset, against the workshop's single-GPU epochs),
-# then the rest. One line per step: NAME CAP_S FUNCTION ARGS... (a test filter has no spaces).
+# every timing moot) — NCCL summing across K = 2 and 4 ranks early, on the GPUs there are (shared
+# with --share-gpu where fewer) —, then the new code against the base revision's on this card
+# (when the kit carries one: ab.sh), the step's parts, then what the GPU is worth (cuBLAS per GEMM
+# shape, pedantic against default math; one K = 1 training run per preset, against the workshop's
+# single-GPU epochs), then the rest. One line per step: NAME CAP_S FUNCTION ARGS... (a test filter
+# has no spaces). DPSCALE_KIT_ONLY=REGEX keeps the steps whose name matches (a rerun of some).
 kit_plan() {
   local t=150 tr=150
   (( SELF )) && { t=120; tr=120; }
   local exact="DpExactnessK1.*:Modes/DpExactness.*_K2:DpExactnessControls.*"
   (( SELF )) && exact="DpExactnessK1.*"
-  echo "tests:test_nccl_order 90 step_test test_nccl_order *"
-  echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
-  echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
-  echo "gemm 120 step_gemm"
-  echo "train:fp32:single $tr step_train fp32 single"
-  echo "tests:test_single_gpu 60 step_test test_single_gpu SingleBadOption.*"
-  echo "tests:test_dp_exactness $t step_test test_dp_exactness $exact"
-  echo "train:fp32:dp $tr step_train fp32 dp"
-  echo "train:tf32:single $tr step_train tf32 single"
-  echo "train:tf32:dp $tr step_train tf32 dp"
-  echo "allreduce 60 step_allreduce"
+  {
+    echo "tests:test_nccl_order 90 step_test test_nccl_order *"
+    echo "tests:test_dp_nccl_multi 180 step_test test_dp_nccl_multi *"
+    echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
+    echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
+    echo "tests:test_single_gpu 60 step_test test_single_gpu SingleBadOption.*:SingleFiniteStep.*"
+    if [[ -n ${BASE_BIN:-} ]]; then echo "ab 240 step_ab"; fi
+    echo "bench:step 90 step_parts"
+    echo "gemm 90 step_gemm"
+    echo "train:fp32:single $tr step_train fp32 single"
+    echo "train:tf32:single $tr step_train tf32 single"
+    echo "bench:kernels 60 step_kernels"
+    echo "tests:test_dp_exactness $t step_test test_dp_exactness $exact"
+    # The base comparison runs every DP mode at K = 1 on large and xlarge, new code included.
+    if [[ -z ${BASE_BIN:-} ]]; then
+      echo "train:fp32:dp $tr step_train fp32 dp"
+      echo "train:tf32:dp $tr step_train tf32 dp"
+    fi
+    echo "allreduce 60 step_allreduce"
+  } | awk -v only="${DPSCALE_KIT_ONLY:-}" 'only == "" || $1 ~ only'
 }
 
 # Prints the plan before anything runs: each step's cap against the budget, and where the caps
@@ -132,6 +145,39 @@ step_train() {  # step_train NAME CAP PRECISION single|dp
   (cd "$OUT" && "$BIN/dpscale" report "$file") > "$WORK/report-$precision.md" 2>&3 || log "report $file failed"
 }
 
+# The new code against the base revision's, point by point (ab.sh), into ab.jsonl.
+step_ab() {  # step_ab NAME CAP
+  run_step "$1" "$2" - "$KIT/kit/ab.sh" "$BASE_BIN" "$BIN" "$OUT/ab.jsonl" "$ROOT/bin/mpirun" "$SELF"
+}
+
+# The step's parts (bench_step parts/...): GEMMs, element-wise passes, the optimizer with its check,
+# the loss read, events, against the whole step — fp32 and TF32 on large and xlarge (the self-test:
+# the CPU on the small preset at batch 64).
+step_parts() {  # step_parts NAME CAP
+  if (( SELF )); then
+    run_step "$1" "$2" - "$BIN/bench_step" --parts=cpu --models=small --batch=64 --benchmark_filter=^parts/ \
+      --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_step-fp32.json" --benchmark_out_format=json
+    return 0
+  fi
+  local precision extra
+  for precision in fp32 tf32; do
+    extra=()
+    [[ $precision == tf32 ]] && extra=(--tf32)
+    run_step "$1:$precision" "$(( $2 / 2 ))" - "$BIN/bench_step" --parts=cuda --models=large,xlarge "${extra[@]}" \
+      --benchmark_filter=^parts/ --benchmark_min_time=0.5 --benchmark_out="$OUT/bench_step-$precision.json" \
+      --benchmark_out_format=json
+  done
+}
+
+# The element-wise passes and the optimizer with its finite check (old passes against fused) at
+# the presets' parameter counts, on the GPU (the self-test: the CPU, the small preset, in cache).
+step_kernels() {  # step_kernels NAME CAP
+  local args=(--backends=cuda --benchmark_min_time=0.05)
+  (( SELF )) && args=(--backends=cpu --models=small "--benchmark_filter=/in_cache/|^optimizer/" --benchmark_min_time=0.02)
+  run_step "$1" "$2" - "$BIN/bench_kernels" "${args[@]}" --benchmark_out="$OUT/bench_kernels.json" \
+    --benchmark_out_format=json
+}
+
 # cuBLAS on every GEMM shape of a step, against the square sgemm and the GPU's fp32 peak, in
 # CUBLAS_PEDANTIC_MATH (the trainers' exact fp32: gemm/cuda/...) and CUBLAS_DEFAULT_MATH
 # (gemm/cuda-default/...), shape by shape on the same GPU (the self-test: the CPU rows of the
@@ -139,7 +185,7 @@ step_train() {  # step_train NAME CAP PRECISION single|dp
 step_gemm() {  # step_gemm NAME CAP
   local args
   if (( SELF )); then args=(--models=small --batch=64 --ceiling=256 --gemm=openblas --benchmark_filter=^gemm/cpu- --benchmark_min_time=0.02)
-  else args=("--cublas-math=pedantic,default" --benchmark_filter=^gemm/cuda --benchmark_min_time=0.2); fi
+  else args=("--cublas-math=pedantic,default" --benchmark_filter=^gemm/cuda --benchmark_min_time=0.1); fi
   run_step "$1" "$2" - "$BIN/bench_gemm" "${args[@]}" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json
 }
 

@@ -4,9 +4,11 @@ steps wrote (standard library only: the GPU machine's python3 is enough).
 
     python3 kit/summary.py OUTDIR WORKDIR SELF_TEST(0|1) > 00-summary.md
 
-Reads OUTDIR/{system.txt, train-fp32.jsonl, train-tf32.jsonl, bench_gemm.json,
-bench_allreduce.txt} and WORKDIR/{steps.tsv, gtest-*.json, report-*.md}. Nothing is computed
-that a file does not hold, except ratios, which say what they divide.
+Reads OUTDIR/{system.txt, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_step-*.json,
+bench_kernels.json, bench_gemm.json, bench_allreduce.txt} and WORKDIR/{steps.tsv, gtest-*.json,
+report-*.md}. Nothing is computed that a file does not hold, except ratios, which say what they
+divide, and a step's FLOPs (from the record's widths and batch: 2·B·in·out per GEMM, three GEMMs
+per layer but the first layer's input gradient).
 """
 import glob
 import json
@@ -170,6 +172,172 @@ def math_table(out):
     return lines if len(lines) > 2 else []
 
 
+# Dense TF32 tensor-core peaks (TFLOP/s) from NVIDIA's datasheets: half the "with sparsity"
+# figure. Looked up by the name nvidia-smi prints; a card not listed gets no TF32 fraction.
+DENSE_TF32_PEAK_TFLOPS = [("H100 NVL", None), ("H200 NVL", None), ("H200", 494.7), ("H100 80GB HBM3", 494.7),
+                          ("H100 SXM", 494.7), ("H100 PCIe", 378.0), ("A100", 156.0)]
+
+
+def dense_tf32_peak(gpu_name):
+    for key, peak in DENSE_TF32_PEAK_TFLOPS:
+        if key in (gpu_name or ""):
+            return peak
+    return None
+
+
+def step_flops(record):
+    """FLOPs of one optimizer step: forward, weight and input gradients of every layer (no input
+    gradient for the first), 2·B·in·out each, B the global batch times the micro-batches."""
+    w = record.get("widths") or []
+    rows = record.get("global_batch", 0) * (record.get("accum_steps") or 1)
+    total = 0
+    for i in range(len(w) - 1):
+        total += (2 if i == 0 else 3) * 2 * rows * w[i] * w[i + 1]
+    return total
+
+
+def median_epoch(record):
+    t = sorted(x for x in record.get("epoch_times_s") or [] if isinstance(x, (int, float)))
+    if not t:
+        return None
+    n = len(t)
+    return t[n // 2] if n % 2 else (t[n // 2 - 1] + t[n // 2]) / 2
+
+
+def ab_tables(out, fp32_peak_gflops, gpu_name):
+    """The base revision against the new code, from ab.jsonl (kit/ab.sh): the finite check's share
+    of a step, each DP mode at K = 1 against single, and the single runs' fraction of the peak.
+    Times are each run's median epoch; a point run in several rounds, the median of those."""
+    rows = jsonl(os.path.join(out, "ab.jsonl"))
+    if not rows:
+        return []
+    runs = {}
+    failed = []
+    for r in rows:
+        key = (r.get("rev"), r.get("precision"), r.get("model"), r.get("mode"), r.get("finite_check_every"))
+        if "record" in r:
+            runs.setdefault(key, []).append(r["record"])
+        else:
+            failed.append(f"{'/'.join(str(k) for k in key)}: {r.get('reason', '?')}")
+    # One record per point: the round whose median epoch is the median of the rounds' (upper
+    # median for an even count: one of the measured runs, never a blend).
+    t = {k: sorted(v, key=lambda rec: median_epoch(rec) or 0)[len(v) // 2] for k, v in runs.items()}
+    rounds = max(len(v) for v in runs.values()) if runs else 0
+    doc = []
+    revs = ["base", "new"]
+    # The finite check's share: with it (every step) against without it.
+    lines = ["| precision | model | mode | rev | epoch, check every step (s) | epoch, check off (s) | check's share of a step |",
+             "|---|---|---|---|---:|---:|---:|"]
+    for (rev, precision, model, mode, check), rec in sorted(t.items(), key=lambda kv: str(kv[0])):
+        if check != 0:
+            continue
+        on = t.get((rev, precision, model, mode, 1))
+        a, b = median_epoch(on) if on else None, median_epoch(rec)
+        share = (a - b) / a if a and b else None
+        lines.append(f"| {precision} | {model} | {mode} | {rev} | {fmt(a)} | {fmt(b)} | "
+                     f"{fmt(100 * share, 1) + ' %' if share is not None else '—'} |")
+    if len(lines) > 2:
+        doc += [f"### The finite check's share of a step (check every step against off; target <= 1 %; "
+                f"{rounds} round(s))", ""] + lines + [""]
+    # DP at K = 1 against single.
+    lines = ["| precision | model | rev | single (s) | naive | interleaved | bucketed |", "|---|---|---|---:|---:|---:|---:|"]
+    for precision in ("fp32", "tf32"):
+        for model in ("large", "xlarge"):
+            for rev in revs:
+                single = t.get((rev, precision, model, "single", 1))
+                if not single:
+                    continue
+                s1 = median_epoch(single)
+                cells = []
+                for mode in ("naive", "interleaved", "bucketed"):
+                    dp = t.get((rev, precision, model, mode, 1))
+                    d = median_epoch(dp) if dp else None
+                    cells.append(f"{fmt(s1 / d, 3)}" if s1 and d else "—")
+                lines.append(f"| {precision} | {model} | {rev} | {fmt(s1)} | " + " | ".join(cells) + " |")
+    if len(lines) > 2:
+        doc += ["### Data-parallel trainers at K = 1 against single (single's epoch / the mode's: target >= 0.99)", ""]
+        doc += lines + [""]
+    # The single runs against the card's peaks.
+    tf32_peak = dense_tf32_peak(gpu_name)
+    lines = ["| precision | model | rev | TFLOP/s | peak (TFLOP/s) | % of peak |", "|---|---|---|---:|---:|---:|"]
+    for precision in ("fp32", "tf32"):
+        peak = (fp32_peak_gflops / 1e3 if fp32_peak_gflops else None) if precision == "fp32" else tf32_peak
+        for model in ("large", "xlarge"):
+            for rev in revs:
+                rec = t.get((rev, precision, model, "single", 1))
+                if not rec:
+                    continue
+                e = median_epoch(rec)
+                rate = step_flops(rec) * rec.get("steps_per_epoch", 0) / e / 1e12 if e else None
+                pct = 100 * rate / peak if rate and peak else None
+                lines.append(f"| {precision} | {model} | {rev} | {fmt(rate, 1)} | {fmt(peak, 1)} | {fmt(pct, 1)} |")
+    if len(lines) > 2:
+        doc += ["### Single device against the card's peak (fp32: bench_gemm's SMs x lanes x 2 x clock; TF32: "
+                "the datasheet's dense figure; targets: TF32 xlarge >= 40 %, fp32 >= 66 %)", ""] + lines + [""]
+    if failed:
+        doc += ["Failed runs: " + "; ".join(failed), ""]
+    return doc
+
+
+def parts_table(out):
+    """The step's parts (bench_step parts/...), one row per benchmark."""
+    lines = ["| benchmark | step (ms) | GEMMs | element-wise | optimizer + check | loss read | other | event pair (us) |"
+             " GEMMs / step | step TFLOP/s |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for precision in ("fp32", "tf32"):
+        try:
+            data = json.loads(read(os.path.join(out, f"bench_step-{precision}.json")))
+        except json.JSONDecodeError:
+            continue
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") == "aggregate" or not b.get("name", "").startswith("parts/"):
+                continue
+            g = b.get
+            lines.append(f"| {g('name').replace('/manual_time', '')} | {fmt(g('step_ms'), 3)} | {fmt(g('gemm_ms'), 3)} |"
+                         f" {fmt(g('elementwise_ms'), 3)} | {fmt(g('optimizer_ms'), 3)} | {fmt(g('loss_read_ms'), 3)} |"
+                         f" {fmt(g('other_ms'), 3)} | {fmt(1e3 * g('events_ms') if g('events_ms') is not None else None, 1)} |"
+                         f" {fmt(g('gemm_over_step'), 3)} | {fmt(g('step_TFLOPS'), 1)} |")
+    return lines if len(lines) > 2 else []
+
+
+def kernels_tables(out):
+    """bench_kernels.json: the optimizer with its finite check three ways, and the element-wise passes."""
+    try:
+        data = json.loads(read(os.path.join(out, "bench_kernels.json")))
+    except json.JSONDecodeError:
+        return []
+    opt = ["| benchmark | update alone (ms) | separate passes (ms) | fused (ms) | separate / alone | fused / alone |",
+           "|---|---:|---:|---:|---:|---:|"]
+    passes = ["| pass | GB/s | % of a copy |", "|---|---:|---:|"]
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b.get("name", "").replace("/manual_time", "")
+        if name.startswith("optimizer/"):
+            opt.append(f"| {name} | {fmt(b.get('plain_ms'), 3)} | {fmt(b.get('separate_ms'), 3)} | {fmt(b.get('fused_ms'), 3)} |"
+                       f" {fmt(b.get('separate_over_plain'), 2)} | {fmt(b.get('fused_over_plain'), 2)} |")
+        elif "pct_of_memcpy" in b:
+            passes.append(f"| {name} | {fmt(b.get('GBps'), 0)} | {fmt(b.get('pct_of_memcpy'), 1)} |")
+    doc = []
+    if len(opt) > 2:
+        doc += ["### The update and its finite check (bench_kernels.json, optimizer/...)", ""] + opt + [""]
+    if len(passes) > 2:
+        doc += ["### Element-wise passes (bench_kernels.json)", ""] + passes + [""]
+    return doc
+
+
+def base_revision(out):
+    """The base build's version, from the kit's manifest as system.txt carries it."""
+    m = re.search(r"(?m)^base: (.*)$", read(os.path.join(out, "system.txt")))
+    return m.group(1) if m else "?"
+
+
+def gemm_context(out):
+    try:
+        return json.loads(read(os.path.join(out, "bench_gemm.json"))).get("context", {})
+    except json.JSONDecodeError:
+        return {}
+
+
 def main():
     out, work, self_test = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     sysk = system_keys(out)
@@ -186,6 +354,17 @@ def main():
         report = read(os.path.join(work, f"report-{precision}.md")).strip()
         doc += [f"## dpscale report, {precision} (train-{precision}.jsonl; K = 1: DP speedups show the DP loop's own cost)",
                 "", "```", report or "(no report)", "```", ""]
+    ctx = gemm_context(out)
+    peak = float(ctx["cuda_fp32_peak_gflops"]) if ctx.get("cuda_fp32_peak_gflops") else None
+    ab = ab_tables(out, peak, sysk.get("gpu", ""))
+    if ab:
+        doc += ["## The base revision against this one, on this card (ab.jsonl; kit/ab.sh)", "",
+                f"Base: {base_revision(out)}. Each run's median epoch; the two revisions back to back at each point.",
+                ""] + ab
+    parts = parts_table(out)
+    if parts:
+        doc += ["## The step's parts (bench_step-fp32.json, bench_step-tf32.json; ms per step)", ""] + parts + [""]
+    doc += kernels_tables(out)
     lines, head = gemm_table(out)
     doc += [f"## GEMMs of a training step (bench_gemm.json; {head})", ""] + lines + [""]
     math = math_table(out)

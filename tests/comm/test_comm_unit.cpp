@@ -1,10 +1,14 @@
 // test_comm_unit.cpp — the arithmetic around the all-reduce, no MPI needed: algbw/busbw,
 // rank 0's traffic, the α-β link model against the textbook's own numbers, algorithm names,
 // and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list;
-// which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL).
+// which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL); what
+// --share-gpu tells NCCL (comm/nccl_shared_gpu.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,7 @@
 #include "allreduce_table.h"
 #include "comm/allreduce_algos.h"
 #include "comm/inflight.h"
+#include "comm/nccl_shared_gpu.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
 
@@ -283,6 +288,32 @@ TEST(InFlightNaming, AWaitNamesItsOwnAllreduceNotALaterLaunch) {
   ASSERT_TRUE(holding_up(r, 3).has_value());
   EXPECT_EQ(r[*holding_up(r, 3)].seq, 2u);
   EXPECT_EQ(holding_up({}, 7), std::nullopt);
+}
+
+// --share-gpu: every rank a host of its own for NCCL (distinct NCCL_HOSTID, so NCCL's one rank
+// per GPU and host check passes), all of them talking over the socket transport on loopback,
+// with the transports that map one GPU's memory into another process switched off.
+TEST(NcclSharedGpu, EveryRankItsOwnHostOverLoopbackSockets) {
+  std::set<std::string> hostids;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::map<std::string, std::string> env;
+    for (const auto& [k, v] : nccl_shared_gpu_env(rank, "node7")) env[k] = v;
+    hostids.insert(env.at("NCCL_HOSTID"));
+    EXPECT_NE(env.at("NCCL_HOSTID").find("node7"), std::string::npos);
+    EXPECT_EQ(env.at("NCCL_NET"), "Socket");
+    EXPECT_EQ(env.at("NCCL_SOCKET_IFNAME"), "lo");
+    EXPECT_EQ(env.at("NCCL_IB_DISABLE"), "1");
+    EXPECT_EQ(env.at("NCCL_P2P_DISABLE"), "1");
+    EXPECT_EQ(env.at("NCCL_SHM_DISABLE"), "1");
+    EXPECT_EQ(env.at("NCCL_NVLS_ENABLE"), "0");
+    EXPECT_EQ(env.at("NCCL_MNNVL_ENABLE"), "0");
+  }
+  EXPECT_EQ(hostids.size(), 4u) << "two ranks with one NCCL host would be refused as one GPU twice";
+  // Applied in this process, overwriting what was there (the transport is the option's point).
+  ::setenv("NCCL_SOCKET_IFNAME", "eth0", 1);
+  apply_nccl_shared_gpu_env(3);
+  EXPECT_STREQ(std::getenv("NCCL_SOCKET_IFNAME"), "lo");
+  EXPECT_NE(std::string(std::getenv("NCCL_HOSTID")).find("rank3"), std::string::npos);
 }
 
 }  // namespace

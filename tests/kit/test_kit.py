@@ -2,15 +2,16 @@
 """test_kit.py — the GPU kit (scripts/gpu-kit.sh, scripts/gpu-kit/run.sh), made from this build.
 
 Three groups, each one CTest test (tests/kit/CMakeLists.txt):
-  Build     gpu-kit.sh makes the kit into $DPSCALE_KIT_DIR (the fixture the others need), and
-            refuses to overwrite a directory that is not a kit
+  Build     gpu-kit.sh makes the kit into $DPSCALE_KIT_DIR (the fixture the others need), with this
+            build as its own base revision too (the side-by-side step then runs the same
+            trainers twice), and refuses to overwrite a directory that is not a kit
   Shape     at most 64 MiB; no CUDA or glibc library carried; every program and Open MPI plugin
             resolves OpenBLAS, MPI and everything else it needs inside the kit (ldd with the
             kit's library path); a real two-rank mpirun job with the kit's environment loads no
             shared object from this machine's OpenBLAS / Open MPI / PMIx / hwloc (the dynamic
             loader's own log, LD_DEBUG=files) — and the same check flags the build's own
             binaries, so it can fail
-  SelfTest  run.sh OUTDIR --self-test on this CPU: exit 0, the eight files with the summary
+  SelfTest  run.sh OUTDIR --self-test on this CPU: exit 0, the twelve files with the summary
             first, and their records: counts, fields, finite numbers
 
     DPSCALE_SOURCE_DIR=. DPSCALE_BUILD_DIR=build DPSCALE_KIT_DIR=/tmp/kit python3 tests/kit/test_kit.py -v Build
@@ -32,8 +33,9 @@ BUILD = os.environ.get("DPSCALE_BUILD_DIR", "build")
 KIT = os.environ.get("DPSCALE_KIT_DIR", os.path.join(BUILD, "kit-test", "kit"))
 OUT = KIT + "-selftest-out"
 LIMIT = 64 * 1024 * 1024
-PROGRAMS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed", "dpscale",
-            "bench_gemm", "bench_allreduce", "test_models", "test_dp_nccl", "test_dp_exactness", "test_single_gpu"]
+TRAINERS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"]
+PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "test_models",
+                       "test_dp_nccl", "test_dp_nccl_multi", "test_dp_exactness", "test_single_gpu"]
 # What the GPU machine must provide itself: the C library family and CUDA's libraries.
 SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|lib(c|m|dl|rt|pthread|resolv|util)\.so)")
 CUDA = re.compile(r"^lib(cudart|cublas|cublasLt|nccl|cuda|nvidia-ml)\.so")
@@ -82,9 +84,9 @@ class Build(unittest.TestCase):
     def test_makes_the_kit(self):
         if os.path.exists(KIT):
             shutil.rmtree(KIT)
-        r = run(["bash", os.path.join(SRC, "scripts", "gpu-kit.sh"), KIT, BUILD])
+        r = run(["bash", os.path.join(SRC, "scripts", "gpu-kit.sh"), KIT, BUILD, BUILD])
         self.assertEqual(r.returncode, 0, r.stderr)
-        for f in ["run.sh", "payload.tar.xz", "src.tar.xz", "MANIFEST.txt", "kit/env.sh", "kit/steps.sh",
+        for f in ["run.sh", "payload.tar.xz", "src.tar.xz", "MANIFEST.txt", "kit/env.sh", "kit/steps.sh", "kit/ab.sh",
                   "kit/summary.py", "kit/cuda-libs.sh", "kit/build-here.sh", "kit/system.sh"]:
             self.assertTrue(os.path.isfile(os.path.join(KIT, f)), f)
         print(r.stderr.strip())
@@ -131,11 +133,11 @@ class Shape(unittest.TestCase):
         self.assertEqual(outside_compat, [], "the C++ runtime belongs in compat/ only")
 
     def test_programs_resolve_openblas_mpi_and_the_rest_inside_the_kit(self):
-        for p in PROGRAMS + ["orterun", "orted"]:
+        for p in PROGRAMS + ["orterun", "orted"] + ["../base/bin/" + t for t in TRAINERS]:
             with self.subTest(program=p):
-                deps = ldd(os.path.join(self.root, "bin", p), self.lib)
+                deps = ldd(os.path.normpath(os.path.join(self.root, "bin", p)), self.lib)
                 self.assertTrue(deps, f"ldd said nothing about {p}")
-                if p.startswith("train_") or p == "bench_allreduce":  # the programs that link both
+                if os.path.basename(p).startswith("train_") or p == "bench_allreduce":  # the programs that link both
                     self.assertTrue(deps.get("libopenblas.so.0", "").startswith(self.lib + "/"), deps)
                     self.assertTrue(deps.get("libmpi.so.40", "").startswith(self.lib + "/"), deps)
                 for name, where in deps.items():
@@ -188,6 +190,7 @@ class Shape(unittest.TestCase):
         self.assertRegex(m["glibc_needs"], r"^2\.\d+$")
         self.assertLessEqual(key(m["glibc_needs"]), key(glibc))
         self.assertRegex(m["glibcxx_needs"], r"^3\.4\.\d+$")
+        self.assertNotEqual(m["base"], "none")
         if m["cuda_build"].startswith("none"):
             self.assertEqual(m["cuda_needs"].strip(), "none")
         else:
@@ -202,8 +205,9 @@ def finite(x):
 
 
 class SelfTest(unittest.TestCase):
-    FILES = ["00-summary.md", "bench_allreduce.txt", "bench_gemm.json", "run.log", "system.txt", "tests.log",
-             "train-fp32.jsonl", "train-tf32.jsonl"]
+    FILES = ["00-summary.md", "ab.jsonl", "bench_allreduce.txt", "bench_gemm.json", "bench_kernels.json",
+             "bench_step-fp32.json", "bench_step-tf32.json", "run.log", "system.txt", "tests.log", "train-fp32.jsonl",
+             "train-tf32.jsonl"]
 
     @classmethod
     def setUpClass(cls):
@@ -217,26 +221,31 @@ class SelfTest(unittest.TestCase):
     def test_exits_zero(self):
         self.assertEqual(self.r.returncode, 0, self.r.stderr + "\n" + self.read("00-summary.md"))
 
-    def test_eight_files_summary_first(self):
+    def test_twelve_files_summary_first(self):
         self.assertEqual(sorted(os.listdir(OUT)), self.FILES)
         s = self.read("00-summary.md")
         for heading in ["# dpscale GPU kit — CPU self-test", "## Steps", "## Tests", "## Single device",
-                        "## dpscale report, fp32", "## GEMMs of a training step", "## All-reduce at K = 1"]:
+                        "## dpscale report, fp32", "## The base revision against this one",
+                        "### The finite check's share of a step", "### Data-parallel trainers at K = 1 against single",
+                        "## The step's parts", "### The update and its finite check", "## GEMMs of a training step",
+                        "## All-reduce at K = 1"]:
             self.assertIn(heading, s)
-        # Every step row says ok (a row: | name | status | seconds | note |).
+        # Every step row says ok (a row: | name | status | seconds | note |): with a base revision
+        # the side-by-side step replaces the two DP training steps.
         steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
-        self.assertEqual(len(steps), 11, steps)
+        self.assertEqual([n for n, _ in steps],
+                         ["tests:test_nccl_order", "tests:test_dp_nccl_multi", "tests:test_dp_nccl", "tests:test_models",
+                          "tests:test_single_gpu", "ab", "bench:step", "gemm", "train:fp32:single", "train:tf32:single",
+                          "bench:kernels", "tests:test_dp_exactness", "allreduce"])
         self.assertEqual([st for _, st in steps if st != "ok"], [])
 
     def test_training_records(self):
         for precision in ["fp32", "tf32"]:
             with self.subTest(precision=precision):
                 lines = [json.loads(l) for l in self.read(f"train-{precision}.jsonl").splitlines() if l.strip()]
-                # Two tiny models alone, then one data-parallel trainer of each mode at K = 1.
+                # Two tiny models alone (the DP modes run in the side-by-side step).
                 self.assertEqual(sorted((l["point"]["model"], l["mode"]) for l in lines),
-                                 sorted([("784,32,10", "single"), ("784,64,32,10", "single"),
-                                         ("784,64,32,10", "naive"), ("784,64,32,10", "interleaved"),
-                                         ("784,64,32,10", "bucketed")]))
+                                 sorted([("784,32,10", "single"), ("784,64,32,10", "single")]))
                 for l in lines:
                     self.assertEqual(l["status"], "ok", l)
                     self.assertEqual(l["backend"], "cpu")
@@ -246,6 +255,41 @@ class SelfTest(unittest.TestCase):
                     for k in ["avg_epoch_s", "throughput_samples_per_s", "compute_s"]:
                         self.assertTrue(finite(l[k]) and l[k] > 0, (k, l[k]))
                     self.assertEqual("--tf32" in l["run"]["argv"], precision == "tf32")
+
+    def test_side_by_side_records(self):
+        # 18 points (4 modes x large TF32, 2 with the check off, 3 x 4 modes more), each by both revisions.
+        lines = [json.loads(l) for l in self.read("ab.jsonl").splitlines() if l.strip()]
+        self.assertEqual(len(lines), 36)
+        self.assertEqual(sorted({l["rev"] for l in lines}), ["base", "new"])
+        for l in lines:
+            self.assertIn("record", l, l)
+            r = l["record"]
+            self.assertEqual(r["backend"], "cpu")
+            self.assertEqual(r["mode"], l["mode"])
+            self.assertEqual(r["tf32"], l["precision"] == "tf32")
+            self.assertTrue(finite(r["avg_epoch_s"]) and r["avg_epoch_s"] > 0)
+            if l["rev"] == "new":
+                self.assertEqual(r["finite_check_every"], l["finite_check_every"])
+                self.assertEqual(r["finite_check"], "optimizer" if l["finite_check_every"] else "off")
+        off = [l for l in lines if l["finite_check_every"] == 0]
+        self.assertEqual(sorted((l["mode"], l["rev"]) for l in off),
+                         [("bucketed", "base"), ("bucketed", "new"), ("single", "base"), ("single", "new")])
+
+    def test_bench_records(self):
+        parts = [b for b in json.loads(self.read("bench_step-fp32.json"))["benchmarks"] if b.get("run_type") != "aggregate"]
+        self.assertEqual(len(parts), 1)
+        p = parts[0]
+        self.assertTrue(p["name"].startswith("parts/cpu/small/batch:64"), p["name"])
+        for k in ["step_ms", "gemm_ms", "elementwise_ms", "optimizer_ms", "loss_read_ms", "events_ms"]:
+            self.assertTrue(finite(p[k]) and p[k] > 0, (k, p[k]))
+        # other = step - the parts (a timing, not asserted beyond being computed from them)
+        self.assertAlmostEqual(p["other_ms"], p["step_ms"] - p["gemm_ms"] - p["elementwise_ms"] - p["optimizer_ms"]
+                               - p["loss_read_ms"], delta=1e-6 * p["step_ms"])
+        opt = [b for b in json.loads(self.read("bench_kernels.json"))["benchmarks"]
+               if b["name"].startswith("optimizer/") and b.get("run_type") != "aggregate"]
+        self.assertEqual([b["name"].split("/manual_time")[0] for b in opt], ["optimizer/cpu/small/n:1462592"])
+        for k in ["plain_ms", "separate_ms", "fused_ms"]:
+            self.assertTrue(finite(opt[0][k]) and opt[0][k] > 0, (k, opt[0][k]))
 
     def test_gemm_record(self):
         data = json.loads(self.read("bench_gemm.json"))
@@ -268,11 +312,14 @@ class SelfTest(unittest.TestCase):
 
     def test_tests_ran_and_the_gpu_ones_skipped_saying_why(self):
         log = self.read("tests.log")
-        for exe in ["test_models", "test_dp_nccl", "test_single_gpu", "test_dp_exactness"]:
+        for exe in ["test_models", "test_dp_nccl", "test_dp_nccl_multi", "test_single_gpu", "test_dp_exactness"]:
             self.assertIn(f"===== {exe} ", log)
         s = self.read("00-summary.md")
         self.assertRegex(s, r"\| test_dp_nccl \| 0 \| 0 \| [1-9]\d* \|")
         self.assertRegex(s, r"skipped, (needs 1 GPU|built without)[^|]*DpNcclK1\.BitIdenticalToOneGpu")
+        self.assertRegex(s, r"\| test_dp_nccl_multi \| 0 \| 0 \| [1-9]\d* \| skipped, (needs 1 GPU|built without)")
+        # The CPU half of the finite-check tests passes; the CUDA comparison skips.
+        self.assertRegex(s, r"\| test_single_gpu \| [1-9]\d* \| 0 \| [1-9]\d* \|[^\n]*SingleFiniteStep\.CudaPrintsTheCpusLine")
         self.assertRegex(s, r"\| test_dp_exactness \| [1-9]\d* \| 0 \| 0 \|")
         self.assertRegex(s, r"\| test_models \| [1-9]\d* \| 0 \|")
 

@@ -162,10 +162,10 @@ TEST(ModelsCpuDevice, ElementwiseOpsOverBuffers) {
   EXPECT_EQ(dev.count_correct(z.data(), wrong.data(), 2, 2), 0);
 
   std::vector<float> w = {1, 1}, g = {0.5f, 0.2f}, v = {0, 0};
-  dev.sgd(w.data(), g.data(), v.data(), 2, 0.1f, 0.9f, 0.01f);
+  dev.sgd(w.data(), g.data(), v.data(), 2, 0.1f, 0.9f, 0.01f, nullptr);
   EXPECT_NEAR(w[0], 0.949f, 1e-7);
   EXPECT_NEAR(v[0], 0.51f, 1e-7);
-  dev.sgd(w.data(), g.data(), nullptr, 2, 0.1f, 0.0f, 0.0f);  // no velocity needed
+  dev.sgd(w.data(), g.data(), nullptr, 2, 0.1f, 0.0f, 0.0f, nullptr);  // no velocity needed
   EXPECT_NEAR(w[0], 0.899f, 1e-6);
 }
 

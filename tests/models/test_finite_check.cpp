@@ -1,8 +1,10 @@
 // test_finite_check.cpp — non-finite detection in the model library: the bit-test
 // predicate against every class of float, the first-bad-index scan, the naming of a tensor and
 // element in a flat buffer, the CPU device's flag (never cleared by a later finite buffer), the
-// Mlp's per-step check through read_losses(), and the checkpoint reader and writer refusing
-// non-finite weights (the writer leaving no file behind).
+// check folded into the optimizer pass (the same update bit for bit, every kind of bad value),
+// the Mlp's per-step check through read_losses(), the standalone check of steps without an
+// update, and the checkpoint reader and writer refusing non-finite weights (the writer leaving
+// no file behind).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string>
 
 #include "models/cpu/cpu_device.h"
 #include "models/data/rng.h"
@@ -91,14 +94,61 @@ TEST(ModelsFinite, CpuFlagIsSetAndNeverCleared) {
   EXPECT_GT(dev.memory_bytes(), uint64_t{1} << 26);
 }
 
-// One step of the library's loop with the checks; returns what read_losses() saw.
+// The optimizer pass with the finite check folded in (Device::sgd with a flag): the same
+// weights and momentum, bit for bit, as the pass without it — the check only reads — and the flag
+// for a non-finite gradient, a non-finite weight going in (it stays non-finite coming out) and an
+// update that overflows; a clean pass leaves the flag alone (negative control), with and without
+// momentum, over a length whose tail is not a multiple of any vector width.
+TEST(ModelsFinite, CpuCheckedUpdateIsTheUpdateAndFlagsEveryKind) {
+  CpuDevice dev(1);
+  constexpr int64_t n = 4099;
+  std::vector<float> g0(n), w0(n);
+  for (int64_t i = 0; i < n; ++i) {
+    g0[static_cast<size_t>(i)] = 0.001f * static_cast<float>(i % 17) - 0.008f;
+    w0[static_cast<size_t>(i)] = 0.5f - 0.0002f * static_cast<float>(i);
+  }
+  for (const float momentum : {0.0f, 0.9f}) {
+    SCOPED_TRACE(momentum);
+    std::vector<float> w_plain = w0, w_checked = w0, v_plain(n, 0.01f), v_checked(n, 0.01f);
+    float flag = 0.0f;
+    dev.sgd(w_plain.data(), g0.data(), v_plain.data(), n, 0.1f, momentum, 0.01f, nullptr);
+    dev.sgd(w_checked.data(), g0.data(), v_checked.data(), n, 0.1f, momentum, 0.01f, &flag);
+    EXPECT_EQ(flag, 0.0f) << "a clean pass raised the flag";
+    EXPECT_EQ(std::memcmp(w_plain.data(), w_checked.data(), n * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(v_plain.data(), v_checked.data(), n * sizeof(float)), 0);
+
+    struct Bad {
+      const char* what;
+      bool in_gradient;
+      int64_t at;
+      float value, lr;
+    };
+    // The check tests the weight the update writes: a non-finite gradient reaches it whatever
+    // the rate (0·inf and 0·NaN are NaN), with weight decay or without.
+    for (const Bad b : {Bad{"nan gradient", true, n - 1, kNan, 0.1f}, Bad{"inf gradient", true, 0, kInf, 0.1f},
+                        Bad{"-inf gradient at rate 0", true, 11, -kInf, 0.0f}, Bad{"nan gradient at rate 0", true, 12, kNan, 0.0f},
+                        Bad{"nan weight", false, 2048, kNan, 0.1f}, Bad{"-inf weight", false, 7, -kInf, 0.1f},
+                        Bad{"overflowing update", true, 3, 1e30f, 1e30f}}) {
+      for (const float decay : {0.0f, 0.01f}) {
+        SCOPED_TRACE(std::string(b.what) + ", weight decay " + std::to_string(decay));
+        std::vector<float> g = g0, w = w0, v(n, 0.0f);
+        (b.in_gradient ? g : w)[static_cast<size_t>(b.at)] = b.value;
+        float f = 0.0f;
+        dev.sgd(w.data(), g.data(), v.data(), n, b.lr, momentum, decay, &f);
+        EXPECT_EQ(f, 1.0f);
+        EXPECT_FALSE(ew::is_finite(w[static_cast<size_t>(b.at)]));
+      }
+    }
+  }
+}
+
+// One step of the library's loop, the check folded into the update; returns what read_losses()
+// saw.
 StepLosses step(Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y, int batch, float lr) {
   m.forward(x.data(), batch);
   m.loss(y.data(), batch, 1.0f / static_cast<float>(batch));
   m.backward(x.data(), batch, nullptr);
-  m.check_grads_finite();
-  m.sgd_step(SgdConfig{lr});
-  m.check_params_finite();
+  m.sgd_step(SgdConfig{lr}, /*check_finite=*/true);
   return m.read_losses();
 }
 
@@ -132,8 +182,27 @@ TEST(ModelsFinite, MlpStepFlagsAndNamesANonfiniteGradient) {
   EXPECT_FALSE(step(m, x, y, 4, 0.01f).nonfinite);
 }
 
+// A step without an update (warm-up) checks in passes of its own, gradients and weights.
+TEST(ModelsFinite, MlpStandaloneCheckForStepsWithoutUpdate) {
+  CpuDevice dev(1);
+  Mlp m(dev, MlpSpec{"custom", {6, 5, 3}}, 4);
+  m.init_params(3);
+  std::vector<float> x(24, 0.25f);
+  const std::vector<int32_t> y = {0, 1, 2, 1};
+  m.forward(x.data(), 4);
+  m.loss(y.data(), 4, 0.25f);
+  m.backward(x.data(), 4, nullptr);
+  m.check_finite();
+  EXPECT_FALSE(m.read_losses().nonfinite);
+  m.params()[m.layout().bias(0).offset + 2] = kInf;  // host-visible memory: a weight gone bad
+  m.check_finite();
+  EXPECT_TRUE(m.read_losses().nonfinite);
+  EXPECT_EQ(m.describe_nonfinite(), "parameter layers.0.bias[2] is inf");
+  EXPECT_FALSE(m.read_losses().nonfinite) << "the flag is lowered once read";
+}
+
 TEST(ModelsFinite, MlpStepFlagsAnOverflowingUpdate) {
-  // Finite gradients, but lr·g overflows: the parameter check after sgd_step() sees it in the
+  // Finite gradients, but lr·g overflows: the update's own check sees the weight it wrote in the
   // same step, before the next forward could turn it into a NaN loss.
   CpuDevice dev(1);
   Mlp m(dev, MlpSpec{"custom", {6, 5, 3}}, 4);

@@ -110,6 +110,21 @@ TEST(DpErrors, AnUnwritableTraceEndsEveryRankBeforeTraining) {
   EXPECT_EQ(r.err.find("#   model"), std::string::npos) << "refused before the set-up's banner:\n" << describe(argv, r);
 }
 
+// --share-gpu where it makes no sense: the CPU backend (MPI ranks share no GPU) and hier (an MPI
+// algorithm; NCCL sums a shared GPU's ranks). Refused before any collective, also on a machine
+// without a GPU (the option rules run before the device is made). The same runs without
+// --share-gpu train (the first) or are refused for hier's own reason (controls: the refusal is
+// the option's).
+TEST(DpErrors, ShareGpuWhereThereIsNoGpuToShare) {
+  expect_one_line_exit_2(mpirun_argv(2, "train_dp_naive", with(kSmallRun, {"--share-gpu"})), "train_dp_naive",
+                         "--share-gpu shares a GPU between NCCL ranks: it does not combine with --backend cpu");
+  const std::vector<std::string> cuda_hier = {"--backend", "cuda", "--model", kTinyModel, "--samples", "2048",
+                                              "--batch-size", "256", "--max-steps", "3", "--quiet", "--allreduce", "hier"};
+  expect_one_line_exit_2(mpirun_argv(2, "train_dp_naive", with(cuda_hier, {"--share-gpu"})), "train_dp_naive",
+                         "--share-gpu does not combine with --allreduce hier");
+  EXPECT_EQ(record_of(mpirun_argv(2, "train_dp_naive", kSmallRun), 60)["gpu_shared"], false);
+}
+
 TEST(DpErrors, StartedWithoutMpirun) {
   for (const std::string exe : {"train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"}) {
     SCOPED_TRACE(exe);

@@ -1,10 +1,10 @@
-// test_dp_nccl.cpp — the data-parallel trainers on the CUDA backend, over NCCL: against
+// test_dp_nccl.cpp — the data-parallel trainers on the CUDA backend, over NCCL at K = 1: against
 // train_single_gpu on CUDA (the same identity test_dp_exactness.cpp holds the MPI path to) and
 // against the CPU backend (the reference chain's last link: a whole training run, not one step).
+// K = 2 and 4: test_dp_nccl_multi.cpp.
 //
-// GPU-gated: a job of K ranks needs K GPUs on this node (NCCL refuses two ranks on one GPU), so
-// every test says how many it needs and skips, naming why, where fewer answer — in CI, always.
-// The GPU kit (scripts/gpu-kit.sh) runs this binary on a GPU machine.
+// GPU-gated: every test skips, naming why, where no GPU answers — in CI, always. The GPU kit
+// (scripts/gpu-kit.sh) runs this binary on a GPU machine.
 //
 // Run on a GPU node: ctest -R DpNccl --output-on-failure
 #include <gtest/gtest.h>
@@ -17,55 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "dp_support.h"
-#include "models/device.h"
+#include "nccl_test_support.h"
 #include "weights_compare.h"
 
 namespace dpscale::test {
 namespace {
 
-int gpus() { return cuda_compiled() ? cuda_device_count() : 0; }
-
-// Skips the test unless this node has `k` GPUs: the reason names what is missing.
-#define REQUIRE_GPUS(k)                                                                                  \
-  do {                                                                                                   \
-    if (!cuda_compiled()) GTEST_SKIP() << "built without the CUDA backend";                              \
-    if (gpus() < (k)) GTEST_SKIP() << "needs " << (k) << " GPU(s) (one per NCCL rank), " << gpus() << " answer"; \
-  } while (0)
-
-// 2 steps per epoch at batch 256, 3 steps in all (as test_dp_exactness), from a checkpoint.
-std::vector<std::string> args_for(const std::string& backend, const std::string& init, const std::string& save,
-                                  const std::string& model = kTinyModel, int batch = 256) {
-  return {"--backend", backend, "--model", model, "--samples", std::to_string(2 * batch), "--batch-size",
-          std::to_string(batch), "--max-steps", "3", "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
-}
-
-nlohmann::json run_single(const std::vector<std::string>& args) {
-  return record_of(std::vector<std::string>{bin("train_single_gpu")} + args, 120);
-}
-
-struct Mode {
-  std::string name, exe;
-  std::vector<std::string> extra;
-};
-
-const std::vector<Mode> kModes = {
-    {"naive", "train_dp_naive", {}},
-    {"interleaved", "train_dp_interleaved", {}},
-    // Four buckets on the tiny model (test_buckets.cpp): several NCCL calls in flight at once.
-    {"bucketed", "train_ddp_bucketed", {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"}}};
-
-nlohmann::json run_dp(const Mode& m, int k, const std::vector<std::string>& args) {
-  return record_of(mpirun_argv(k, m.exe, args + m.extra), 180);  // NCCL's start-up takes seconds
-}
-
-void expect_nccl_record(const nlohmann::json& j, int k) {
-  EXPECT_EQ(j["backend"], "cuda");
-  EXPECT_EQ(j["comm"], "nccl");
-  EXPECT_EQ(j["world_size"], k);
-  EXPECT_NE(j["nccl_version"].get<std::string>(), "");
-  EXPECT_NE(j["device_name"].get<std::string>(), "");
-}
+const std::vector<NcclMode>& kModes = nccl_modes();
 
 // K = 1 over NCCL: the same kernels and cuBLAS calls on the same rows as train_single_gpu on
 // CUDA, and a sum over one rank — bit for bit the same weights and losses, in every mode.
@@ -77,7 +35,7 @@ TEST(DpNcclK1, BitIdenticalToOneGpu) {
   const auto single = run_single(args_for("cuda", init, dir.file("single.safetensors")));
   EXPECT_EQ(single["backend"], "cuda");
   const Weights ws = read_weights(dir.file("single.safetensors"));
-  for (const Mode& m : kModes) {
+  for (const NcclMode& m : kModes) {
     SCOPED_TRACE(m.name);
     const std::string out = dir.file(m.name + ".safetensors");
     const auto dp = run_dp(m, 1, args_for("cuda", init, out));
@@ -243,54 +201,6 @@ TEST(DpNcclK1, HierIsRefusedInOneLine) {
         << "want one line of the trainer's:\n" << describe(argv, r);
   }
 }
-
-// NCCL's start-up under the watchdog: one rank that never joins ncclCommInitRank
-// (DPSCALE_TEST_NCCL_INIT_STALL_RANK) ends the job past --collective-timeout, naming the start-up.
-TEST(DpNcclStartup, StalledInitEndsTheJob) {
-  REQUIRE_GPUS(2);
-  ScratchDir dir("nccl-init");
-  const std::string init = dir.file("init.safetensors");
-  write_random_checkpoint(init, kTinyModel, 1);
-  std::vector<std::string> argv = mpirun_argv(2, "train_dp_naive", args_for("cuda", init, dir.file("w.safetensors")) +
-                                                                      std::vector<std::string>{"--collective-timeout", "5"});
-  argv.insert(argv.begin() + 1, {"-x", "DPSCALE_TEST_NCCL_INIT_STALL_RANK=1"});
-  const ProcessResult r = run(argv, 120);
-  EXPECT_NE(r.exit_code, 0) << describe(argv, r);
-  EXPECT_NE(r.err.find("NCCL start-up"), std::string::npos) << describe(argv, r);
-}
-
-// K = 2 and 4 over NCCL against one GPU: the identity test_dp_exactness.cpp checks on MPI.
-struct Case {
-  Mode mode;
-  int k;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.mode.name << " K=" << c.k; }
-
-class DpNcclExactness : public ::testing::TestWithParam<Case> {};
-
-TEST_P(DpNcclExactness, SameWeightsAndLossAsOneGpu) {
-  const Case c = GetParam();
-  REQUIRE_GPUS(c.k);
-  ScratchDir dir("nccl-exact");
-  const std::string init = dir.file("init.safetensors");
-  write_random_checkpoint(init, kTinyModel, 1234);
-  const auto single = run_single(args_for("cuda", init, dir.file("single.safetensors")));
-  const auto dp = run_dp(c.mode, c.k, args_for("cuda", init, dir.file("dp.safetensors")));
-  expect_nccl_record(dp, c.k);
-  const Comparison cmp = compare_weights(read_weights(init), read_weights(dir.file("single.safetensors")),
-                                         read_weights(dir.file("dp.safetensors")), 3);
-  EXPECT_TRUE(cmp.pass) << c.mode.name << " K=" << c.k << " over NCCL vs train_single_gpu on CUDA:\n" << cmp.report;
-  const auto lg = dp["loss_global"].get<std::vector<double>>(), ls = single["loss_global"].get<std::vector<double>>();
-  ASSERT_EQ(lg.size(), ls.size());
-  for (size_t e = 0; e < lg.size(); ++e) EXPECT_NEAR(lg[e], ls[e], 1e-5 * std::fabs(ls[e])) << "epoch " << e + 1;
-}
-
-INSTANTIATE_TEST_SUITE_P(Modes, DpNcclExactness,
-                         ::testing::Values(Case{kModes[0], 2}, Case{kModes[1], 2}, Case{kModes[2], 2},
-                                           Case{kModes[1], 4}, Case{kModes[2], 4}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return i.param.mode.name + "_K" + std::to_string(i.param.k);
-                         });
 
 }  // namespace
 }  // namespace dpscale::test

@@ -81,6 +81,21 @@ TEST(DpNonFinite, OverflowingUpdateStopsEveryRankAtTheSameStep) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("w.safetensors")));
 }
 
+// A real NaN in the all-reduced gradient of step 2 (the test hook of trainers/nonfinite_hook.h,
+// on every rank: after the all-reduce every rank holds the same gradient): the check folded into
+// the update finds it at step 2 on every rank, which all stop there with exit 2 and one line.
+TEST(DpNonFinite, NanInTheReducedGradientStopsEveryRankAtItsStep) {
+  std::vector<std::string> argv = mpirun_argv(2, "train_dp_naive", kRun);
+  argv.insert(argv.begin() + 1, {"-x", "DPSCALE_TEST_INJECT_NONFINITE=gradient:nan:2"});
+  const ProcessResult res = run(argv, 120);
+  ASSERT_FALSE(res.timed_out) << describe(argv, res);
+  EXPECT_EQ(res.exit_code, 2) << describe(argv, res);
+  const auto lines = our_lines(res.err, "train_dp_naive");
+  ASSERT_EQ(lines.size(), 1u) << describe(argv, res);
+  EXPECT_NE(lines[0].find("non-finite values at epoch 1, step 2: gradient layers.1.weight[0, 5] is nan"),
+            std::string::npos) << lines[0];
+}
+
 // ------------------------------------------------------------------------- replica check
 
 TEST(DpReplicas, AgreementIsRecordedForEveryDataParallelMode) {

@@ -6,6 +6,7 @@
 // Run: ctest -R GpuChoice   (or ./tests/trainers/test_gpu_choice)
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "trainers/gpu_choice.h"
@@ -55,7 +56,7 @@ TEST(GpuChoice, MoreRanksThanGpusIsRefusedNamingTheRanksAndTheGpu) {
     EXPECT_EQ(c.device_index, -1);
     EXPECT_EQ(c.conflict, "local ranks 0 and 2 would share GPU " + uuid_string(gpu(0)) +
                               " (3 ranks on this node, 2 distinct GPU(s) among what they see): run one rank per "
-                              "GPU, or --backend cpu")
+                              "GPU, --share-gpu (a correctness run), or --backend cpu")
         << "every local rank refuses with the same line, rank " << r;
   }
 }
@@ -65,6 +66,35 @@ TEST(GpuChoice, TwoRanksGivenTheSameSingleGpuAreRefused) {
   const GpuChoice c = choose_gpu(Lists{{gpu(5)}, {gpu(6)}, {gpu(5)}}, 1);
   EXPECT_NE(c.conflict.find("local ranks 0 and 2 would share GPU " + uuid_string(gpu(5))), std::string::npos)
       << c.conflict;
+}
+
+// --share-gpu: the same node shapes that are refused above are assigned, the ranks spread over
+// the GPUs as evenly as they go, and the node says how many share the busiest GPU.
+TEST(GpuChoice, SharingSpreadsTheRanksOverTheGpus) {
+  const auto shared = [](const Lists& visible) {
+    std::vector<int> v;
+    int most = -1;
+    for (int r = 0; r < static_cast<int>(visible.size()); ++r) {
+      const GpuChoice c = choose_gpu(visible, r, /*share=*/true);
+      EXPECT_EQ(c.conflict, "") << "local rank " << r;
+      if (most >= 0) {
+        EXPECT_EQ(c.most_on_one_gpu, most) << "every rank knows the node's count";
+      }
+      most = c.most_on_one_gpu;
+      v.push_back(c.device_index);
+    }
+    return std::make_pair(v, most);
+  };
+  // One GPU, K = 2 and 4: everybody on device 0.
+  EXPECT_EQ(shared(Lists{{gpu(0)}, {gpu(0)}}), std::make_pair(std::vector<int>{0, 0}, 2));
+  EXPECT_EQ(shared(Lists(4, {gpu(0)})), std::make_pair(std::vector<int>{0, 0, 0, 0}, 4));
+  // Three ranks on two GPUs: 0, 1, then the least used (a tie: the first).
+  const std::vector<GpuUuid> two = {gpu(0), gpu(1)};
+  EXPECT_EQ(shared(Lists{two, two, two}), std::make_pair(std::vector<int>{0, 1, 0}, 2));
+  // Enough GPUs: sharing allowed but not needed, so nobody shares (the record's gpu_shared is false).
+  EXPECT_EQ(shared(Lists{two, two}), std::make_pair(std::vector<int>{0, 1}, 1));
+  // Negative control: the same one-GPU node without --share-gpu is refused.
+  EXPECT_NE(choose_gpu(Lists{{gpu(0)}, {gpu(0)}}, 1).conflict, "");
 }
 
 TEST(GpuChoice, RanksThatSeeNoGpuTakeNone) {

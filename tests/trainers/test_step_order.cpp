@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,7 +51,10 @@ class RecordingDevice final : public Device {
     log_.push_back("copy");
     cpu_.copy(dst, src, n);
   }
-  void fill(float* x, float v, int64_t n) override { cpu_.fill(x, v, n); }
+  void fill(float* x, float v, int64_t n) override {
+    log_.push_back("fill");
+    cpu_.fill(x, v, n);
+  }
   void synchronize() override { cpu_.synchronize(); }
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
@@ -69,11 +73,14 @@ class RecordingDevice final : public Device {
   int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) override {
     return cpu_.count_correct(z, labels, rows, cols);
   }
-  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float wd) override {
-    log_.push_back("sgd");
-    cpu_.sgd(w, g, v, n, lr, momentum, wd);
+  void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float wd, float* flag) override {
+    log_.push_back(flag ? "sgd+check" : "sgd");
+    cpu_.sgd(w, g, v, n, lr, momentum, wd, flag);
   }
-  void flag_nonfinite(const float* x, int64_t n, float* flag) override { cpu_.flag_nonfinite(x, n, flag); }
+  void flag_nonfinite(const float* x, int64_t n, float* flag) override {
+    log_.push_back("flag_nonfinite");
+    cpu_.flag_nonfinite(x, n, flag);
+  }
   uint64_t memory_bytes() const override { return cpu_.memory_bytes(); }
 
   int allocations = 0;
@@ -153,7 +160,7 @@ TEST(TrainStepOrder, DrainComesAfterTheUpdateAndTheLossCopyAreQueued) {
   r.log.clear();
   train_step(*r.s, *r.sync, 0, true, true, nullptr);
   SCOPED_TRACE(joined(r.log));
-  const size_t finish = position(r.log, "finish"), sgd = position(r.log, "sgd"), copy = position(r.log, "copy"),
+  const size_t finish = position(r.log, "finish"), sgd = position(r.log, "sgd+check"), copy = position(r.log, "copy"),
                drain = position(r.log, "drain"), download = position(r.log, "download");
   ASSERT_LT(download, r.log.size()) << "the step read no losses";
   EXPECT_LT(finish, sgd) << "the update is ordered after the all-reduces";
@@ -161,6 +168,53 @@ TEST(TrainStepOrder, DrainComesAfterTheUpdateAndTheLossCopyAreQueued) {
   EXPECT_LT(copy, drain) << "the host waited for the all-reduces before queueing the loss copy";
   EXPECT_LT(drain, download) << "the losses are read after the wait";
   EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "drain"), 1) << "one host wait on the all-reduces per step";
+}
+
+// The finite check of a step with an update is the update's own pass: one optimizer call that
+// checks, and no pass of its own over the gradients or the weights, no flag cleared (fill). A
+// step without an update (warm-up) keeps the passes of its own. The same step with the check
+// off (--finite-check-every's unchecked steps) runs the optimizer unchecked — the control that
+// the log tells the two apart.
+TEST(TrainStepOrder, CheckedUpdateIsOnePassWithNoPassOfItsOwn) {
+  Rig r(0.0);
+  r.log.clear();
+  train_step(*r.s, *r.sync, 0, true, true, nullptr);
+  SCOPED_TRACE(joined(r.log));
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "sgd+check"), 1);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "sgd"), 0);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "flag_nonfinite"), 0);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "fill"), 0);
+  r.log.clear();
+  train_step(*r.s, *r.sync, 1, true, false, nullptr);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "sgd"), 1) << joined(r.log);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "sgd+check"), 0) << joined(r.log);
+  r.log.clear();
+  train_step(*r.s, *r.sync, 0, false, true, nullptr);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "flag_nonfinite"), 2) << "warm-up: gradients, then weights; "
+                                                                          << joined(r.log);
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "sgd+check") + std::count(r.log.begin(), r.log.end(), "sgd"), 0);
+}
+
+// With --accum-steps N the micro-batches before the last read nothing back: one download (the
+// step's losses) per optimizer step, whatever N.
+TEST(TrainStepOrder, AccumulationReadsOncePerStep) {
+  Rig r(0.0);
+  r.s->opts.accum_steps = 2;
+  r.s->steps_per_epoch = 1;
+  // The two micro-batches' shard means on the starting weights (the update comes after both).
+  Mlp& m = *r.s->model;
+  float means[2];
+  for (int j = 0; j < 2; ++j) {
+    m.forward(r.s->x + j * 8 * 5, 8);
+    m.loss(r.s->y + j * 8, 8, 1.0f / 16);
+    means[j] = m.loss_mean();
+  }
+  r.log.clear();
+  const StepLosses l = train_step(*r.s, *r.sync, 0, true, true, nullptr);
+  SCOPED_TRACE(joined(r.log));
+  EXPECT_EQ(std::count(r.log.begin(), r.log.end(), "download"), 1);
+  EXPECT_FLOAT_EQ(l.local, (means[0] + means[1]) / 2) << "the step's local loss is its micro-batches' mean";
+  EXPECT_NE(means[0], means[1]) << "two different batches, or the test cannot tell a mean from one of them";
 }
 
 // A step without the update (warm-up) drains too, once, before the losses are read.

@@ -100,7 +100,7 @@ std::optional<int> startup_check(World& world, const StartupReport& mine, const 
 // Which GPU this rank takes: every local rank's visible GPU UUIDs, gathered over the node, and
 // the one assignment every rank computes from them (gpu_choice.h). Collective over the node; a
 // rank that cannot list its GPUs takes part with none, so the collective never goes unanswered.
-void choose_node_gpu(World& world, RankPlace& place) {
+void choose_node_gpu(World& world, RankPlace& place, bool share) {
   constexpr int kMaxGpus = 64;
   struct Visible {
     int32_t n = 0;
@@ -116,9 +116,10 @@ void choose_node_gpu(World& world, RankPlace& place) {
   const std::vector<Visible> all = world.node_all_gather(mine);
   std::vector<std::vector<GpuUuid>> visible;
   for (const Visible& v : all) visible.emplace_back(v.uuid, v.uuid + v.n);
-  const GpuChoice c = choose_gpu(visible, place.local_rank);
+  const GpuChoice c = choose_gpu(visible, place.local_rank, share);
   place.gpu_index = c.device_index;
   place.gpu_conflict = c.conflict;
+  place.gpu_most_on_one = c.most_on_one_gpu;
 }
 
 // --link-dilation auto:TFLOPS: one F for all ranks, from the fastest rank's rate. The ranks probe
@@ -174,6 +175,8 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     ctx.link = LinkModel{};  // a world of one has no link
   }
   ctx.n_nodes = world.n_nodes();
+  // Collective: any node whose GPU two ranks shared makes the run a shared one.
+  ctx.gpu_shared = world.max_over_ranks(static_cast<double>(s.gpu_most_on_one)) > 1.0;
   const RankPlacement placement = gather_placement(world);
   ctx.ranks_per_node = placement.ranks_per_node;
   ctx.nodes = placement.nodes;
@@ -275,7 +278,7 @@ int run_trainer(int argc, char** argv, Mode mode) {
     place.local_rank = world->local_rank();
     place.local_size = world->local_size();
     // Options parse alike on every rank (one argv), so either all ranks gather here or none do.
-    if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place);
+    if (info.data_parallel && cuda_compiled() && o.device.backend != "cpu") choose_node_gpu(*world, place, o.share_gpu);
     s = set_up_rank(o, place);
     mine.checksum = checksum_floats(s->model->params_to_host());
     mine.fingerprint = options_fingerprint(o);
