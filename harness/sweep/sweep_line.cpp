@@ -76,12 +76,6 @@ nlohmann::ordered_json make_sweep_line(const SweepPoint& p, const RunInfo& run, 
   return line;
 }
 
-std::string MachineFingerprint::describe() const {
-  if (!known) return "an unknown machine (no system object)";
-  return (cpu_model.empty() ? std::string("unknown CPU") : cpu_model) + " x" + std::to_string(cpu_count) + " CPUs, " +
-         (gpu_model.empty() ? std::string("no GPU") : gpu_model);
-}
-
 SweepPoint point_from_record(const RunRecord& r) {
   SweepPoint p;
   p.model = r.model == "custom" ? widths_to_string(r.widths) : r.model;
