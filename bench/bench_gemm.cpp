@@ -1,17 +1,23 @@
-// bench_gemm.cpp — every GEMM a training step of each preset runs, against one large square
-// sgemm as the backend's ceiling.
+// bench_gemm.cpp — every GEMM a training step of each preset runs, in each CPU GEMM library side
+// by side, against one large square sgemm as each library's ceiling.
 //
-//   bench_gemm [--batch=1024] [--threads=1] [--models=small,medium,large,xlarge] [--ceiling=4096]
-//              [--cublas-math=pedantic[,default][,tf32]]
+//   bench_gemm [--batch=1024] [--ks=1] [--threads=1] [--models=small,medium,large,xlarge]
+//              [--gemm=openblas,blis,onednn] [--ceiling=4096] [--cublas-math=pedantic[,default][,tf32]]
 //              [--benchmark_filter=REGEX] [--benchmark_repetitions=N] [--benchmark_format=json] ...
+//
+// --gemm lists the CPU GEMM libraries to time (models/gemm/gemm_library.h; default: every one
+// built in), each on a CpuDevice of its own, under the tag cpu-<library>. --ks lists rank counts
+// K: each model's step is timed at the local batch batch/K, as a rank of a K-rank run computes it
+// (segment K:<k> of the name). bench/gemm_table.py turns the JSON into bench/README.md's table of
+// the libraries side by side, per model and K.
 //
 // --cublas-math lists the cuBLAS math modes to time (models/device.h), each on a device of its
 // own: `pedantic` (the trainers' exact fp32) under the tag `cuda`, any other as `cuda-<mode>`
 // (gemm/cuda-default/...), so CUBLAS_DEFAULT_MATH and CUBLAS_PEDANTIC_MATH can be compared shape by
 // shape on the same GPU in one run (the GPU kit does).
 //
-// Each shape goes through Device::gemm, so the CPU rows are OpenBLAS exactly as the trainers
-// call it (one BLAS thread by default: one rank = one device), and the CUDA rows are cuBLAS
+// Each shape goes through Device::gemm, so the CPU rows are each library exactly as the trainers
+// call it (one thread by default: one rank = one device), and the CUDA rows are cuBLAS
 // (exact fp32, no TF32) — registered only when the binary has the CUDA backend and a GPU
 // answers. Counters: GFLOPS (2mnk / time / 1e9) and pct_of_ceiling, this shape's GFLOP/s over
 // the square sgemm's (measured once per backend, best of 5, before the first shape runs); CUDA
@@ -21,8 +27,8 @@
 // CUDA events on the compute stream (no launch or host-sync latency inside, which would swamp
 // the small shapes), the host clock on the synchronous CPU backend; the loop is long enough for
 // about a millisecond of GEMMs (counter gemms_per_loop), and its time is divided by its length.
-// Names: gemm/<backend>/<model>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
-//   gemm/cpu/medium/L1/forward/NT/m:1024/n:2048/k:2048
+// Names: gemm/<backend>/<model>/K:<k>/<layers>/<kind>/<op(A)op(B)>/m:/n:/k:, e.g.
+//   gemm/cpu-blis/medium/K:1/L1+L2/forward/NT/m:1024/n:2048/k:2048
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -33,7 +39,7 @@
 #include <vector>
 
 #include "bench_args.h"
-#include "gemm_shapes.h"
+#include "models/gemm/step_gemms.h"
 #include "models/device.h"
 #include "core/errors.h"
 #include "models/interval_timer.h"
@@ -66,12 +72,19 @@ double time_gemms(Device& dev, IntervalTimer& timer, const GemmShape& s, Operand
   return timer.take_seconds() / reps;
 }
 
-// GEMMs per timed loop: about kLoopSeconds of them, from one loop of 8 (1 .. 10 000).
+// GEMMs per timed loop: about kLoopSeconds of them, from one loop of 8 (1 .. 10 000). Measured
+// once per device and shape and kept: every repetition of a benchmark must run the same number
+// of iterations (Google Benchmark's statistics check it), and on a busy machine a second
+// measurement would give another length.
 constexpr double kLoopSeconds = 1e-3;
 int loop_length(Device& dev, IntervalTimer& timer, const GemmShape& s, Operands& o) {
+  static std::map<std::pair<const Device*, std::string>, int> lengths;
+  const auto key = std::make_pair(static_cast<const Device*>(&dev), s.call_key());
+  if (const auto it = lengths.find(key); it != lengths.end()) return it->second;
   const double one = time_gemms(dev, timer, s, o, 8);
-  if (!(one > 0.0)) return 10000;
-  return static_cast<int>(std::clamp(kLoopSeconds / one, 1.0, 10000.0));
+  const int n = one > 0.0 ? static_cast<int>(std::clamp(kLoopSeconds / one, 1.0, 10000.0)) : 10000;
+  lengths.emplace(key, n);
+  return n;
 }
 
 GemmShape square(int n) { return {0, GemmKind::forward, false, false, n, n, n, n, n, n}; }
@@ -87,7 +100,8 @@ class Ceiling {
       const GemmShape s = square(n_);
       Operands o(dev_, s);
       const std::unique_ptr<IntervalTimer> timer = dev_.make_interval_timer();
-      const int reps = loop_length(dev_, *timer, s, o);  // also the untimed warm-up
+      time_gemms(dev_, *timer, s, o, 1);  // warm-up
+      const int reps = loop_length(dev_, *timer, s, o);
       double best = 1e30;
       for (int i = 0; i < 5; ++i) best = std::min(best, time_gemms(dev_, *timer, s, o, reps));
       gflops_ = s.flops() / best / 1e9;
@@ -127,6 +141,8 @@ void run_gemm(benchmark::State& state, Device& dev, const GemmShape& s, Ceiling*
 
 struct Config {
   int batch = 1024;
+  std::vector<int> ks = {1};
+  std::vector<std::string> gemm;  // default: every library built in
   int threads = 1;
   int ceiling_n = 4096;
   std::vector<std::string> models = preset_names();
@@ -137,6 +153,24 @@ Config parse_config(int& argc, char** argv) {
   Config c;
   if (auto v = take_flag(argc, argv, "--batch")) c.batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
   if (auto v = take_flag(argc, argv, "--threads")) c.threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
+  if (auto v = take_flag(argc, argv, "--ks")) {
+    c.ks.clear();
+    for (const auto& k : split_list(*v)) c.ks.push_back(static_cast<int>(parse_int(k, "--ks", 1, 1 << 20)));
+  }
+  for (int k : c.ks) {
+    if (c.batch % k != 0) throw InputError("--ks: " + std::to_string(k) + " does not divide --batch " + std::to_string(c.batch));
+  }
+  if (auto v = take_flag(argc, argv, "--gemm")) {
+    c.gemm = split_list(*v);
+    for (const auto& g : c.gemm) {
+      const std::string missing = gemm_library_missing(g);  // InputError: unknown
+      if (!missing.empty()) throw InputError("--gemm " + g + ": " + missing);
+    }
+  } else {
+    for (const auto& g : gemm_library_names()) {
+      if (gemm_library_missing(g).empty()) c.gemm.push_back(g);
+    }
+  }
   if (auto v = take_flag(argc, argv, "--ceiling")) c.ceiling_n = static_cast<int>(parse_int(*v, "--ceiling", 16, 32768));
   if (auto v = take_flag(argc, argv, "--models")) {
     c.models = split_list(*v);
@@ -149,46 +183,64 @@ Config parse_config(int& argc, char** argv) {
   return c;
 }
 
-// Registers the ceiling and every distinct shape of every model on one backend; `peak_gflops`
-// > 0 adds pct_of_peak (the CUDA rows).
-void register_backend(Device& dev, const std::string& tag, const Config& cfg, Ceiling& ceiling, double peak_gflops) {
-  const GemmShape sq = square(cfg.ceiling_n);
-  std::string sq_name = "gemm/";
-  sq_name += tag;
-  sq_name += "/ceiling/square" + sq.label().substr(std::string("L0/forward/NN").size());
-  benchmark::RegisterBenchmark(sq_name.c_str(),
-                               [&dev, sq, peak_gflops](benchmark::State& st) { run_gemm(st, dev, sq, nullptr, peak_gflops); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  for (const std::string& model : cfg.models) {
-    const MlpSpec spec = parse_model(model);
-    // One benchmark per distinct (kind, op, m, n, k); layers sharing a shape are named together.
-    std::map<std::string, std::pair<GemmShape, std::string>> distinct;
-    std::vector<std::string> order;
-    for (const GemmShape& s : training_step_gemms(spec, cfg.batch)) {
-      GemmShape key = s;
-      key.layer = 0;
-      const std::string k = key.label().substr(3);  // drop "L0/"
-      // (built with += : GCC 12 warns falsely (-Wrestrict) on some `"lit" + std::string` chains)
-      std::string layer = "L";
-      layer += std::to_string(s.layer);
-      auto [it, inserted] = distinct.try_emplace(k, s, layer);
-      if (inserted) {
-        order.push_back(k);
-      } else {
-        it->second.second += "+";
-        it->second.second += layer;
-      }
+// One row tag of the table: a device, its name in the benchmark names, its ceiling, its peak.
+struct Target {
+  Device* dev;
+  std::string tag;  // cpu-openblas, cuda, cuda-default, ...
+  Ceiling* ceiling;
+  double peak_gflops;  // > 0 adds pct_of_peak (the CUDA rows)
+};
+
+void register_gemm(const Target& b, const std::string& name, const GemmShape& s) {
+  benchmark::RegisterBenchmark(name.c_str(), [b, s](benchmark::State& st) {
+    run_gemm(st, *b.dev, s, b.ceiling, b.peak_gflops);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// Registers every distinct GEMM of one model's step at `local_batch` rows (K ranks of the batch),
+// each shape in every backend in turn: the libraries are compared shape by shape, minutes apart
+// at most, so a machine that slows down or speeds up meanwhile does not rank them.
+void register_step(const std::vector<Target>& backends, const std::string& model, int k_ranks, int local_batch) {
+  const MlpSpec spec = parse_model(model);
+  // One benchmark per distinct (kind, op, m, n, k); layers sharing a shape are named together.
+  std::map<std::string, std::pair<GemmShape, std::string>> distinct;
+  std::vector<std::string> order;
+  for (const GemmShape& s : training_step_gemms(spec, local_batch)) {
+    GemmShape key = s;
+    key.layer = 0;
+    const std::string k = key.label().substr(3);  // drop "L0/"
+    // (built with += : GCC 12 warns falsely (-Wrestrict) on some `"lit" + std::string` chains)
+    std::string layer = "L";
+    layer += std::to_string(s.layer);
+    auto [it, inserted] = distinct.try_emplace(k, s, layer);
+    if (inserted) {
+      order.push_back(k);
+    } else {
+      it->second.second += "+";
+      it->second.second += layer;
     }
-    for (const std::string& k : order) {
-      const GemmShape s = distinct.at(k).first;
+  }
+  for (const std::string& k : order) {
+    for (const Target& b : backends) {
       std::string name = "gemm/";
-      for (const std::string& part : {tag, model, distinct.at(k).second}) name += part + "/";
+      for (const std::string& part : {b.tag, model, "K:" + std::to_string(k_ranks), distinct.at(k).second}) name += part + "/";
       name += k;
-      benchmark::RegisterBenchmark(name.c_str(), [&dev, s, &ceiling, peak_gflops](benchmark::State& st) {
-        run_gemm(st, dev, s, &ceiling, peak_gflops);
-      })->UseManualTime()->Unit(benchmark::kMillisecond);
+      register_gemm(b, name, distinct.at(k).first);
     }
+  }
+}
+
+// Registers each backend's ceiling, then every distinct shape of every model and K.
+void register_backends(const std::vector<Target>& backends, const Config& cfg) {
+  const GemmShape sq = square(cfg.ceiling_n);
+  for (const Target& b : backends) {
+    std::string sq_name = "gemm/";
+    sq_name += b.tag;
+    sq_name += "/ceiling/square" + sq.label().substr(std::string("L0/forward/NN").size());
+    register_gemm({b.dev, b.tag, nullptr, b.peak_gflops}, sq_name, sq);
+  }
+  for (const std::string& model : cfg.models) {
+    for (int k_ranks : cfg.ks) register_step(backends, model, k_ranks, cfg.batch / k_ranks);
   }
 }
 
@@ -205,15 +257,31 @@ int main(int argc, char** argv) {
 
     std::vector<std::unique_ptr<Device>> devices;
     std::vector<std::unique_ptr<Ceiling>> ceilings;
-    devices.push_back(make_device(DeviceOptions{"cpu", cfg.threads, false, 0}));
-    ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-    register_backend(*devices.back(), "cpu", cfg, *ceilings.back(), 0.0);
+    std::vector<Target> backends;
+    std::string libs;
+    for (const std::string& g : cfg.gemm) {
+      DeviceOptions o{"cpu", cfg.threads, false, 0};
+      o.gemm = g;
+      devices.push_back(make_device(o));
+      ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
+      backends.push_back({devices.back().get(), "cpu-" + g, ceilings.back().get(), 0.0});
+      const GemmLibraryInfo info = devices.back()->gemm_report().info;
+      benchmark::AddCustomContext("gemm_" + g, info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]"));
+      libs += (libs.empty() ? "" : "; ") + info.kernel + (info.pinned.empty() ? "" : " [" + info.pinned + "]");
+    }
+    std::string ks;
+    for (int k : cfg.ks) {
+      if (!ks.empty()) ks += ",";  // (+= : GCC 12 warns falsely (-Wrestrict) on `"lit" + std::string`)
+      ks += std::to_string(k);
+    }
+    benchmark::AddCustomContext("batch", std::to_string(cfg.batch));
+    benchmark::AddCustomContext("ks", ks);
     if (cuda_compiled() && cuda_device_count() > 0) {
       const double peak = gpu_fp32_peak_gflops(0);
       for (const std::string& math : cfg.cublas_math) {
         devices.push_back(make_device(DeviceOptions{"cuda", cfg.threads, false, 0, math}));
         ceilings.push_back(std::make_unique<Ceiling>(*devices.back(), cfg.ceiling_n));
-        register_backend(*devices.back(), math == "pedantic" ? "cuda" : "cuda-" + math, cfg, *ceilings.back(), peak);
+        backends.push_back({devices.back().get(), math == "pedantic" ? "cuda" : "cuda-" + math, ceilings.back().get(), peak});
       }
       benchmark::AddCustomContext("cuda_device", devices.back()->name());
       benchmark::AddCustomContext("cuda_fp32_peak_gflops", std::to_string(peak));
@@ -228,8 +296,10 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "# bench_gemm: timed per GEMM over loops of back-to-back GEMMs (~%.0f ms a loop; CUDA: "
                  "between two events)\n", kLoopSeconds * 1e3);
-    std::fprintf(stderr, "# bench_gemm: batch %d, %d BLAS thread(s), ceiling = square sgemm %d^3; cpu: %s\n",
-                 cfg.batch, cfg.threads, cfg.ceiling_n, devices.front()->name().c_str());
+    std::fprintf(stderr, "# bench_gemm: batch %d at K = %s (local batch batch/K), %d thread(s), ceiling = square "
+                 "sgemm %d^3; cpu: %s; libraries: %s\n",
+                 cfg.batch, ks.c_str(), cfg.threads, cfg.ceiling_n, devices.front()->name().c_str(), libs.c_str());
+    register_backends(backends, cfg);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

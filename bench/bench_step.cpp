@@ -1,22 +1,25 @@
 // bench_step.cpp — is a training step GEMM-bound, and where does the rest of it go?
 //
-//   bench_step [--models=medium] [--batch=1024] [--threads=1] [--parts=cuda] [--tf32]
-//              [--benchmark_repetitions=5] ...
+//   bench_step [--models=medium] [--batch=1024] [--threads=1] [--gemm=openblas,blis,onednn]
+//              [--parts=cuda] [--tf32] [--benchmark_repetitions=5] ...
 //
-// step/<model>/batch:B/threads:T — a full step of the MLP on the CPU backend (forward, softmax
-// cross-entropy, backward, SGD, all through Mlp) against exactly the same GEMMs called alone in
-// OpenBLAS, on buffers laid out as Mlp lays out its own. Each benchmark iteration runs one step,
-// then the step's GEMMs alone, each bracketed by a steady clock, so the two are measured
-// interleaved and machine-load drift hits both alike. Manual time = the step. Counters: step_ms,
-// gemm_ms, other_ms (step - GEMMs: the element-wise passes, column sums, SGD) and gemm_over_step
-// = Σ gemm / Σ step over the iterations — the fraction of a step spent in GEMMs (the target:
-// >= 0.85 for medium at batch 1024).
+// step/<model>/batch:B/threads:T/gemm:<library> — a full step of the MLP on the CPU backend
+// (forward, softmax cross-entropy, backward, SGD, all through Mlp) against exactly the same GEMMs
+// called alone in the same GEMM library, on buffers laid out as Mlp lays out its own; --gemm: the
+// libraries to run the step in, one benchmark each (default: every one built in). Each benchmark
+// iteration runs one step, then the step's GEMMs alone, each bracketed by a steady clock, so the
+// two are measured interleaved and machine-load drift hits both alike. Manual time = the step.
+// Counters: step_ms, gemm_ms, other_ms (step - GEMMs: the element-wise passes, column sums, SGD)
+// and gemm_over_step = Σ gemm / Σ step over the iterations — the fraction of a step spent in GEMMs
+// (the target: >= 0.85 for medium at batch 1024); gemm_GFLOPS and step_GFLOPS, the step's GEMM
+// FLOPs over the GEMMs' time and over the step's time.
 //
 // parts/<backend>/<model>/batch:B[/tf32] (--parts: cpu, cuda; cuda registered only where a GPU
-// answers) — the step's parts on any Device, the GPU's breakdown. Per iteration, interleaved:
+// answers; the CPU in --gemm auto's library, the trainers' default) — the step's parts on any
+// Device, the GPU's breakdown. Per iteration, interleaved:
 //   step         Mlp: forward, loss, backward, the update with its finite check, the loss read —
 //                a training step of train_single_gpu, host wait included (host clock)
-//   gemm         the step's GEMMs alone (gemm_shapes.h) through Device::gemm, on scratch operands
+//   gemm         the step's GEMMs alone (models/gemm/step_gemms.h) through Device::gemm, on scratch operands
 //   elementwise  bias + ReLU of every layer, ReLU backward, softmax cross-entropy, bias column sums
 //   optimizer    the update with its finite check folded in (what the step runs)
 //   loss_read    the loss copy queued and the losses read back: the step's host wait, on an idle
@@ -26,7 +29,6 @@
 // Counters: <part>_ms, other_ms = step − the parts (launch gaps, host work between kernels), and
 // gemm_over_step. With --tf32 the CUDA GEMMs run on TF32 tensor cores (the trainers' --tf32).
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,8 +38,9 @@
 #include <vector>
 
 #include "bench_args.h"
-#include "gemm_shapes.h"
+#include "models/gemm/step_gemms.h"
 #include "models/cpu/cpu_device.h"
+#include "models/gemm/gemm_library.h"
 #include "models/device.h"
 #include "core/errors.h"
 #include "models/interval_timer.h"
@@ -49,7 +52,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The GEMMs of one step, replayed straight into OpenBLAS with the operands Mlp would use: a
+// The GEMMs of one step, replayed straight into the GEMM library with the operands Mlp would use: a
 // flat parameter and gradient buffer with the same ParamLayout offsets, one activation buffer
 // per layer and two ping-pong buffers for dY/dX. Mirrors models/mlp.cpp call for call.
 class StepGemms {
@@ -64,14 +67,14 @@ class StepGemms {
     for (int l = 0; l < spec.n_layers(); ++l) acts_.emplace_back(static_cast<size_t>(batch) * spec.widths[l + 1], 0.1f);
   }
 
-  void run() {
+  void run(GemmLibrary& lib) {
     const int B = batch_;
     const float* in = x_.data();
     for (int l = 0; l < spec_.n_layers(); ++l) {
       const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
       // (B,in) x (out,in)^T -> (B,out), β = 0
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, in, n_in,
-                  params_.data() + layout_.weight(l).offset, n_in, 0.0f, acts_[l].data(), n_out);
+      lib.sgemm(false, true, B, n_out, n_in, 1.0f, in, n_in, params_.data() + layout_.weight(l).offset, n_in, 0.0f,
+                acts_[l].data(), n_out);
       in = acts_[l].data();
     }
     float* dy = da_.data();
@@ -80,12 +83,12 @@ class StepGemms {
       const int n_in = spec_.widths[l], n_out = spec_.widths[l + 1];
       const float* lin = l == 0 ? x_.data() : acts_[l - 1].data();
       // dW: (B,out)^T x (B,in) -> (out,in), β = 0
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_out, n_in, B, 1.0f, dy, n_out, lin, n_in,
-                  0.0f, grads_.data() + layout_.weight(l).offset, n_in);
+      lib.sgemm(true, false, n_out, n_in, B, 1.0f, dy, n_out, lin, n_in, 0.0f,
+                grads_.data() + layout_.weight(l).offset, n_in);
       if (l == 0) break;
       // dX: (B,out) x (out,in) -> (B,in), β = 0
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n_in, n_out, 1.0f, dy, n_out,
-                  params_.data() + layout_.weight(l).offset, n_in, 0.0f, dx, n_in);
+      lib.sgemm(false, false, B, n_in, n_out, 1.0f, dy, n_out, params_.data() + layout_.weight(l).offset, n_in, 0.0f,
+                dx, n_in);
       std::swap(dy, dx);
     }
   }
@@ -102,8 +105,9 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threads) {
-  CpuDevice dev(threads);
+void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threads, const std::string& gemm) {
+  CpuDevice dev(threads, make_gemm_library(gemm, threads), "requested", "");
+  const std::unique_ptr<GemmLibrary> lib = make_gemm_library(gemm, threads);
   Mlp mlp(dev, spec, batch);
   mlp.init_params(42);
   // A synthetic batch as the workshop's: standard-normal features, labels 0..out-1.
@@ -121,8 +125,8 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
     mlp.backward(x.data(), batch, nullptr);
     mlp.sgd_step(sgd);
   };
-  step();  // warm-up both: first touch, OpenBLAS buffers
-  gemms.run();
+  step();  // warm-up both: first touch, the library's buffers
+  gemms.run(*lib);
 
   double step_total = 0.0, gemm_total = 0.0;
   for (auto _ : state) {
@@ -130,7 +134,7 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
     step();
     const double t_step = seconds_since(t0);
     t0 = Clock::now();
-    gemms.run();
+    gemms.run(*lib);
     const double t_gemm = seconds_since(t0);
     state.SetIterationTime(t_step);
     step_total += t_step;
@@ -144,6 +148,7 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
   double flops = 0.0;
   for (const GemmShape& s : training_step_gemms(spec, batch)) flops += s.flops();
   state.counters["gemm_GFLOPS"] = flops * n / gemm_total / 1e9;
+  state.counters["step_GFLOPS"] = flops * n / step_total / 1e9;
 }
 
 // The parts of a step on `dev` (top of file).
@@ -272,6 +277,17 @@ int main(int argc, char** argv) {
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
     if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
     if (auto v = take_flag(argc, argv, "--models")) models = split_list(*v);
+    std::vector<std::string> gemms;
+    if (auto v = take_flag(argc, argv, "--gemm")) {
+      gemms = split_list(*v);
+      for (const std::string& g : gemms) {
+        if (const std::string missing = gemm_library_missing(g); !missing.empty()) throw InputError("--gemm " + g + ": " + missing);
+      }
+    } else {
+      for (const std::string& g : gemm_library_names()) {
+        if (gemm_library_missing(g).empty()) gemms.push_back(g);
+      }
+    }
     if (auto v = take_flag(argc, argv, "--parts")) parts = split_list(*v);
     // A switch: "--tf32" alone (take_flag wants a value, so it is looked for here).
     for (int i = 1; i < argc; ++i) {
@@ -289,12 +305,14 @@ int main(int argc, char** argv) {
     std::vector<MlpSpec> specs;
     for (const std::string& m : models) specs.push_back(parse_model(m));
     for (const MlpSpec& spec : specs) {
-      std::string name = "step/";
-      name += models[&spec - specs.data()];
-      name += "/batch:" + std::to_string(batch) + "/threads:" + std::to_string(threads);
-      benchmark::RegisterBenchmark(name.c_str(), [&spec, batch, threads](benchmark::State& st) {
-        run_step(st, spec, batch, threads);
-      })->UseManualTime()->MinTime(3.0)->Unit(benchmark::kMillisecond);
+      for (const std::string& gemm : gemms) {
+        std::string name = "step/";
+        name += models[&spec - specs.data()];
+        name += "/batch:" + std::to_string(batch) + "/threads:" + std::to_string(threads) + "/gemm:" + gemm;
+        benchmark::RegisterBenchmark(name.c_str(), [&spec, batch, threads, gemm](benchmark::State& st) {
+          run_step(st, spec, batch, threads, gemm);
+        })->UseManualTime()->MinTime(3.0)->Unit(benchmark::kMillisecond);
+      }
     }
     std::vector<std::unique_ptr<Device>> devices;
     for (const std::string& p : parts) {
@@ -316,7 +334,7 @@ int main(int argc, char** argv) {
       }
     }
     std::fprintf(stderr, "# bench_step: CPU backend, %d BLAS thread(s), batch %d; gemm_over_step = "
-                 "time of the step's GEMMs alone / time of the full step\n", threads, batch);
+                 "time of the step's GEMMs alone (same library) / time of the full step\n", threads, batch);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

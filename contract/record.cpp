@@ -165,7 +165,7 @@ std::vector<RecordField> build_fields() {
       field("steps", &R::steps, "optimizer steps taken"),
       field("lr", &R::lr, "SGD learning rate"),
       field("seed", &R::seed, "seed of the weights and the synthetic data"),
-      field("threads", &R::threads, "BLAS threads per rank"),
+      field("threads", &R::threads, "GEMM library threads per rank"),
       field("epoch_times_s", &R::epoch_times_s, "per epoch, the slowest rank's wall time"),
       field("avg_epoch_s", &R::avg_epoch_s, "mean of `epoch_times_s` (the workshop's \"Avg Epoch\")"),
       field("throughput_samples_per_s", &R::throughput_samples_per_s, "samples trained per second: steps·B·accum_steps / Σ epoch times (every micro-batch counts)"),
@@ -234,6 +234,20 @@ std::vector<RecordField> build_fields() {
       later_field("straggler_cause", &R::straggler_cause,
             "DP modes: `compute` | `loader` | `link`, where `straggler_rank` loses its time (per-step medians; README's rule); null: none"),
       later_field("tf32", &R::tf32, "`--tf32`: TF32 tensor-core GEMMs allowed (CUDA); absent in older records: false"),
+      // the CPU backend's GEMM library (\"\" on CUDA, whose GEMMs are cuBLAS's: `cublas_math`, and in older records)
+      later_field("gemm_library", &R::gemm_library, "CPU: the GEMM library, `openblas` | `blis` | `onednn` (`--gemm`)"),
+      later_field("gemm_kernel", &R::gemm_kernel,
+                  "CPU: its version and the kernels it reports running here (OpenBLAS's core, BLIS's "
+                  "sub-configuration, oneDNN's instruction set)"),
+      later_field("gemm_pinned", &R::gemm_pinned,
+                  "CPU: the environment variable that pinned those kernels, as NAME=VALUE (`OPENBLAS_CORETYPE`, "
+                  "`BLIS_ARCH_TYPE`, `ONEDNN_MAX_CPU_ISA`); \"\" when none was set"),
+      later_field("gemm_choice", &R::gemm_choice,
+                  "CPU: how it was chosen: `requested`, `auto: measured`, `auto: cached in PATH`, `auto: the only "
+                  "library built in`, `auto: not measured (...)` (OpenBLAS: the GEMMs would not fit in memory)"),
+      later_field("gemm_passed_over", &R::gemm_passed_over,
+                  "CPU, `--gemm auto`: each library not chosen and why (slower, with both rates; wrong results "
+                  "against the float64 reference; not built in), `; `-separated"),
       // --- contention: time the ranks' threads sat runnable, waiting for a CPU (docs/diagnosis.md) ---
       later_field("per_rank_run_delay_s", &R::per_rank_run_delay_s,
                   "each rank's per-epoch run delay: its threads' time runnable but not running (schedstat); [] if unread"),

@@ -100,6 +100,8 @@ struct RunRecord {
   // The straggler rule (trainers/diagnosis/straggler.h): where the straggler_rank loses its time.
   std::optional<std::string> straggler_cause;  // compute | loader | link; null: none found
   bool tf32 = false;                           // --tf32 (absent in older records: false)
+  // The CPU backend's GEMM library (models/gemm): "" in older records and on CUDA.
+  std::string gemm_library, gemm_kernel, gemm_pinned, gemm_choice, gemm_passed_over;
   // Contention (trainers/diagnosis/contention.h): what the ranks' threads lost waiting for a CPU.
   // Empty / null in older records and where /proc gives no schedstat.
   std::vector<double> per_rank_run_delay_s;

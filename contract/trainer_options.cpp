@@ -13,6 +13,7 @@
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
+#include "models/gemm/gemm_library.h"
 #include "models/mlp_spec.h"
 
 namespace dpscale {
@@ -97,6 +98,18 @@ TrainerOption switch_(std::string key, std::string flag, std::string help, std::
   return t;
 }
 
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::vector<std::string> gemm_choices() {
+  std::vector<std::string> c = {"auto"};
+  for (const std::string& n : gemm_library_names()) c.push_back(n);
+  return c;
+}
+
 TrainerOption with(TrainerOption t, ConfigUse use, bool shapes_run = true) {
   t.config = use;
   t.shapes_run = shapes_run;
@@ -172,9 +185,15 @@ std::vector<TrainerOption> build_table() {
       with(choice("backend", "--backend", "auto | cpu | cuda (auto: CUDA if a GPU answers)", kAll, {"auto", "cpu", "cuda"},
                   "backend", [](auto& o) -> auto& { return o.device.backend; }),
            ConfigUse::sweep),
-      with(whole("threads", "--threads", "BLAS threads per process (CPU backend)", kAll, 1, 1024,
+      with(whole("threads", "--threads", "GEMM library threads per process (CPU backend)", kAll, 1, 1024,
                      [](auto& o) -> auto& { return o.device.threads; }),
            ConfigUse::options, false),
+      axis(choice("gemm", "--gemm",
+                  "CPU GEMM library: auto | " + join(gemm_library_names(), " | ") +
+                      " (auto: the fastest on this model's GEMMs whose results match a float64 reference; "
+                      "measured once per machine, cached)",
+                  kAll, gemm_choices(), "GEMM library", [](auto& o) -> auto& { return o.device.gemm; }),
+           "gemms"),
       axis(switch_("tf32", "--tf32", "allow TF32 tensor-core GEMMs (CUDA backend)", kAll,
               [](auto& o) -> auto& { return o.device.tf32; }), "tf32"),
       path_of(unmeasured(with(text("init", "--init", "load initial weights from a safetensors file", kAll, ValueKind::text, path,

@@ -1,7 +1,7 @@
 // device.h — the one interface both backends implement: memory, GEMM, the element-wise ops.
 //
-// The model library talks only to Device. CpuDevice (models/cpu) runs OpenBLAS and loops over
-// the functions in elementwise.h; CudaDevice (models/cuda) runs cuBLAS and launches kernels
+// The model library talks only to Device. CpuDevice (models/cpu) runs a GEMM library (OpenBLAS,
+// BLIS or oneDNN: models/gemm) and loops over the functions in elementwise.h; CudaDevice (models/cuda) runs cuBLAS and launches kernels
 // that call the same functions. All pointers passed to a Device are its own memory (from
 // alloc_bytes); on the CPU backend that memory is ordinary host memory.
 #pragma once
@@ -11,7 +11,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "gemm/gemm_library.h"
+#include "gemm/step_gemms.h"
 #include "interval_timer.h"
 #include "stamp_clock.h"
 #include "upload_lane.h"
@@ -92,6 +95,9 @@ class Device {
 
   // The GEMMs' math mode as the record names it (cublas_math): "none" where no cuBLAS runs.
   virtual std::string gemm_math() const { return "none"; }
+  // The GEMM library, its kernels and how it was chosen (the record's gemm_* fields); an empty
+  // library where none of models/gemm runs (CUDA).
+  virtual GemmReport gemm_report() const { return {}; }
   // Host-to-device copies off the compute stream, from pinned host memory (upload_lane.h); null
   // where device memory is host memory and nothing is uploaded.
   virtual std::unique_ptr<UploadLane> make_upload_lane() { return nullptr; }
@@ -134,12 +140,17 @@ class DeviceBuffer {
 
 struct DeviceOptions {
   std::string backend = "auto";  // auto | cpu | cuda
-  int threads = 1;               // BLAS threads per process (CPU backend)
+  int threads = 1;               // GEMM library threads per process (CPU backend)
   bool tf32 = false;             // allow TF32 tensor-core GEMMs (CUDA backend)
   int gpu_index = 0;             // which GPU (the node-local rank)
   // cuBLAS math mode (CUDA backend): "" follows tf32 (tf32 or pedantic); else one of
   // cublas_math_names(). Only the benchmarks choose it: the trainers run pedantic or --tf32.
   std::string cublas_math = "";
+  // The CPU backend's GEMM library: auto | openblas | blis | onednn (models/gemm/gemm_library.h).
+  // auto measures on `gemm_shapes` (the model's step at the local batch: step_gemms.h); with none
+  // given, on the machine probe's square GEMM.
+  std::string gemm = "auto";
+  std::vector<GemmShape> gemm_shapes = {};
 };
 
 // The cuBLAS math modes of fp32 GEMMs, as the record and bench_gemm --cublas-math name them:
@@ -153,8 +164,11 @@ const char* const* cublas_math_names();  // null-terminated: pedantic, default, 
 std::string cublas_math_of(const DeviceOptions& opts);
 
 // Builds the requested backend. "auto" picks CUDA when it was compiled in and a device answers,
-// else CPU. Throws InputError for an unknown backend or "cuda" with no usable GPU.
+// else CPU, whose GEMM library is opts.gemm (auto: gemm/gemm_choice.h). Throws InputError for an
+// unknown backend or library, "cuda" with no usable GPU, or a library this build lacks.
 std::unique_ptr<Device> make_device(const DeviceOptions& opts);
+// The CPU backend alone, whatever opts.backend says.
+std::unique_ptr<Device> make_cpu_device(const DeviceOptions& opts);
 
 // Whether the CUDA backend was compiled into this binary, and how many GPUs answer (0 if none).
 bool cuda_compiled();

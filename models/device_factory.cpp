@@ -1,9 +1,12 @@
-// device_factory.cpp — picks the backend: --backend auto|cpu|cuda.
+// device_factory.cpp — picks the backend (--backend auto|cpu|cuda) and the CPU's GEMM library
+// (--gemm auto|openblas|blis|onednn).
 #include <string>
 
 #include "cpu/cpu_device.h"
 #include "device.h"
 #include "core/errors.h"
+#include "gemm/gemm_choice.h"
+#include "gemm/gemm_probe.h"
 #include "gpu_uuid.h"
 #if DPSCALE_HAVE_CUDA
 #include "cuda/cuda_device.h"
@@ -58,6 +61,7 @@ std::string cublas_math_of(const DeviceOptions& opts) {
 
 std::unique_ptr<Device> make_device(const DeviceOptions& opts) {
   const std::string math = cublas_math_of(opts);  // refused before any device starts
+  if (opts.gemm != "auto") gemm_library_missing(opts.gemm);  // InputError for an unknown name
   if (opts.backend != "auto" && opts.backend != "cpu" && opts.backend != "cuda") {
     throw InputError("--backend: unknown backend '" + opts.backend + "' (use auto, cpu or cuda)");
   }
@@ -71,7 +75,17 @@ std::unique_ptr<Device> make_device(const DeviceOptions& opts) {
     return make_cuda_device(opts.gpu_index % n, math);
 #endif
   }
-  return std::make_unique<CpuDevice>(opts.threads);
+  return make_cpu_device(opts);
+}
+
+std::unique_ptr<Device> make_cpu_device(const DeviceOptions& opts) {
+  if (opts.threads < 1) throw InputError("--threads must be at least 1 (got " + std::to_string(opts.threads) + ")");
+  if (opts.gemm != "auto") {
+    return std::make_unique<CpuDevice>(opts.threads, make_gemm_library(opts.gemm, opts.threads), "requested", "");
+  }
+  const GemmChoice c = choose_gemm(opts.gemm_shapes.empty() ? std::vector<GemmShape>{probe_shape()} : opts.gemm_shapes,
+                                   opts.threads);
+  return std::make_unique<CpuDevice>(opts.threads, make_gemm_library(c.library, opts.threads), c.how, c.passed_over());
 }
 
 }  // namespace dpscale

@@ -6,7 +6,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libopenblas-dev          # CPU backend: sgemm
+  libopenblas-dev          # CPU backend: sgemm (always)
+  libblis-dev libdnnl-dev  # CPU backend: the other GEMM libraries --gemm auto measures (BLIS, oneDNN)
   libopenmpi-dev openmpi-bin  # MPI: launch (mpirun) and the CPU all-reduce
   nlohmann-json3-dev       # RESULTS_JSON, configs, safetensors headers
   libcli11-dev             # command-line parsing

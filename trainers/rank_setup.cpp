@@ -5,6 +5,7 @@
 #include "comm/nccl_shared_gpu.h"
 #include "contract/option_rules.h"
 #include "core/errors.h"
+#include "models/gemm/step_gemms.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
 
@@ -49,6 +50,8 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
 
   DeviceOptions dopts = opts.device;
   dopts.gpu_index = place.gpu_index >= 0 ? place.gpu_index : place.local_rank;
+  // --gemm auto chooses on this rank's own GEMMs: the model's step at the local batch.
+  dopts.gemm_shapes = training_step_gemms(s->spec, s->local_batch);
   s->device = make_device(dopts);
   if (s->device->backend() == Backend::cuda && mode_info(opts.mode).data_parallel) {
     // One rank per GPU: NCCL refuses two ranks on one device, and would say so only after

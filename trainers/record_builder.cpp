@@ -18,6 +18,12 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.backend = backend_name(s.device->backend());
   r.device_name = s.device->name();
   r.cublas_math = s.device->gemm_math();
+  const GemmReport gemm = s.device->gemm_report();
+  r.gemm_library = gemm.info.library;
+  r.gemm_kernel = gemm.info.kernel;
+  r.gemm_pinned = gemm.info.pinned;
+  r.gemm_choice = gemm.choice;
+  r.gemm_passed_over = gemm.passed_over;
   r.model = s.spec.name;
   r.widths = s.spec.widths;
   r.n_params = s.spec.n_params();

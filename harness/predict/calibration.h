@@ -7,7 +7,7 @@
 //            --link-from FILE       least-squares α and β from `bench_allreduce
 //                                   --benchmark_format=json` output (below)
 //   dilation --link-dilation F | auto:TFLOPS, as the trainers (auto: F = TFLOPS / this machine's
-//                                   GEMM rate on the model's largest layer, trainers/gemm_probe.h)
+//                                   GEMM rate on the model's largest layer, models/gemm/gemm_probe.h)
 //
 // The link fit: each benchmark row of the chosen algorithm gives (bytes B, ranks K, seconds t).
 // The ring's time is t = 2(K-1)·α + 2(K-1)/K·B·(1/β) (the star's 2(K-1)·α + 2(K-1)·B·(1/β)), linear

@@ -11,7 +11,7 @@
 #include "core/errors.h"
 #include "harness/sweep/results_file.h"
 #include "models/device.h"
-#include "trainers/gemm_probe.h"
+#include "models/gemm/gemm_probe.h"
 
 namespace dpscale::predict {
 
@@ -214,10 +214,15 @@ void set_dilation(const PredictArgs& a, bool dilation_given, const PredictSetup&
       break;
     }
   }
-  const auto dev = make_device(DeviceOptions{"cpu", 1, false, 0});
-  const double flops = measure_gemm_flops(*dev, biggest.spec, std::max(1, ctx.workload.batch / k2));
+  // In the GEMM library --gemm auto chooses for that model and local batch (the trainers' default).
+  const int local_batch = std::max(1, ctx.workload.batch / k2);
+  DeviceOptions dopts{"cpu", 1, false, 0};
+  dopts.gemm_shapes = training_step_gemms(biggest.spec, local_batch);
+  const auto dev = make_device(dopts);
+  const double flops = measure_gemm_flops(*dev, biggest.spec, local_batch);
   ctx.comm.link.dilation = d.auto_tflops * 1e12 / flops;
-  ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here";
+  ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here (" +
+                     dev->gemm_report().info.library + ")";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/json_int.h"
+#include "models/gemm/gemm_probe.h"
 
 namespace dpscale {
 
@@ -169,13 +170,14 @@ double usual_probe(const std::vector<const MachineState*>& states) {
   return v.empty() ? 0.0 : median_of(v);
 }
 
-MachineWatch::MachineWatch(double probe_s, int cpus, int nice) : probe_s_(probe_s), cpus_(cpus), nice_(nice) {
+MachineWatch::MachineWatch(double probe_s, int cpus, int nice, std::string gemm)
+    : probe_s_(probe_s), cpus_(cpus), nice_(nice), gemm_(std::move(gemm)) {
   last_ = probe();
 }
 
 double MachineWatch::probe() {
   if (probe_s_ <= 0) return 0.0;
-  const double g = probe_gflops(probe_s_, cpus_);
+  const double g = probe_gflops(probe_s_, cpus_, gemm_);
   probes_.push_back(g);
   return g;
 }

@@ -17,7 +17,8 @@
 //                       CPU and its caches cold: naive's speedup fell 5-11% beside one busy loop,
 //                       results/gate/priority-only/), so others_cpus is judged at any priority
 //   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once, at
-//                       the runs' priority): the slowest CPU's GFLOP/s. Against the machine's
+//                       the runs' priority, in the runs' GEMM library: models/gemm/gemm_probe.h):
+//                       the slowest CPU's GFLOP/s. Against the machine's
 //                       usual figure (the median probe of the files compared, same machine), it
 //                       shows CPUs taken by processes of equal priority and time stolen by the host.
 // disturbance() turns a run into a reason it is not fit to judge (or none): the sweep reruns such
@@ -82,10 +83,6 @@ double usual_probe(const std::vector<const MachineState*>& states);
 
 double median_of(std::vector<double> v);  // v must not be empty
 
-// The slowest of `threads` concurrent single-threaded sgemm loops over `seconds`, in GFLOP/s
-// (gemm_probe.cpp).
-double probe_gflops(double seconds, int threads);
-
 // Measures around one run: construct before it starts, call finish() after it was reaped.
 class StateRecorder {
  public:
@@ -110,7 +107,9 @@ class StateRecorder {
 // and each run is judged against the median of the probes so far.
 class MachineWatch {
  public:
-  MachineWatch(double probe_s, int cpus, int nice);  // probes once: the first run's before
+  // Probes once: the first run's before. `gemm` is the GEMM library the probe runs (a name of
+  // models/gemm/gemm_library.h, auto already resolved).
+  MachineWatch(double probe_s, int cpus, int nice, std::string gemm);
   StateRecorder before_run(bool rerun);
   // Probes, then closes the state's window (it runs to the end of that probe: a run of a few
   // ticks alone would read one stray tick of another process as a busy CPU; the probe's own
@@ -122,6 +121,7 @@ class MachineWatch {
   double probe();
   double probe_s_;
   int cpus_, nice_;
+  std::string gemm_;
   double last_ = 0;
   std::vector<double> probes_;
 };

@@ -32,6 +32,8 @@
 #include "harness/common/table.h"
 #include "harness/sweep/world_fit.h"
 #include "contract/record.h"
+#include "models/gemm/gemm_choice.h"
+#include "models/gemm/gemm_probe.h"
 
 
 namespace dpscale {
@@ -87,6 +89,16 @@ void print_outcome(const RunOutcome& outcome, double seconds, const MachineState
   } else {
     std::cerr << "      FAILED in " << fmt_fixed(seconds, 1) << "s: " << outcome.reason << "\n";
   }
+}
+
+// The GEMM library of the machine probe: the config's --gemm when it names one library for every
+// run, else (auto, or swept) --gemm auto's choice on the probe's own GEMM.
+std::string probe_gemm(const SweepConfig& c, double probe_s) {
+  if (probe_s <= 0) return "openblas";  // no probe runs
+  for (const TrainerArg& a : c.options) {
+    if (a.option->key == "gemm" && a.value != "auto") return a.value;
+  }
+  return choose_gemm({probe_shape()}, 1).library;
 }
 
 // Whether the sweep may take priority `nice`: a higher priority than it has (a lower nice value,
@@ -252,7 +264,7 @@ int run_sweep(SweepOptions o) {
   set_priority(c.nice);
   SignalGuard guard;
   const auto t0 = Clock::now();
-  MachineWatch watch(o.probe_s, online_cpus(), c.nice);
+  MachineWatch watch(o.probe_s, online_cpus(), c.nice, probe_gemm(c, o.probe_s));
   int n_ok = 0, n_failed = 0, n_reruns = 0;
   // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
   // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy

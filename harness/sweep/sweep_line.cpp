@@ -36,12 +36,6 @@ nlohmann::ordered_json make_sweep_line(const SweepRun& p, const RunInfo& run, co
   return line;
 }
 
-std::string MachineFingerprint::describe() const {
-  if (!known) return "an unknown machine (no system object)";
-  return (cpu_model.empty() ? std::string("unknown CPU") : cpu_model) + " x" + std::to_string(cpu_count) + " CPUs, " +
-         (gpu_model.empty() ? std::string("no GPU") : gpu_model);
-}
-
 SweepEntry parse_sweep_line(const json& j) {
   if (!j.is_object()) throw std::runtime_error("not a JSON object");
   SweepEntry e;

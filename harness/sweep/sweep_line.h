@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/machine_fingerprint.h"
 #include "harness/sweep/config.h"
 #include "harness/sweep/machine_state.h"
 #include "contract/record.h"
@@ -27,18 +28,6 @@ struct RunInfo {
   double duration_s = 0.0;
   int attempt = 0;          // 0 the first run of this run id; 1.. reruns of a disturbed one
   std::string config_hash;  // config_hash() of the sweep's config; "" in lines of older sweeps
-};
-
-// Which machine a line was measured on, as far as comparing two files cares: the CPU model, the
-// count of CPUs and the GPU model (empty: none). The host name is not part of it (CI machines of
-// one kind have new names every time).
-struct MachineFingerprint {
-  std::string cpu_model;
-  int cpu_count = 0;
-  std::string gpu_model;
-  bool known = false;  // false: the line carries no system object (a bare trainer record)
-  bool operator==(const MachineFingerprint&) const = default;
-  std::string describe() const;  // "AMD EPYC 7B13 x2 CPUs, no GPU"
 };
 
 // One parsed line.

@@ -1,7 +1,8 @@
 // cpu_device.cpp — CPU backend implementation.
 //
-// GEMMs go to OpenBLAS in row-major mode, so no transposition trick is needed here (the CUDA
-// backend, whose cuBLAS is column-major, does it instead). Element-wise passes are simple loops
+// GEMMs go to the device's GEMM library in row-major mode (models/gemm/gemm_library.h), so no
+// transposition trick is needed here (the CUDA backend, whose cuBLAS is column-major, does it
+// instead). The saxpy of gradient accumulation stays OpenBLAS's, whatever the GEMM library. Element-wise passes are simple loops
 // over the shared functions of elementwise.h; the compiler vectorises them.
 #include "cpu_device.h"
 
@@ -34,11 +35,15 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-CpuDevice::CpuDevice(int threads) {
+CpuDevice::CpuDevice(int threads) : CpuDevice(threads, make_gemm_library("openblas", threads), "requested", "") {}
+
+CpuDevice::CpuDevice(int threads, std::unique_ptr<GemmLibrary> gemm, std::string choice, std::string passed_over)
+    : gemm_(std::move(gemm)) {
   if (threads < 1) throw InputError("--threads must be at least 1 (got " + std::to_string(threads) + ")");
-  openblas_set_num_threads(threads);
+  openblas_set_num_threads(threads);  // the saxpy's (and the GEMMs' when the library is OpenBLAS)
   name_ = cpu_model_name() + " (" + std::to_string(threads) + " BLAS thread" +
           (threads == 1 ? "" : "s") + ")";
+  report_ = {gemm_->info(), std::move(choice), std::move(passed_over)};
 }
 
 void* CpuDevice::alloc_bytes(size_t nbytes) {
@@ -59,8 +64,7 @@ void CpuDevice::fill(float* x, float value, int64_t n) {
 
 void CpuDevice::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                      int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_->sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void CpuDevice::add(float* y, const float* x, int n) { cblas_saxpy(n, 1.0f, x, 1, y, 1); }

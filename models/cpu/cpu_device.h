@@ -1,5 +1,6 @@
-// cpu_device.h — the CPU backend: OpenBLAS sgemm plus loops over elementwise.h.
-// One BLAS thread per process by default: each MPI rank stands for one device.
+// cpu_device.h — the CPU backend: a GEMM library's sgemm (models/gemm: OpenBLAS, BLIS or oneDNN)
+// plus loops over elementwise.h. One thread per process by default: each MPI rank stands for one
+// device.
 #pragma once
 
 #include "../device.h"
@@ -8,7 +9,10 @@ namespace dpscale {
 
 class CpuDevice final : public Device {
  public:
+  // OpenBLAS, as requested.
   explicit CpuDevice(int threads);
+  // `gemm` for the GEMMs; `choice` and `passed_over` as GemmReport says.
+  CpuDevice(int threads, std::unique_ptr<GemmLibrary> gemm, std::string choice, std::string passed_over);
 
   Backend backend() const override { return Backend::cpu; }
   std::string name() const override { return name_; }
@@ -35,9 +39,12 @@ class CpuDevice final : public Device {
            float* nonfinite_flag) override;
   void flag_nonfinite(const float* x, int64_t n, float* flag) override;
   uint64_t memory_bytes() const override;
+  GemmReport gemm_report() const override { return report_; }
 
  private:
   std::string name_;
+  std::unique_ptr<GemmLibrary> gemm_;
+  GemmReport report_;
 };
 
 // The CPU model name from /proc/cpuinfo ("unknown CPU" if unreadable).

@@ -184,7 +184,7 @@ step_kernels() {  # step_kernels NAME CAP
 # small preset at batch 64).
 step_gemm() {  # step_gemm NAME CAP
   local args
-  if (( SELF )); then args=(--models=small --batch=64 --ceiling=256 --benchmark_filter=^gemm/cpu/ --benchmark_min_time=0.02)
+  if (( SELF )); then args=(--models=small --batch=64 --ceiling=256 --gemm=openblas --benchmark_filter=^gemm/cpu- --benchmark_min_time=0.02)
   else args=("--cublas-math=pedantic,default" --benchmark_filter=^gemm/cuda --benchmark_min_time=0.1); fi
   run_step "$1" "$2" - "$BIN/bench_gemm" "${args[@]}" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json
 }

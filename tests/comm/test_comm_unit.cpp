@@ -18,9 +18,7 @@
 #include "comm/inflight.h"
 #include "comm/nccl_shared_gpu.h"
 #include "contract/link_model.h"
-#include "gemm_shapes.h"
 #include "core/errors.h"
-#include "models/mlp_spec.h"
 
 namespace dpscale {
 namespace {
@@ -248,25 +246,6 @@ TEST(BenchTable, NcclTestsShape) {
   EXPECT_EQ(lines[lines.size() - 2].rfind("# Avg bus bandwidth", 0), 0u) << lines[lines.size() - 2];
   EXPECT_NE(lines[lines.size() - 3].find("# Out of bounds values : 0 OK"), std::string::npos);
   EXPECT_EQ(table.total_wrong(), 0);
-}
-
-// bench_gemm and bench_step time exactly the GEMMs mlp.cpp runs: per layer a forward and a
-// weight gradient, and an input gradient for every layer but the first.
-TEST(BenchGemmShapes, MediumStepAtBatch1024) {
-  const MlpSpec spec = parse_model("medium");
-  const auto shapes = bench::training_step_gemms(spec, 1024);
-  ASSERT_EQ(shapes.size(), 14u);  // 5 forward + 5 weight + 4 input
-  double flops = 0.0;
-  for (const auto& s : shapes) flops += s.flops();
-  // 3 GEMMs × 2·B·in·out per layer, less the first layer's input gradient.
-  double want = 0.0;
-  for (int l = 0; l < spec.n_layers(); ++l) want += 6.0 * 1024 * spec.widths[l] * spec.widths[l + 1];
-  want -= 2.0 * 1024 * 784 * 2048;
-  EXPECT_DOUBLE_EQ(flops, want);
-  EXPECT_EQ(shapes.front().label(), "L0/forward/NT/m:1024/n:2048/k:784");
-  EXPECT_EQ(shapes[5].label(), "L4/weight_grad/TN/m:10/n:512/k:1024");
-  EXPECT_EQ(shapes[6].label(), "L4/input_grad/NN/m:1024/n:512/k:10");
-  EXPECT_EQ(shapes.back().label(), "L0/weight_grad/TN/m:2048/n:784/k:1024");
 }
 
 // The collapse warning: a size whose busbw is below half of the best smaller size's is named,

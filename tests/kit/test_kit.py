@@ -297,7 +297,7 @@ class SelfTest(unittest.TestCase):
         # The small preset's shapes (forward, dW, dX per layer, less dX of the first) and the ceiling.
         self.assertGreaterEqual(len(rows), 8)
         for b in rows:
-            self.assertTrue(b["name"].startswith("gemm/cpu/"), b["name"])
+            self.assertTrue(b["name"].startswith("gemm/cpu-openblas/"), b["name"])
             self.assertTrue(finite(b["GFLOPS"]) and b["GFLOPS"] > 0, b)
 
     def test_allreduce_record(self):

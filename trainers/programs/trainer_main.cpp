@@ -12,12 +12,12 @@
 
 #include "comm/world.h"
 #include "core/errors.h"
+#include "models/gemm/gemm_probe.h"
 #include "models/gpu_uuid.h"
 #include "models/io/safetensors.h"
 #include "trainers/diagnosis/run_diagnosis.h"
 #include "trainers/diagnosis/step_probe.h"
 #include "trainers/diagnosis/trace.h"
-#include "trainers/gemm_probe.h"
 #include "trainers/gpu_choice.h"
 #include "trainers/placement.h"
 #include "trainers/rank_setup.h"
@@ -35,7 +35,16 @@ void print_banner(const RankSetup& s, const std::string& comm_desc) {
   std::cerr << "# " << mode_info(o.mode).executable << "\n"
             << "#   model      " << s.spec.name << " [" << widths_to_string(s.spec.widths) << "], "
             << s.spec.n_params() << " params\n"
-            << "#   device     " << backend_name(s.device->backend()) << ": " << s.device->name() << "\n"
+            << "#   device     " << backend_name(s.device->backend()) << ": " << s.device->name() << "\n";
+  const GemmReport gemm = s.device->gemm_report();
+  if (!gemm.info.library.empty()) {
+    std::cerr << "#   gemm       " << gemm.info.library << " (" << gemm.info.kernel << ", " << gemm.info.threads
+              << " thread" << (gemm.info.threads == 1 ? "" : "s")
+              << (gemm.info.pinned.empty() ? "" : ", kernels pinned by " + gemm.info.pinned) << "), " << gemm.choice
+              << "\n";
+    if (!gemm.passed_over.empty()) std::cerr << "#   passed over " << gemm.passed_over << "\n";
+  }
+  std::cerr
             << "#   data       " << s.data.kind << ", " << s.data.n << " samples, " << s.steps_per_epoch
             << " steps/epoch\n"
             << "#   batch      " << o.batch_size << " global = " << s.world_size << " x " << s.local_batch

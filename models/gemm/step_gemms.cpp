@@ -1,7 +1,7 @@
-// gemm_shapes.cpp — the GEMM list of a training step (mirrors models/mlp.cpp; keep them in step).
-#include "gemm_shapes.h"
+// step_gemms.cpp — the GEMM list of a training step (mirrors models/mlp.cpp; keep them in step).
+#include "step_gemms.h"
 
-namespace dpscale::bench {
+namespace dpscale {
 
 const char* gemm_kind_name(GemmKind k) {
   switch (k) {
@@ -26,6 +26,14 @@ std::string GemmShape::label() const {
   return s;
 }
 
+std::string GemmShape::call_key() const {
+  std::string s = trans_a ? "T" : "N";
+  s += trans_b ? "T" : "N";
+  s += "/m:" + std::to_string(m) + "/n:" + std::to_string(n) + "/k:" + std::to_string(k);
+  s += "/ld:" + std::to_string(lda) + "," + std::to_string(ldb) + "," + std::to_string(ldc);
+  return s;
+}
+
 std::vector<GemmShape> training_step_gemms(const MlpSpec& spec, int batch) {
   std::vector<GemmShape> out;
   for (int l = 0; l < spec.n_layers(); ++l) {
@@ -43,4 +51,4 @@ std::vector<GemmShape> training_step_gemms(const MlpSpec& spec, int batch) {
   return out;
 }
 
-}  // namespace dpscale::bench
+}  // namespace dpscale
