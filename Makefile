@@ -6,6 +6,8 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+# The build's progress lines, not make's "Entering directory" around each of CMake's sub-makes.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure build test bench bench-micro reproduce clean
 
