@@ -65,11 +65,14 @@ class DpContended : public ::testing::Test {
     cpus_ = two_cpus();
     if (cpus_.size() < 2) GTEST_SKIP() << "needs two CPUs to bind the ranks to";
   }
-  // Rank r bound to cpus_[r]; 12 timed steps of a 0.5 M-parameter MLP.
+  // Rank r bound to cpus_[r]; 12 timed steps of a 0.5 M-parameter MLP. OpenBLAS named, not
+  // `--gemm auto`: oneDNN's two threads on a rank's one CPU delay each other (run delay on the
+  // rank without the neighbour too), which is another experiment than the neighbour's.
   nlohmann::json run(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--backend", "cpu", "--model", "784,512,256,10", "--samples", "16384",
                                      "--batch-size", "1024", "--epochs", "1", "--max-steps", "12",
-                                     "--warmup-steps", "2", "--quiet", "--link", "eth10", "--bucket-cap-mb", "0.5"};
+                                     "--warmup-steps", "2", "--quiet", "--link", "eth10", "--bucket-cap-mb", "0.5",
+                                     "--gemm", "openblas"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<std::string> argv = mpirun_argv(2, "train_ddp_bucketed", args);
     const std::vector<std::string> bind = {"--cpu-list", std::to_string(cpus_[0]) + "," + std::to_string(cpus_[1]),
