@@ -243,7 +243,7 @@ std::vector<RecordField> build_fields() {
                   "CPU: the environment variable that pinned those kernels, as NAME=VALUE (`OPENBLAS_CORETYPE`, "
                   "`BLIS_ARCH_TYPE`, `ONEDNN_MAX_CPU_ISA`); \"\" when none was set"),
       later_field("gemm_choice", &R::gemm_choice,
-                  "CPU: how it was chosen: `requested`, `auto: measured`, `auto: cached in PATH`, `auto: the only "
+                  "CPU: how it was chosen: `requested`, `auto: measured`, `auto: cached in PATH` (`~/...` under $HOME), `auto: the only "
                   "library built in`, `auto: not measured (...)` (OpenBLAS: the GEMMs would not fit in memory)"),
       later_field("gemm_passed_over", &R::gemm_passed_over,
                   "CPU, `--gemm auto`: each library not chosen and why (slower, with both rates; wrong results "

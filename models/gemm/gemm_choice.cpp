@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <memory>
@@ -20,6 +21,15 @@
 namespace dpscale {
 
 namespace {
+
+// A path under $HOME written "~/...": records are committed and shared, and the home directory
+// says nothing about the run.
+std::string home_relative(const std::string& path) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') return path;
+  const std::string prefix = std::string(home) + "/";
+  return path.compare(0, prefix.size(), prefix) == 0 ? "~/" + path.substr(prefix.size()) : path;
+}
 
 std::string gflops_text(double g) {
   char buf[32];
@@ -220,7 +230,7 @@ GemmChoice choose_gemm(const std::vector<GemmShape>& shapes, int threads) {
   warn();
   if (const auto entry = cache.find(key)) {
     if (std::optional<GemmChoice> c = from_json(*entry)) {
-      c->how = "auto: cached in " + cache.path();
+      c->how = "auto: cached in " + home_relative(cache.path());
       return *c;
     }
   }

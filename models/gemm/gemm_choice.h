@@ -31,7 +31,8 @@ struct GemmCandidate {
 
 struct GemmChoice {
   std::string library;
-  // How it was chosen: "auto: measured", "auto: cached in PATH", "auto: the only library built in",
+  // How it was chosen: "auto: measured", "auto: cached in PATH" (under $HOME: "~/..."),
+  // "auto: the only library built in",
   // "auto: not measured (...)" (OpenBLAS: the GEMMs would not fit in memory to be measured) or
   // "requested" (--gemm NAME).
   std::string how;
