@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "dp_support.h"
+#include "weights_compare.h"
 
 namespace dpscale::test {
 namespace {
@@ -43,20 +44,6 @@ struct Format {
   double u;
 };
 const std::vector<Format> kFormats = {{"bf16", 0x1p-8}, {"fp16", 0x1p-11}};
-
-// max over tensors of max|a - b| / max|a - w0|.
-double worst_relative(const Weights& w0, const Weights& a, const Weights& b) {
-  double worst = 0.0;
-  for (const auto& [name, init] : w0) {
-    double diff = 0.0, moved = 0.0;
-    for (size_t i = 0; i < init.size(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::fabs(a.at(name)[i] - b.at(name)[i])));
-      moved = std::max(moved, static_cast<double>(std::fabs(a.at(name)[i] - init[i])));
-    }
-    worst = std::max(worst, diff / moved);
-  }
-  return worst;
-}
 
 // One all-reduce algorithm, three runs from the same checkpoint: fp32, bf16, fp16.
 class DpGradComm : public ::testing::TestWithParam<std::string> {};

@@ -118,20 +118,6 @@ TEST(DpNcclMulti, StalledStartupEndsTheJob) {
   EXPECT_EQ(count_results_lines(r.out), 0) << describe(argv, r);
 }
 
-// max over tensors of max|a - b| / max|a - w0| (test_dp_gradcomm.cpp's measure).
-double worst_relative(const Weights& w0, const Weights& a, const Weights& b) {
-  double worst = 0.0;
-  for (const auto& [name, init] : w0) {
-    double diff = 0.0, moved = 0.0;
-    for (size_t i = 0; i < init.size(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::fabs(a.at(name)[i] - b.at(name)[i])));
-      moved = std::max(moved, static_cast<double>(std::fabs(a.at(name)[i] - init[i])));
-    }
-    worst = std::max(worst, diff / moved);
-  }
-  return worst;
-}
-
 // --grad-comm bf16 | fp16 summed across two ranks by NCCL in the wire type: each partial sum is
 // rounded to 2 bytes before it travels on, so the weights sit a small multiple of the format's
 // unit roundoff u from fp32's (test_dp_gradcomm.cpp derives u/32 < distance < 32u; the same

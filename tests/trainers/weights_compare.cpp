@@ -41,4 +41,17 @@ Comparison compare_weights(const Weights& init, const Weights& ref, const Weight
   return c;
 }
 
+double worst_relative(const Weights& init, const Weights& a, const Weights& b) {
+  double worst = 0.0;
+  for (const auto& [name, w0] : init) {
+    double diff = 0.0, moved = 0.0;
+    for (size_t i = 0; i < w0.size(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(a.at(name)[i] - b.at(name)[i])));
+      moved = std::max(moved, static_cast<double>(std::fabs(a.at(name)[i] - w0[i])));
+    }
+    worst = std::max(worst, diff / moved);
+  }
+  return worst;
+}
+
 }  // namespace dpscale::test

@@ -37,4 +37,8 @@ struct Comparison {
 Comparison compare_weights(const Weights& init, const Weights& ref, const Weights& got, int steps,
                            double rel_tol = kRelTolOfUpdate);
 
+// Max over tensors of max|a - b| / max|a - init|: how far two runs from `init` ended apart, as a
+// share of how far training moved them (the 2-byte gradient tests' measure against unit roundoff).
+double worst_relative(const Weights& init, const Weights& a, const Weights& b);
+
 }  // namespace dpscale::test
