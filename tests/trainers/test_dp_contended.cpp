@@ -7,7 +7,7 @@
 //   the same with --inject-delay 1:100 (rank 1 also computes 100 ms more per step)
 //       -> straggler rank 1 (compute), not contended: its own work stays once its wait is off
 //   --threads 1 (compute is the thread's CPU time, which holds no waiting)
-//       -> rank 1's compute excess well under the run delay it lost: none of the wait is in it
+//       -> rank 1's compute excess far under the half step the wait would add: none of it is in it
 // Skipped where this process may use fewer than two CPUs.
 //
 // Run: ctest -R DpContended --output-on-failure
@@ -113,9 +113,9 @@ TEST_F(DpContended, ARankThatAlsoComputesMoreIsAStraggler) {
 
 // Negative control: with one BLAS thread the compute is the thread's CPU time, which the wait is
 // not in. Rank 1 still loses a large part of each step to the neighbour (its run delay), but its
-// compute excess over rank 0 is only what the shared caches cost: well under the run delay it
-// lost. No label is asserted: on some machines the cache cost alone reaches the 5% share that
-// names a rank.
+// compute excess over rank 0 is only what the shared caches cost: far under the half of the step
+// the wait would add. No label is asserted: on some machines the cache cost alone reaches the 5%
+// share that names a rank.
 TEST_F(DpContended, CpuTimeHoldsTheCacheCostNotTheWait) {
   Spinner loop(cpus_[1]);
   const auto j = run({"--threads", "1"});
@@ -124,13 +124,13 @@ TEST_F(DpContended, CpuTimeHoldsTheCacheCostNotTheWait) {
   ASSERT_EQ(d.size(), 2u);
   const double lost_ms = d[1] * 1e3;  // its own, not against rank 0's: other load may delay rank 0 too
   EXPECT_GT(lost_ms, 10.0);
-  // "... the 29.4 ms step ... (largest excess: compute 1.2%, ..."
+  // The diagnosis ends, whatever it names, with "(largest excess: compute 1.2%, ..." of the step.
+  // Sharing its CPU with the loop, rank 1 runs about half the time: were the wait in its compute,
+  // the excess would be near half the step (with --threads 2, whose compute is wall time: ~60%).
   const std::string text = j["diagnosis"].get<std::string>();
-  std::smatch step, excess;
-  ASSERT_TRUE(std::regex_search(text, step, std::regex(R"(the ([0-9.]+) ms step)")));
+  std::smatch excess;
   ASSERT_TRUE(std::regex_search(text, excess, std::regex(R"(largest excess: compute ([0-9.]+)%)")));
-  const double excess_ms = std::stod(excess[1]) / 100.0 * std::stod(step[1]);
-  EXPECT_LT(excess_ms, 0.5 * lost_ms);
+  EXPECT_LT(std::stod(excess[1]), 25.0);
 }
 
 }  // namespace
