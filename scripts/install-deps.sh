@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libopenblas-dev          # CPU backend: sgemm (always)
   libblis-dev libdnnl-dev  # CPU backend: the other GEMM libraries --gemm auto measures (BLIS, oneDNN)
+  ocl-icd-opencl-dev       # oneDNN's CMake package requires OpenCL's (a Recommends of libdnnl-dev, which apt skips here)
   libopenmpi-dev openmpi-bin  # MPI: launch (mpirun) and the CPU all-reduce
   nlohmann-json3-dev       # RESULTS_JSON, configs, safetensors headers
   libcli11-dev             # command-line parsing
