@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 #include <time.h>
 
 #include "core/errors.h"
+#include "trainers/diagnosis/build_slowdown.h"
 #include "trainers/diagnosis/trace.h"
 
 namespace dpscale {
@@ -25,6 +27,12 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
     : s_(s), sync_(sync), comm_(comm), tracer_(tracer), delay_(parse_inject_delay(s.opts.inject_delay)),
       compute_timer_(s.device->make_interval_timer()) {
   delay_here_ = delay_.on(s.rank, DelayCause::compute);
+  const BuildSlowdown slow = build_slowdown();
+  if (!slow.data_parallel_only || comm_) build_slowdown_pct_ = slow.pct;
+  if (build_slowdown_pct_ > 0 && s.rank == 0) {
+    std::fprintf(stderr, "dpscale: this build's steps are %g%% slower on purpose (DPSCALE_BUILD_SLOWDOWN)\n",
+                 build_slowdown_pct_);
+  }
   // One BLAS thread computes on this thread: its CPU time is the rank's compute, free of the
   // time other processes took the core (on a shared machine, most of the wall clock's noise).
   cpu_clock_ = s.device->host_visible() && s.opts.device.threads == 1;
@@ -106,7 +114,7 @@ StepProbe::Batch StepProbe::batch(int64_t batch_index) {
 
 void StepProbe::compute_begin() {
   first_grad_ = true;
-  if (delay_here_) owed_s_ = 0.0;
+  if (delay_here_ || build_slowdown_pct_ > 0) owed_s_ = 0.0;
   if (cpu_clock_) cpu_begin_s_ = thread_cpu_s();
   compute_delay_begin_s_ = compute_thread_.seconds();
   compute_timer_->start();
@@ -118,12 +126,12 @@ void StepProbe::backward_begin() {
 }
 
 void StepProbe::on_grad_ready(const FlatTensor& t) {
-  if (delay_here_) {
+  if (delay_here_ || build_slowdown_pct_ > 0) {
     // The injected straggler: this rank's backward computes MS longer, spread over its
     // gradients so that every all-reduce of the step starts late, as a slow device's would. The
     // extra work is CPU time spent spinning (a sleep would free the core, and is no compute);
     // what one spin overshoots is taken off the next, so the step's total stays MS.
-    owed_s_ += delay_s() / static_cast<double>(s_.model->layout().tensors().size());
+    owed_s_ += compute_extra_s() / static_cast<double>(s_.model->layout().tensors().size());
     if (owed_s_ > 0) {
       const double t0 = thread_cpu_s();
       while (thread_cpu_s() - t0 < owed_s_) {
@@ -185,16 +193,28 @@ void StepProbe::step_drained() {
   for (size_t i = 0; i < calls.size(); ++i) unit_durations_[i].push_back(calls[i].end_s - calls[i].start_s);
 }
 
+double StepProbe::recent_step_s() const {
+  if (cycles_.empty()) return 0.0;
+  const size_t n = std::min<size_t>(cycles_.size(), 9);
+  std::vector<double> last(cycles_.end() - static_cast<std::ptrdiff_t>(n), cycles_.end());
+  std::sort(last.begin(), last.end());
+  return last[n / 2];
+}
+
 double StepProbe::delay_s() const {
   if (delay_.ms > 0) return delay_.ms / 1e3;
   // A share of the step: of the median of this rank's last few step times (sync to sync, the
   // delay included), so a machine that slows down mid-run keeps the share. None before the
   // first step has been timed.
-  if (cycles_.empty()) return 0.0;
-  const size_t n = std::min<size_t>(cycles_.size(), 9);
-  std::vector<double> last(cycles_.end() - static_cast<std::ptrdiff_t>(n), cycles_.end());
-  std::sort(last.begin(), last.end());
-  return delay_.pct / 100.0 * last[n / 2];
+  return delay_.pct / 100.0 * recent_step_s();
+}
+
+double StepProbe::compute_extra_s() const {
+  double s = delay_here_ ? delay_s() : 0.0;
+  // A build slower by PCT: the recent steps already hold the slowdown, W (1 + p), so p / (1 + p)
+  // of them is p of the step the build would take without it.
+  if (build_slowdown_pct_ > 0) s += build_slowdown_pct_ / (100.0 + build_slowdown_pct_) * recent_step_s();
+  return s;
 }
 
 std::vector<int64_t> StepProbe::unit_bytes() const { return unit_bytes_; }
