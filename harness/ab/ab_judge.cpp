@@ -144,6 +144,9 @@ json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& 
                   "throughput: B's run over A's of the same round, paired; speedup: each build's DP run over its own "
                   "single run of the round"};
   doc["value_head"] = "A → B";
+  // The minimum effect is the loss CI must catch: a significant change whose interval reaches it
+  // is judged (harness/report/gate.py, "reach"), as a loss of exactly that size nearly always is.
+  doc["min_effect_rule"] = "reach";
   return doc;
 }
 

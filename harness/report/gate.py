@@ -20,6 +20,11 @@ round), new against baseline, in log space (a ratio's natural scale):
                         min_effect or more is ruled out)
            undecided    otherwise; also when fewer than min_samples undisturbed samples remain
                         on a side (the reason says which runs the machine disturbed, and how)
+           A document with "min_effect_rule": "reach" (`dpscale ab`, where the minimum effect is
+           the smallest loss that must be caught, as CI's 5%) calls a significant change a
+           regression (improvement) when its interval reaches −min_effect (+min_effect), not
+           only when the estimate does: a true loss of exactly min_effect has its estimate on
+           either side of the line about half the time, and its interval across it nearly always.
 A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, the two runs
 of one round side by side in time) carries one ratio per round instead of two samples:
   p        Wilcoxon signed-rank of the log ratios against 0, two-sided (scipy, exact at these
@@ -212,13 +217,14 @@ def judge_point(pt, alpha, min_effect, min_samples):
             r["why"].append(f"{len(a)} round(s) of {name} disturbed alike, judged ({a[0]})")
 
 
-def decide(r, p_holm, alpha, min_effect):
+def decide(r, p_holm, alpha, min_effect, rule="estimate"):
     m = 100.0 * min_effect
     r["p_holm"] = p_holm
     e, (lo, hi) = r["effect_pct"], r["ci_pct"]
-    if p_holm < alpha and e <= -m:
+    reach = rule == "reach"
+    if p_holm < alpha and e < 0 and (e <= -m or (reach and lo <= -m)):
         return "regression"
-    if p_holm < alpha and e >= m:
+    if p_holm < alpha and e > 0 and (e >= m or (reach and hi >= m)):
         return "improvement"
     if lo > -m:
         return "same"
@@ -232,6 +238,9 @@ def decide(r, p_holm, alpha, min_effect):
 
 def run_gate(doc):
     alpha, min_effect, min_samples = constants(doc)
+    rule = doc.get("min_effect_rule", "estimate")
+    if rule not in ("estimate", "reach"):
+        raise BadDocument(f"the gate's input has min_effect_rule {rule!r}: want 'estimate' or 'reach'")
     points = doc.get("points", [])
     compared = [p for p in points if p.get("status") == "compared"]
     for p in compared:
@@ -243,7 +252,7 @@ def run_gate(doc):
         tested = [m for m in members if m["result"]["p"] is not None]
         adjusted = holm([m["result"]["p"] for m in tested])
         for m, ph in zip(tested, adjusted):
-            m["result"]["verdict"] = decide(m["result"], ph, alpha, min_effect)
+            m["result"]["verdict"] = decide(m["result"], ph, alpha, min_effect, rule)
     for p in points:
         st = p.get("status")
         if st == "failed":

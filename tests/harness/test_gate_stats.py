@@ -56,6 +56,25 @@ class Stats(unittest.TestCase):
         self.assertIn("significant, but the effect -2.5% is under the 3%", r["why"][0])
         self.assertEqual(self.decide(-5.0, -7.0, -3.5, 0.06)[0], "undecided")  # large but not significant
 
+    def test_reach_rule_catches_a_loss_of_exactly_the_minimum(self):
+        reach = lambda e, lo, hi, p: gate.decide({"effect_pct": e, "ci_pct": [lo, hi], "why": []}, p, 0.05, 0.03,
+                                                 "reach")
+        # A true 3% loss: the estimate just under the line, the interval across it.
+        self.assertEqual(reach(-2.8, -3.6, -2.1, 0.01), "regression")
+        self.assertEqual(self.decide(-2.8, -3.6, -2.1, 0.01)[0], "undecided")  # the estimate rule: not caught
+        self.assertEqual(reach(+2.8, 2.1, 3.6, 0.01), "improvement")
+        # Significant but a 3% loss ruled out: same under both rules.
+        self.assertEqual(reach(-1.5, -2.5, -0.5, 0.01), "same")
+        # Not significant: the interval reaching -3% is no verdict.
+        self.assertEqual(reach(-2.0, -4.0, 0.5, 0.20), "undecided")
+        # A significant small gain: its lower end is what rules a loss out, and it does.
+        self.assertEqual(reach(+1.5, 0.5, 2.5, 0.01), "same")
+
+    def test_an_unknown_rule_is_refused(self):
+        doc = dict(CONSTANTS, points=[], min_effect_rule="median")
+        with self.assertRaises(gate.BadDocument):
+            gate.run_gate(doc)
+
     def point(self, curve, now, base, disturbed=()):
         return {"key": {"model": "m", "mode": curve, "world_size": 2}, "describe": curve, "curve": curve,
                 "status": "compared", "now": {"samples": now, "disturbed": list(disturbed)}, "base": {"samples": base}}
