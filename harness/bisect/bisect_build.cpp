@@ -41,11 +41,15 @@ bool run_logged(const std::vector<std::string>& argv, const BuildPlan& plan, con
 
 std::string revision_dir(const BuildPlan& plan, const Commit& c) { return (fs::path(plan.work) / c.id.substr(0, 12)).string(); }
 
+std::string bin_dir(const BuildPlan& plan, const Commit& c) {
+  return (fs::path(revision_dir(plan, c)) / "src" / "build" / "bin").string();
+}
+
 BuildOutcome build_revision(const BuildPlan& plan, const Commit& c) {
   const auto t0 = std::chrono::steady_clock::now();
   BuildOutcome b;
   const fs::path dir = revision_dir(plan, c);
-  const std::string src = (dir / "src").string(), build = (dir / "build").string();
+  const std::string src = (dir / "src").string(), build = (dir / "src" / "build").string();
   std::error_code ec;
   fs::create_directories(dir, ec);
   b.log = (dir / "build.log").string();
@@ -53,7 +57,7 @@ BuildOutcome build_revision(const BuildPlan& plan, const Commit& c) {
     b.ok = ok;
     b.why = why;
     b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (ok) b.bin_dir = (fs::path(build) / "bin").string();
+    if (ok) b.bin_dir = bin_dir(plan, c);
     return b;
   };
   std::string git_why;

@@ -4,9 +4,12 @@
 // PATH. Both are kept: a second bisect over the same revisions reuses them, and a build of
 // unchanged sources is then a no-op.
 //
-//   WORK/<id, 12 characters>/src     the worktree
-//   WORK/<id>/build                  its build directory (bin/ holds the trainers)
-//   WORK/<id>/build.log              what cmake said, appended per attempt
+//   WORK/<id, 12 characters>/src        the worktree
+//   WORK/<id>/src/build                 its build directory (bin/ holds the trainers): inside the
+//                                       tree, as a checkout's own build/ is, so that the compiler's
+//                                       relative paths match a checkout's and ccache (base_dir
+//                                       above both) serves the files no commit changed
+//   WORK/<id>/build.log                 what cmake said, appended per attempt
 #pragma once
 
 #include <string>
@@ -34,7 +37,8 @@ struct BuildOutcome {
 
 BuildOutcome build_revision(const BuildPlan& plan, const Commit& c);
 
-// The directory of commit `c` under WORK (WORK/<id, 12 characters>).
+// The directory of commit `c` under WORK (WORK/<id, 12 characters>), and its trainers' bin/.
 std::string revision_dir(const BuildPlan& plan, const Commit& c);
+std::string bin_dir(const BuildPlan& plan, const Commit& c);
 
 }  // namespace dpscale::bisect

@@ -163,7 +163,7 @@ int Bisection::run() {
   const int n = static_cast<int>(p_.commits.size());
   const SearchResult r = bisect_search(n, [&](int i, int attempt) {
     const Commit& c = p_.commits[static_cast<size_t>(i)];
-    const std::string bin = attempt == 0 ? built(c, "midpoint") : (fs::path(revision_dir(build_, c)) / "build" / "bin").string();
+    const std::string bin = attempt == 0 ? built(c, "midpoint") : bin_dir(build_, c);
     if (bin.empty()) return StepVerdict::unbuildable;
     const Session s = session(c, bin, attempt);
     const StepVerdict v = read_step(s.verdicts, bad_);
