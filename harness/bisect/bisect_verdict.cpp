@@ -65,7 +65,7 @@ StepVerdict read_step(const json& verdicts, const BadReading& bad) {
   bool undecided = false;
   for (const std::string& name : bad.curves) {
     const json* c = curve_named(verdicts, name);
-    // A curve BAD moved on that this session did not judge cannot be called the same.
+    // A curve BAD moved on that the step's A/B did not judge cannot be called the same.
     if (!c) {
       undecided = true;
       continue;
@@ -85,15 +85,17 @@ std::string describe_curves(const json& verdicts, const std::vector<std::string>
   std::string s;
   for (const std::string& name : names) {
     const json* c = curve_named(verdicts, name);
-    std::string part = name + ": " + (c ? c->value("verdict", "?") : "not judged");
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on a literal + string chain here.
+    if (!s.empty()) s.append("; ");
+    s.append(name).append(": ").append(c ? c->value("verdict", "?") : "not judged");
     if (c && c->contains("effect_pct") && (*c)["effect_pct"].is_number()) {
-      part += " " + pct((*c)["effect_pct"].get<double>());
+      s.append(" ").append(pct((*c)["effect_pct"].get<double>()));
       if (c->contains("ci_pct") && (*c)["ci_pct"].is_array() && (*c)["ci_pct"].size() == 2 &&
           (*c)["ci_pct"][0].is_number() && (*c)["ci_pct"][1].is_number()) {
-        part += " [" + pct((*c)["ci_pct"][0].get<double>()) + ", " + pct((*c)["ci_pct"][1].get<double>()) + "]";
+        s.append(" [").append(pct((*c)["ci_pct"][0].get<double>())).append(", ");
+        s.append(pct((*c)["ci_pct"][1].get<double>())).append("]");
       }
     }
-    s += (s.empty() ? "" : "; ") + part;
   }
   return s;
 }
