@@ -27,7 +27,6 @@ struct Interrupted {};
 struct Session {
   int exit_code = 0;
   json verdicts;
-  int rounds = 0;
   std::string out_dir;
 };
 
@@ -98,7 +97,6 @@ Session Bisection::session(const Commit& c, const std::string& bin, int attempt)
   std::ofstream(fs::path(s.out_dir) / "verdicts.md") << r.text;
   s.exit_code = r.exit_code;
   s.verdicts = r.verdicts;
-  s.rounds = a.max_rounds;
   return s;
 }
 

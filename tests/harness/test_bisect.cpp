@@ -3,7 +3,8 @@
 // bisect skips them; an undecided step retried once, then the stop; controls whose judge lies,
 // so a search that did not follow its judge would fail), the reading of ab's verdicts (which
 // way BAD moved, whether a midpoint moved the same way), and bad input through the real binary
-// (one line, exit 2, nothing made) beside a dry run that lists the revisions.
+// (one line, exit 2, nothing made) beside a dry run that lists the revisions, and a GOOD that
+// does not build (a repository with no CMakeLists.txt: cmake fails at once).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -274,6 +275,22 @@ TEST(BisectCommand, ADryRunListsTheFirstParentRevisions) {
   EXPECT_NE(lines[0].find("train_single_gpu train_ddp_bucketed"), std::string::npos) << lines[0];
   for (int i = 0; i < 4; ++i) EXPECT_EQ(lines[static_cast<size_t>(i) + 1], r.ids[static_cast<size_t>(i) + 1] + " edit " + std::to_string(i + 1));
   EXPECT_FALSE(fs::exists(r.work)) << "a dry run builds nothing";
+}
+
+TEST(BisectCommand, AGoodThatDoesNotBuildIsSaid) {
+  // The scratch repository holds no CMakeLists.txt: GOOD's worktree is made and its configure
+  // fails at once. Said as a step with its log, then one line, exit 2; nothing of BAD is built.
+  Repo r;
+  const ProcessResult p = test::dpscale({"bisect", r.ids[0], r.ids[4], r.config, "--repo", r.repo, "--work", r.work});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  const std::string log = r.work + "/" + r.ids[0].substr(0, 12) + "/build.log";
+  EXPECT_NE(p.out.find("step 1: " + r.ids[0].substr(0, 10) + " edit 0 (GOOD): does not build — cmake configure failed (" + log + ")"),
+            std::string::npos)
+      << p.out;
+  EXPECT_NE(p.err.find("dpscale: GOOD " + r.ids[0].substr(0, 10) + " does not build"), std::string::npos) << p.err;
+  EXPECT_TRUE(fs::exists(r.work + "/" + r.ids[0].substr(0, 12) + "/src/notes.txt")) << "GOOD's worktree";
+  EXPECT_NE(test::read_file(log).find("CMakeLists.txt"), std::string::npos) << "cmake's words are kept in the log";
+  EXPECT_FALSE(fs::exists(r.work + "/" + r.ids[4].substr(0, 12))) << "BAD is not built once GOOD failed";
 }
 
 }  // namespace
