@@ -155,6 +155,47 @@ void add_ab(DpscaleCli& c) {
            0, 10);
 }
 
+void add_bisect(DpscaleCli& c) {
+  bisect::BisectOptions& o = c.bisect_options;
+  CLI::App* b = c.bisect = c.app.add_subcommand(
+      "bisect", "build the revisions between GOOD and BAD and A/B-test midpoints: the first revision whose curve moved");
+  // Both resolved by git before any build (bisect_checks.cpp), in its words.
+  kind_only(b->add_option("good", o.good, "a commit whose curves are as they should be")->required(), "COMMIT");
+  kind_only(b->add_option("bad", o.bad, "a later commit whose curve moved (GOOD must be its ancestor)")->required(),
+            "COMMIT");
+  // Read and checked before any build, as ab reads it (load_ab_config).
+  kind_only(b->add_option("config", o.config_path, "sweep config (configs/*.json) with the single-device mode")->required(),
+            "FILE");
+  input_dir(b->add_option("--repo", o.repo, "the repository (default: the current directory's)"));
+  // Checked by the bisection before any build (a directory that can be made).
+  output_dir(b->add_option("--work", o.work, "worktrees, build directories and sessions, one per commit, kept for reuse")
+                 ->capture_default_str());
+  whole_in(b->add_option("--rounds", o.ab.rounds, "each session's rounds to start with")->capture_default_str(),
+           kGateMinSamples, kMaxRepeats);
+  whole_in(b->add_option("--max-rounds", o.ab.max_rounds, "each session adds rounds of undecided points up to this many")
+               ->capture_default_str(),
+           kGateMinSamples, kMaxRepeats);
+  real_in(b->add_option("--min-effect", c.bisect_min_effect_pct,
+                        "the smallest change of throughput or speedup, in percent, that counts")
+              ->capture_default_str(),
+          {0.0, false}, {100.0});
+  real_in(b->add_option("--alpha", o.ab.gate.alpha, "significance level, family-wise over each curve (Holm)")
+              ->capture_default_str(),
+          {0.0, false}, {0.5});
+  one_of(b->add_option("--format", o.format, "md | json (json: the steps on stderr, the report on stdout)")
+             ->capture_default_str(),
+         {"md", "json"});
+  whole_in(b->add_option("--jobs", o.jobs, "cmake --build -j (default: the machine's CPUs)"), 1, 256);
+  b->add_flag("--dry-run", o.dry_run, "check the input, list the revisions and stop before any build");
+  program(b->add_option("--python", o.ab.gate.python, "Python 3 with scipy")->capture_default_str());
+  input_file(b->add_option("--gate-script", o.ab.gate.script, "the statistics (default <source>/harness/report/gate.py)"));
+  real_in(b->add_option("--probe-seconds", o.ab.sweep.probe_s, "the GEMM probe between runs (0: none)")->capture_default_str(),
+          {0.0}, {10.0});
+  whole_in(b->add_option("--disturbed-reruns", o.ab.sweep.disturbed_reruns, "run a run the machine disturbed again, at most N times")
+               ->capture_default_str(),
+           0, 10);
+}
+
 void add_plot(DpscaleCli& c) {
   PlotOptions& po = c.plot_options;
   CLI::App* p = c.plot = c.app.add_subcommand("plot", "draw the charts (PNG + SVG) with plots/plot_results.py");
@@ -186,6 +227,7 @@ DpscaleCli::DpscaleCli() {
   add_report(*this);
   add_compare(*this);
   add_ab(*this);
+  add_bisect(*this);
   add_plot(*this);
   add_schema(*this);
   predict = predict::add_predict_command(app);  // all of it in harness/predict/

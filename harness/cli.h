@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/ab/ab.h"
+#include "harness/bisect/bisect.h"
 #include "harness/history/history_main.h"
 #include "harness/predict/predict_main.h"
 #include "harness/report/compare.h"
@@ -23,7 +24,7 @@ namespace dpscale {
 
 struct DpscaleCli {
   CLI::App app{"dpscale: run data-parallel training sweeps, report and compare scaling curves, draw charts.", "dpscale"};
-  CLI::App *sweep = nullptr, *report = nullptr, *compare = nullptr, *ab = nullptr, *plot = nullptr, *schema = nullptr;
+  CLI::App *sweep = nullptr, *report = nullptr, *compare = nullptr, *ab = nullptr, *bisect = nullptr, *plot = nullptr, *schema = nullptr;
 
   // sweep
   SweepOptions sweep_options;
@@ -40,6 +41,9 @@ struct DpscaleCli {
   // ab: two builds in one session
   AbOptions ab_options;
   double ab_min_effect_pct = 100.0 * kGateMinEffect;  // --min-effect is in percent
+  // bisect: the first revision whose curve moved, on ab's sessions
+  bisect::BisectOptions bisect_options;
+  double bisect_min_effect_pct = 100.0 * kGateMinEffect;  // --min-effect is in percent
   // plot
   PlotOptions plot_options;
   // schema

@@ -1,4 +1,4 @@
-// main.cpp — the `dpscale` command: sweep, report, compare, ab, plot, predict, history, schema.
+// main.cpp — the `dpscale` command: sweep, report, compare, ab, bisect, plot, predict, history, schema.
 // The options of every subcommand are in cli.cpp (each checked as argv is parsed); this file runs
 // the chosen one.
 //
@@ -9,6 +9,8 @@
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale ab configs/ci.json --a BASE/bin --b build/bin [--min-effect 5] [--out DIR]
 //                                       two builds in one session (harness/ab/ab.h)
+//   dpscale bisect GOOD BAD configs/bisect.json [--work DIR] [--repo DIR]
+//                                       the first revision whose curve moved (harness/bisect/bisect.h)
 //   dpscale plot results/x.jsonl --out plots/out
 //   dpscale predict ...                 (harness/predict/predict_main.h)
 //   dpscale history add|show|changes|html|export|import ...   (harness/history/history_main.h)
@@ -21,8 +23,8 @@
 //
 // Exit status: 0 fine; 1 a regression (compare, ab, history changes), failed runs (sweep) or an
 // internal error; 2 bad input (options, config, results file), with one line on stderr naming
-// what is wrong; 3 (compare, ab) nothing regressed but some point is undecided; 4 (history) its
-// Python side failed.
+// what is wrong; 3 (compare, ab) nothing regressed but some point is undecided, (bisect) no
+// revision named; 4 (history) its Python side failed.
 #include <iostream>
 
 #include "contract/link_model.h"
@@ -104,6 +106,10 @@ int main(int argc, char** argv) {
     if (*cli.ab) {
       cli.ab_options.gate.min_effect = cli.ab_min_effect_pct / 100.0;
       return run_ab(cli.ab_options);
+    }
+    if (*cli.bisect) {
+      cli.bisect_options.ab.gate.min_effect = cli.bisect_min_effect_pct / 100.0;
+      return bisect::run_bisect(cli.bisect_options);
     }
     if (*cli.plot) return run_plot(cli.plot_options);
     if (cli.predict->chosen()) return cli.predict->run();

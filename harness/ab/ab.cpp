@@ -98,12 +98,17 @@ std::string describe(const std::set<std::pair<std::string, int>>& w) {
 
 bool a_leads(int round) { return (round / 2 + round) % 2 == 0; }
 
-void check_ab_inputs(AbOptions& o) {
-  const SweepConfig c = load_config(o.config_path);
+SweepConfig load_ab_config(const std::string& path) {
+  SweepConfig c = load_config(path);
   if (std::find(c.modes.begin(), c.modes.end(), mode_name(Mode::single)) == c.modes.end()) {
-    throw InputError(o.config_path + ": \"modes\" has no single-device mode ('single'): dpscale ab measures each "
-                                     "build's speedups over its own single runs");
+    throw InputError(path + ": \"modes\" has no single-device mode ('single'): dpscale ab measures each "
+                            "build's speedups over its own single runs");
   }
+  return c;
+}
+
+void check_ab_inputs(AbOptions& o) {
+  const SweepConfig c = load_ab_config(o.config_path);
   std::error_code ec;
   if (fs::equivalent(o.a_dir, o.b_dir, ec)) {
     throw OptionError("--b", "is the same directory as --a: an A/A check compares two copies of one build");
@@ -121,6 +126,12 @@ void check_ab_inputs(AbOptions& o) {
 }
 
 int run_ab(AbOptions o) {
+  const GateResult r = run_ab_session(std::move(o));
+  std::cout << r.text << std::flush;
+  return r.exit_code;
+}
+
+GateResult run_ab_session(AbOptions o) {
   check_ab_inputs(o);
   // A pair of runs both disturbed by their ranks' run delay alike still judges when the
   // contention can move their ratio by at most half the minimum effect (machine_state.h:
@@ -136,7 +147,9 @@ int run_ab(AbOptions o) {
       for (const char build : {first, second}) {
         if (run_pass(o, build, r, wanted) == 130) {
           std::cerr << "dpscale ab: interrupted in round " << r + 1 << std::endl;
-          return 130;
+          GateResult interrupted;
+          interrupted.exit_code = 130;
+          return interrupted;
         }
       }
     }
@@ -148,11 +161,8 @@ int run_ab(AbOptions o) {
       doc["footer"] = {std::to_string(done) + " rounds, the most --max-rounds allows: a point still undecided stays "
                                               "undecided (exit 3), it is not called the same"};
     }
-    const GateResult r = judge_document(std::move(doc), o.gate);
-    if (r.exit_code != 3 || last || r.undecided.empty()) {
-      std::cout << r.text << std::flush;
-      return r.exit_code;
-    }
+    GateResult r = judge_document(std::move(doc), o.gate);
+    if (r.exit_code != 3 || last || r.undecided.empty()) return r;
     wanted = std::set<std::pair<std::string, int>>(r.undecided.begin(), r.undecided.end());
     target = std::min(o.max_rounds, done + 2);
     std::cerr << "# dpscale ab: undecided at " << describe(*wanted) << ": rounds " << done + 1 << "-" << target

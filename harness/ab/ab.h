@@ -18,6 +18,7 @@
 #include <string>
 
 #include "harness/report/gate.h"
+#include "harness/sweep/config.h"
 #include "harness/sweep/sweep.h"
 
 namespace dpscale {
@@ -41,12 +42,20 @@ struct AbOptions {
 // Which build runs first in round r (0-based): A B B A, B A A B, ...
 bool a_leads(int round);
 
+// CONFIG read and checked as the session reads it: it parses and has the single-device mode.
+// Throws InputError naming the file. (`dpscale bisect` checks its config with this before any build.)
+SweepConfig load_ab_config(const std::string& path);
+
 // Every check, before anything is run or made: CONFIG parses and has the single-device mode,
 // --a and --b are two directories each holding the trainers CONFIG's modes need, --out is a
 // directory that can be made and holds no results yet, --max-rounds is not below --rounds, the
 // statistics' script is there, and each build's sweep would start. Throws InputError naming
 // the option; changes nothing.
 void check_ab_inputs(AbOptions& o);
+
+// Runs the session and returns gate.py's result: its printed verdicts (text, not yet printed),
+// the verdicts as JSON, and the exit status (130 when interrupted, text then empty).
+GateResult run_ab_session(AbOptions o);
 
 // Runs the session and prints the verdicts (stdout). Returns the exit status.
 int run_ab(AbOptions o);

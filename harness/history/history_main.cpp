@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <utility>
 #include <iostream>
 
 #include "contract/modes.h"
@@ -25,6 +27,8 @@ struct HistoryArgs {
   // add, import
   std::vector<std::string> files;
   std::string rev, rev_time, import_file;
+  // add of a `dpscale ab --out` directory: a.jsonl at rev_a, b.jsonl at rev_b
+  std::string rev_a, rev_a_time, rev_b, rev_b_time;
   // show, changes, html
   std::string machine, model, mode, match, metric = "speedup", format = "md", out_dir, out_file;
   int world_size = 0;
@@ -125,13 +129,49 @@ int run_python(const HistoryArgs& a, const std::vector<std::string>& args) {
   return 4;
 }
 
+// What `add` reads: each results file with the revision it measured.
+std::vector<std::pair<std::string, Revision>> add_inputs(const HistoryArgs& a) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool ab = !a.files.empty() && fs::is_directory(a.files.front(), ec);
+  const bool ab_revs = !a.rev_a.empty() || !a.rev_b.empty() || !a.rev_a_time.empty() || !a.rev_b_time.empty();
+  if (!ab) {
+    for (const std::string& f : a.files) {
+      if (fs::is_directory(f, ec)) throw InputError(f + " is a directory: an A/B directory (dpscale ab --out) is added alone");
+    }
+    if (ab_revs) throw InputError("--rev-a and --rev-b go with a directory of dpscale ab (a.jsonl, b.jsonl), not with results files");
+    if (a.rev.empty()) throw InputError("--rev is required: the revision the files measured");
+    const Revision rev = resolve_revision(a.rev, a.rev_time);
+    std::vector<std::pair<std::string, Revision>> out;
+    for (const std::string& f : a.files) out.emplace_back(f, rev);
+    return out;
+  }
+  const std::string dir = a.files.front();
+  if (a.files.size() > 1) throw InputError(dir + " is an A/B directory (dpscale ab --out): add it alone, not with other files");
+  if (!a.rev.empty() || !a.rev_time.empty()) {
+    throw InputError(dir + " is an A/B directory: name its two builds' revisions with --rev-a and --rev-b, not --rev");
+  }
+  for (const char* name : {"a.jsonl", "b.jsonl"}) {
+    if (!fs::is_regular_file(fs::path(dir) / name, ec)) {
+      throw InputError(dir + " holds no " + name + ": not the --out directory of a dpscale ab session");
+    }
+  }
+  if (a.rev_a.empty() || a.rev_b.empty()) {
+    throw InputError(std::string(a.rev_a.empty() ? "--rev-a" : "--rev-b") + " is required with an A/B directory: the revision of build " +
+                     (a.rev_a.empty() ? "A (a.jsonl)" : "B (b.jsonl)"));
+  }
+  const Revision ra = resolve_revision(a.rev_a, a.rev_a_time, "--rev-a");
+  const Revision rb = resolve_revision(a.rev_b, a.rev_b_time, "--rev-b");
+  return {{(fs::path(dir) / "a.jsonl").string(), ra}, {(fs::path(dir) / "b.jsonl").string(), rb}};
+}
+
 int run_add(const HistoryArgs& a) {
-  const Revision rev = resolve_revision(a.rev, a.rev_time);
+  const std::vector<std::pair<std::string, Revision>> inputs = add_inputs(a);
   // Every file is read (and refused, exit 2) before the store is touched.
   std::string rows_text;
   size_t n_rows = 0;
   int n_failed = 0;
-  for (const std::string& path : a.files) {
+  for (const auto& [path, rev] : inputs) {
     const ResultsFile f = read_results(path);
     for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
     if (f.entries.empty()) throw InputError(path + ": no runs in the file");
@@ -154,14 +194,22 @@ HistoryCommand::HistoryCommand(CLI::App& app) : a_(std::make_unique<HistoryArgs>
   HistoryArgs& a = *a_;
   cmd_ = app.add_subcommand("history", "scaling curves over revisions: a store, change points, a static page");
   cmd_->require_subcommand(1);
-  a.add = cmd_->add_subcommand("add", "add a sweep's runs, measured at revision REV (the same run twice is one row)");
+  a.add = cmd_->add_subcommand("add", "add a sweep's runs, measured at revision REV (the same run twice is one row), or "
+                                      "an A/B session's (a dpscale ab --out directory) at --rev-a and --rev-b");
   // Read first thing by `add` (read_results), in its own words.
-  kind_only(a.add->add_option("files", a.files, "results files (.jsonl)")->required(), "FILE");
-  text_of(a.add->add_option("--rev", a.rev, "the revision measured: a commit of this repository, or a label with --rev-time")
-              ->required(),
+  kind_only(a.add->add_option("files", a.files, "results files (.jsonl), or one dpscale ab --out directory")->required(),
+            "FILE");
+  // Required with results files, refused with an A/B directory: checked by `add` (add_inputs).
+  text_of(a.add->add_option("--rev", a.rev, "the revision measured: a commit of this repository, or a label with --rev-time"),
           "REV", revision_name);
-  text_of(a.add->add_option("--rev-time", a.rev_time, "for a REV git does not know: its time, ISO 8601"), "ISO TIME",
-          [](const std::string& v) { utc_iso(v, ""); });
+  auto iso = [](const std::string& v) { utc_iso(v, ""); };
+  text_of(a.add->add_option("--rev-time", a.rev_time, "for a REV git does not know: its time, ISO 8601"), "ISO TIME", iso);
+  text_of(a.add->add_option("--rev-a", a.rev_a, "an A/B directory: the revision of build A (a.jsonl)"), "REV", revision_name);
+  text_of(a.add->add_option("--rev-a-time", a.rev_a_time, "for a --rev-a git does not know: its time, ISO 8601"), "ISO TIME",
+          iso);
+  text_of(a.add->add_option("--rev-b", a.rev_b, "an A/B directory: the revision of build B (b.jsonl)"), "REV", revision_name);
+  text_of(a.add->add_option("--rev-b-time", a.rev_b_time, "for a --rev-b git does not know: its time, ISO 8601"), "ISO TIME",
+          iso);
   add_db(a.add, a, true);
 
   a.show = cmd_->add_subcommand("show", "each series as a table: one row per revision, in commit order");

@@ -52,18 +52,19 @@ std::string utc_iso(const std::string& text, const std::string& what) {
   return buf;
 }
 
-Revision resolve_revision(const std::string& rev, const std::string& rev_time) {
-  if (rev.empty()) throw InputError("--rev is empty");
+Revision resolve_revision(const std::string& rev, const std::string& rev_time, const std::string& flag) {
+  const std::string time_flag = flag + "-time";
+  if (rev.empty()) throw InputError(flag + " is empty");
   Revision r;
   r.name = rev;
   ProcessOptions po;
   po.timeout_s = 30;
   // `--end-of-options`-free: a REV starting with '-' is no revision git would take, so refuse it.
-  if (rev[0] == '-') throw InputError("--rev '" + rev + "' cannot start with '-'");
+  if (rev[0] == '-') throw InputError(flag + " '" + rev + "' cannot start with '-'");
   const ProcessResult p = run_process({"git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"}, po);
   if (!p.spawn_failed && p.exit_code == 0) {
     if (!rev_time.empty()) {
-      throw InputError("--rev " + rev + " is a commit of this repository: its commit time orders it (leave out --rev-time)");
+      throw InputError(flag + " " + rev + " is a commit of this repository: its commit time orders it (leave out " + time_flag + ")");
     }
     r.commit_id = trimmed(p.out);
     const ProcessResult t = run_process({"git", "show", "-s", "--format=%cI", r.commit_id}, po);
@@ -72,9 +73,9 @@ Revision resolve_revision(const std::string& rev, const std::string& rev_time) {
     return r;
   }
   if (rev_time.empty()) {
-    throw InputError("--rev " + rev + " is not a commit of the repository here: give its time with --rev-time ISO");
+    throw InputError(flag + " " + rev + " is not a commit of the repository here: give its time with " + time_flag + " ISO");
   }
-  r.commit_time = utc_iso(rev_time, "--rev-time");
+  r.commit_time = utc_iso(rev_time, time_flag);
   return r;
 }
 

@@ -11,8 +11,9 @@ namespace dpscale::history {
 
 // Resolves REV with `git rev-parse` in the working directory. A commit: its id and commit time
 // (`--rev-time` is then refused: git's time orders it). Not a commit: `rev_time` must be given.
-// Throws InputError (one line) otherwise.
-Revision resolve_revision(const std::string& rev, const std::string& rev_time);
+// Throws InputError (one line) otherwise, naming the options as `flag` and `flag`-time (--rev-a,
+// --rev-a-time for an A/B directory's build A).
+Revision resolve_revision(const std::string& rev, const std::string& rev_time, const std::string& flag = "--rev");
 
 // "2026-11-26T08:00:00Z" from "2026-11-26T09:00:00+01:00", "2026-11-26T08:00:00Z" or
 // "2026-11-26T08:00" (no zone: UTC). Throws InputError naming `what`.

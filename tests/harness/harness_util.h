@@ -143,4 +143,25 @@ inline SweepRun pt(const std::string& model, const std::string& mode, int k,
   return run;
 }
 
+// A git repository at `dir` (made) with `commits` commits, each an edit of notes.txt, oldest
+// first; returns their ids. For `dpscale bisect`'s checks, which need real commits.
+inline std::vector<std::string> make_git_repo(const std::string& dir, int commits) {
+  std::filesystem::create_directories(dir);
+  ProcessOptions o;
+  o.timeout_s = 30;
+  o.env = {"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+           "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1"};
+  run_process({"git", "-C", dir, "init", "--quiet"}, o);
+  std::vector<std::string> ids;
+  for (int i = 0; i < commits; ++i) {
+    write_file(dir + "/notes.txt", "edit " + std::to_string(i) + "\n");
+    run_process({"git", "-C", dir, "add", "notes.txt"}, o);
+    run_process({"git", "-C", dir, "commit", "--quiet", "-m", "edit " + std::to_string(i)}, o);
+    std::string id = run_process({"git", "-C", dir, "rev-parse", "HEAD"}, o).out;
+    while (!id.empty() && id.back() == '\n') id.pop_back();
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace dpscale::test

@@ -172,6 +172,17 @@ void run_cases(const std::vector<Case>& cases) {
 
 // ---- dpscale ----
 
+// A git repository of three commits, made once, for dpscale bisect's base: its path and commits.
+struct BisectRepo {
+  test::ScratchDir dir;
+  std::vector<std::string> ids = test::make_git_repo(dir.file("repo"), 3);
+  std::string path() const { return dir.file("repo"); }
+};
+const BisectRepo& bisect_repo() {
+  static const BisectRepo r;
+  return r;
+}
+
 // A command line every subcommand accepts (the controls run it as it is): positionals in order,
 // then options.
 struct Base {
@@ -190,6 +201,9 @@ const std::map<std::string, Base>& bases() {
       {"ab", {{"{dir}/c.json"}, {{"--a", DPSCALE_BIN_DIR}, {"--b", "{dir}/bin-b"}, {"--out", "{dir}/ab"}, {"--rounds", "3"},
                                   {"--max-rounds", "3"}, {"--min-effect", "50"}, {"--probe-seconds", "0"},
                                   {"--disturbed-reruns", "0"}}}},
+      // A dry run: every check, the revisions listed, nothing built.
+      {"bisect", {{bisect_repo().ids[0], bisect_repo().ids[2], "{dir}/c.json"},
+                  {{"--repo", bisect_repo().path()}, {"--work", "{dir}/bw"}, {"--dry-run", ""}}}},
       {"plot", {{"{dir}/results.jsonl"}, {{"--out", "{dir}/charts"}, {"--script", "{dir}/fake.py"}}}},
       {"schema", {{}, {}}},
       {"predict", {{}, {{"--single", "small=0.03"}, {"--link", "pcie4"}, {"--world-sizes", "2"}}}},
@@ -224,6 +238,7 @@ std::string bad_value(const std::string& kind) {
     return "x";
   }
   if (kind == "REV") return "-x";     // a revision is no option
+  if (kind == "COMMIT") return "no-such-commit";  // bisect's GOOD and BAD: git must know them
   if (kind == "TEXT") return "a\tb";  // one line of text, no control characters
   return "";
 }

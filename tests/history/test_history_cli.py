@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """test_history_cli.py — `dpscale history` through the real binary:
 
-  Store     add is idempotent (the same file twice, or a copy of it, is one row per run); rows
+  Store     add is idempotent (the same file twice, or a copy of it, is one row per run), and so
+            is add of a `dpscale ab --out` directory, whose a.jsonl and b.jsonl go under
+            --rev-a and --rev-b; rows
             of one revision added under another time are refused; export then import into a
             fresh store gives the same export (no duplicates when imported twice); a store of
             schema 1 is migrated keeping its rows; show prints each series in commit order.
   Changes   a history whose newest change is a 10% regression exits 1 naming the revision, an
             improvement exits 0, a regression below --min-effect exits 0, disturbed runs are left
             out (a disturbed dip is no change), one machine's runs never join another's series.
-  BadInput  a missing store, a bad row file, a non-commit --rev without --rev-time: one line,
-            exit 2.
+  BadInput  a missing store, a bad row file, a non-commit --rev without --rev-time, an A/B
+            directory without both files or without a revision for each half: one line, exit 2.
 """
 import json
 import os
@@ -27,6 +29,24 @@ from synth import dpscale  # noqa: E402
 
 sys.path.insert(0, str(synth.SRC / "harness" / "history"))
 from dpscale_history import store as storemod  # noqa: E402
+
+
+def ab_dir(parent):
+    """An A/B session's --out directory: a.jsonl the CI baseline, b.jsonl the same runs started an
+    hour later (other runs: the run key holds the start time)."""
+    d = Path(parent) / "ab"
+    d.mkdir()
+    shutil.copy(synth.BASELINE, d / "a.jsonl")
+    with open(synth.BASELINE) as f:
+        texts = f.read().splitlines()
+    lines = []
+    for text in texts:
+        j = json.loads(text)
+        j["run"]["start_time"] = j["run"]["start_time"].replace("T19:", "T20:").replace("T18:", "T21:")
+        j["timestamp"] = str(j.get("timestamp")) + "-b"
+        lines.append(json.dumps(j))
+    (d / "b.jsonl").write_text("\n".join(lines) + "\n")
+    return d
 
 
 class Scratch(unittest.TestCase):
@@ -67,6 +87,39 @@ class Store(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"0 run(s) added to {self.db}, {2 * n} already held", r.stderr)
         self.assertEqual(self.count(), n)
+
+    def test_add_of_an_ab_directory_files_each_half_under_its_revision(self):
+        d = ab_dir(self.dir)
+        args = ("history", "add", d, "--rev-a", "base", "--rev-a-time", "2026-01-01T00:00:00Z",
+                "--rev-b", "cand", "--rev-b-time", "2026-01-02T00:00:00Z", "--db", self.db)
+        r = dpscale(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        n = self.count()
+        self.assertGreater(n, 120)
+        self.assertEqual(n % 2, 0)
+        self.assertIn(f"{n} run(s) added", r.stderr)
+        exported = dpscale("history", "export", "--db", self.db)
+        rows = [json.loads(l) for l in exported.stdout.splitlines()]
+        by_rev = {}
+        for row in rows:
+            by_rev.setdefault(row["revision"]["name"], set()).add(row["source"])
+        self.assertEqual(sorted(by_rev), ["base", "cand"])
+        self.assertEqual(by_rev["base"], {str(d / "a.jsonl")})
+        self.assertEqual(by_rev["cand"], {str(d / "b.jsonl")})
+        self.assertEqual(sum(1 for row in rows if row["revision"]["name"] == "base"), n // 2)
+        # Idempotent as the single-file add: the directory again adds nothing.
+        r = dpscale(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"0 run(s) added to {self.db}, {n} already held", r.stderr)
+        self.assertEqual(self.count(), n)
+        # Control: the halves' revisions swapped, into a fresh store: a.jsonl is then filed under
+        # cand (the flags decide, not the files' names).
+        other = self.dir / "other.sqlite"
+        r = dpscale("history", "add", d, "--rev-a", "cand", "--rev-a-time", "2026-01-02T00:00:00Z",
+                    "--rev-b", "base", "--rev-b-time", "2026-01-01T00:00:00Z", "--db", other)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        swapped = [json.loads(l) for l in dpscale("history", "export", "--db", other).stdout.splitlines()]
+        self.assertEqual({row["source"] for row in swapped if row["revision"]["name"] == "cand"}, {str(d / "a.jsonl")})
 
     def test_add_makes_the_store_and_its_directories(self):
         # A fresh checkout may have no results/ yet: the store's directories are made, as a sweep's --out.
@@ -241,6 +294,27 @@ class BadInput(Scratch):
         line = self.one_line_exit_2(dpscale("history", "add", synth.BASELINE, "--rev", "x", "--rev-time", "soon",
                                             "--db", self.db))
         self.assertIn("--rev-time: 'soon' is not an ISO 8601 time", line)
+        self.assertFalse(self.db.exists())
+
+    def test_ab_directory_needs_both_files_and_both_revisions(self):
+        d = ab_dir(self.dir)
+        revs = ["--rev-a", "a1", "--rev-a-time", "2026-01-01T00:00:00Z", "--rev-b", "b1", "--rev-b-time", "2026-01-02T00:00:00Z"]
+        line = self.one_line_exit_2(dpscale("history", "add", d, "--rev-a", "a1", "--rev-a-time", "2026-01-01T00:00:00Z",
+                                            "--db", self.db))
+        self.assertIn("--rev-b is required with an A/B directory", line)
+        line = self.one_line_exit_2(dpscale("history", "add", d, "--rev-a", "no-such-rev-xyz", "--rev-b", "b1",
+                                            "--rev-b-time", "2026-01-02T00:00:00Z", "--db", self.db))
+        self.assertIn("--rev-a no-such-rev-xyz is not a commit of the repository here: give its time with --rev-a-time", line)
+        line = self.one_line_exit_2(dpscale("history", "add", d, "--rev", "x", "--rev-time", "2026-01-01T00:00:00Z",
+                                            "--db", self.db))
+        self.assertIn("name its two builds' revisions with --rev-a and --rev-b", line)
+        line = self.one_line_exit_2(dpscale("history", "add", d, synth.BASELINE, *revs, "--db", self.db))
+        self.assertIn("add it alone", line)
+        line = self.one_line_exit_2(dpscale("history", "add", synth.BASELINE, *revs, "--db", self.db))
+        self.assertIn("--rev-a and --rev-b go with a directory of dpscale ab", line)
+        (d / "b.jsonl").unlink()
+        line = self.one_line_exit_2(dpscale("history", "add", d, *revs, "--db", self.db))
+        self.assertIn("holds no b.jsonl", line)
         self.assertFalse(self.db.exists())
 
     def test_bad_options(self):
