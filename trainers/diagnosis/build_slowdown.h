@@ -2,8 +2,8 @@
 // `dpscale ab` and `dpscale bisect` catch a real change between two builds (docs/ab.md,
 // "How well it catches a change"). Set by CMake's DPSCALE_BUILD_SLOWDOWN ("" in every normal
 // build): "dp:PCT" slows the data-parallel trainers' steps by PCT percent, "all:PCT" every
-// trainer's, the single one's included. The extra time is CPU spent spinning in backward (as
-// --inject-delay's compute straggler, but on every rank), so it behaves as slower code would.
+// trainer's, the single one's included. The extra time is CPU spent spinning at the end of every
+// timed step, PCT of that step's own time, on every rank, so it behaves as slower code would.
 #pragma once
 
 #include <string>

@@ -114,7 +114,8 @@ StepProbe::Batch StepProbe::batch(int64_t batch_index) {
 
 void StepProbe::compute_begin() {
   first_grad_ = true;
-  if (delay_here_ || build_slowdown_pct_ > 0) owed_s_ = 0.0;
+  if (delay_here_) owed_s_ = 0.0;
+  step_begin_ = std::chrono::steady_clock::now();
   if (cpu_clock_) cpu_begin_s_ = thread_cpu_s();
   compute_delay_begin_s_ = compute_thread_.seconds();
   compute_timer_->start();
@@ -126,12 +127,12 @@ void StepProbe::backward_begin() {
 }
 
 void StepProbe::on_grad_ready(const FlatTensor& t) {
-  if (delay_here_ || build_slowdown_pct_ > 0) {
+  if (delay_here_) {
     // The injected straggler: this rank's backward computes MS longer, spread over its
     // gradients so that every all-reduce of the step starts late, as a slow device's would. The
     // extra work is CPU time spent spinning (a sleep would free the core, and is no compute);
     // what one spin overshoots is taken off the next, so the step's total stays MS.
-    owed_s_ += compute_extra_s() / static_cast<double>(s_.model->layout().tensors().size());
+    owed_s_ += delay_s() / static_cast<double>(s_.model->layout().tensors().size());
     if (owed_s_ > 0) {
       const double t0 = thread_cpu_s();
       while (thread_cpu_s() - t0 < owed_s_) {
@@ -170,6 +171,16 @@ void StepProbe::sync_done() {
 }
 
 void StepProbe::step_drained() {
+  if (build_slowdown_pct_ > 0) {
+    // A build slower by PCT (build_slowdown.h): this step's own time so far, from its first
+    // forward to its drained all-reduces, is stretched by PCT in CPU time spent spinning, on
+    // every rank and every timed step — the first included, which a share of recent steps misses.
+    const double owed = build_slowdown_pct_ / 100.0 *
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_begin_).count();
+    const double t0 = thread_cpu_s();
+    while (thread_cpu_s() - t0 < owed) {
+    }
+  }
   // The step's one read of the rank's threads (contention.h): from the last step's end to this one's.
   const Contention c = contention_.read();
   step_run_delay_.push_back(c.run_delay_s);
@@ -209,13 +220,6 @@ double StepProbe::delay_s() const {
   return delay_.pct / 100.0 * recent_step_s();
 }
 
-double StepProbe::compute_extra_s() const {
-  double s = delay_here_ ? delay_s() : 0.0;
-  // A build slower by PCT: the recent steps already hold the slowdown, W (1 + p), so p / (1 + p)
-  // of them is p of the step the build would take without it.
-  if (build_slowdown_pct_ > 0) s += build_slowdown_pct_ / (100.0 + build_slowdown_pct_) * recent_step_s();
-  return s;
-}
 
 std::vector<int64_t> StepProbe::unit_bytes() const { return unit_bytes_; }
 

@@ -108,6 +108,7 @@ class StepProbe final : public StepObserver {
   InjectDelay delay_;
   bool delay_here_ = false;  // this rank's backward is slowed
   double build_slowdown_pct_ = 0.0;  // > 0: this build's trainers are slower on purpose (build_slowdown.h)
+  std::chrono::steady_clock::time_point step_begin_{};  // this step's first forward
   double owed_s_ = 0.0;      // of the step's injected compute delay, not slept yet
   double loader_step_s_ = 0.0;  // this step's loader wait so far
   std::vector<double> step_compute_, step_loader_, step_link_;
@@ -115,8 +116,6 @@ class StepProbe final : public StepObserver {
   double delay_s() const;
   // The median of the last few step times (sync to sync), 0 before the first one.
   double recent_step_s() const;
-  // What backward owes this step in all: the injected delay on this rank, plus the build's own.
-  double compute_extra_s() const;
   std::vector<double> cycles_;
   std::chrono::steady_clock::time_point last_sync_{};
   size_t link_floats_ = 0;          // > 0: this rank's link is the slow one

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""ab_experiment_table.py — the table of scripts/ab-experiment.sh's OUT/sessions.jsonl
+(docs/ab.md, "How well it catches a change").
+
+    python3 scripts/ab_experiment_table.py OUT/sessions.jsonl
+
+One row per condition: the sessions, how many ended in each verdict (a session's verdict is its
+exit status: 1 a regression in some curve, 3 undecided, 0 same or better), the regressions by
+metric (a throughput curve, a speedup curve), the median session time and the load average
+before the sessions. For `all5` (every trainer 5% slower) a last column: what `dpscale compare`
+said of the same two files, which judges speedups only.
+"""
+import json
+import statistics
+import sys
+
+ORDER = ["idle", "busy1", "busy2", "dp5", "dp10", "all5"]
+WHAT = {
+    "idle": "A/A, idle",
+    "busy1": "A/A, one busy loop",
+    "busy2": "A/A, two busy loops",
+    "dp5": "B's data-parallel steps 5% slower",
+    "dp10": "B's data-parallel steps 10% slower",
+    "all5": "B 5% slower everywhere (single too)",
+}
+
+
+def regressed(row, metric):
+    return any(c["verdict"] == "regression" and c["curve"].startswith(metric) for c in row["curves"])
+
+
+def main(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    conds = [c for c in ORDER if any(r["condition"] == c for r in rows)]
+    head = ("| condition | sessions | regression | undecided | same | throughput curve regressed | "
+            "speedup curve regressed | median time (s) | load average before | `dpscale compare` on the same files |")
+    print(head)
+    print("|" + "---|" * head.count(" | ") + "---|")
+    for c in conds:
+        rs = [r for r in rows if r["condition"] == c]
+        n = len(rs)
+        reg = sum(r["exit"] == 1 for r in rs)
+        und = sum(r["exit"] == 3 for r in rs)
+        same = sum(r["exit"] == 0 for r in rs)
+        other = n - reg - und - same
+        thr = sum(regressed(r, "throughput") for r in rs)
+        spd = sum(regressed(r, "speedup") for r in rs)
+        t = statistics.median(r["seconds"] for r in rs)
+        loads = [r["load1_before"] for r in rs]
+        comp = "—"
+        if c == "all5":
+            cs = [r["compare"] for r in rs if "compare" in r]
+            cs_same = sum(x["exit"] == 0 for x in cs)
+            cs_reg = sum(x["exit"] == 1 for x in cs)
+            cs_und = sum(x["exit"] == 3 for x in cs)
+            comp = f"{cs_same} same, {cs_reg} regression, {cs_und} undecided"
+        failed = f" ({other} failed)" if other else ""
+        print(f"| {WHAT[c]} | {n}{failed} | {reg} | {und} | {same} | {thr} | {spd} | {t:.0f} | "
+              f"{min(loads):.1f}–{max(loads):.1f} | {comp} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "sessions.jsonl")
