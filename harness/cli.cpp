@@ -143,6 +143,8 @@ void add_ab(DpscaleCli& c) {
           {0.0, false}, {0.5});
   // Checked by the session with the rest of its input (a directory that can be made, holding no results).
   output_dir(a->add_option("--out", o.out_dir, "both builds' results files, a.jsonl and b.jsonl (default results/ab-<config>-<UTC time>/)"));
+  input_dir(a->add_option("--judge", o.judge_dir,
+                          "judge a finished session's a.jsonl and b.jsonl in DIR again, running nothing (--a and --b label them)"));
   one_of(a->add_option("--format", o.gate.format, "md | json")->capture_default_str(), {"md", "json"});
   program(a->add_option("--python", o.gate.python, "Python 3 with scipy")->capture_default_str());
   input_file(a->add_option("--gate-script", o.gate.script, "the statistics (default <source>/harness/report/gate.py)"));

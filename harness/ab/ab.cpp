@@ -131,12 +131,30 @@ int run_ab(AbOptions o) {
   return r.exit_code;
 }
 
+// A session's files judged again as they stand (--judge DIR): the same document and statistics
+// as at the session's end, for another minimum effect or after a change of the rule.
+GateResult judge_finished(const AbOptions& o) {
+  load_ab_config(o.config_path);
+  for (const char* f : {"a.jsonl", "b.jsonl"}) {
+    if (!fs::is_regular_file(fs::path(o.judge_dir) / f)) {
+      throw OptionError("--judge", o.judge_dir + " holds no " + f + ": not a dpscale ab session's --out");
+    }
+  }
+  check_gate_script(o.gate);
+  const ResultsFile a = read_results((fs::path(o.judge_dir) / "a.jsonl").string());
+  const ResultsFile b = read_results((fs::path(o.judge_dir) / "b.jsonl").string());
+  int rounds = 0;
+  for (const SweepEntry& e : b.entries) rounds = std::max(rounds, e.repeat + 1);
+  return judge_document(ab_document(a, b, o.gate, AbLabels{o.a_dir, o.b_dir, rounds}), o.gate);
+}
+
 GateResult run_ab_session(AbOptions o) {
-  check_ab_inputs(o);
   // A pair of runs both disturbed by their ranks' run delay alike still judges when the
   // contention can move their ratio by at most half the minimum effect (machine_state.h:
   // lost_alike; docs/regression-gate.md, "A pair whose halves lost alike": why that is sound).
   o.gate.limits.alike_run_delay = o.gate.min_effect / 2;
+  if (!o.judge_dir.empty()) return judge_finished(o);
+  check_ab_inputs(o);
   fs::create_directories(o.out_dir);
   std::cerr << "# dpscale ab: A = " << o.a_dir << ", B = " << o.b_dir << "; results in " << o.out_dir << std::endl;
   Wanted wanted;

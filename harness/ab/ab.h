@@ -33,6 +33,7 @@ struct AbOptions {
   std::string config_path;
   std::string a_dir, b_dir;   // the two builds' trainers (a build's bin/)
   std::string out_dir;        // "" = results/ab-<config>-<UTC time>/
+  std::string judge_dir;      // not "": judge a finished session's a.jsonl and b.jsonl here, running nothing
   int rounds = kAbRounds;
   int max_rounds = kAbMaxRounds;
   GateOptions gate;           // alpha, min_effect (a fraction), format, python, script

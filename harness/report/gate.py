@@ -20,11 +20,13 @@ round), new against baseline, in log space (a ratio's natural scale):
                         min_effect or more is ruled out)
            undecided    otherwise; also when fewer than min_samples undisturbed samples remain
                         on a side (the reason says which runs the machine disturbed, and how)
-           A document with "min_effect_rule": "reach" (`dpscale ab`, where the minimum effect is
+           A document with "min_effect_rule": "half" (`dpscale ab`, where the minimum effect is
            the smallest loss that must be caught, as CI's 5%) calls a significant change a
-           regression (improvement) when its interval reaches −min_effect (+min_effect), not
-           only when the estimate does: a true loss of exactly min_effect has its estimate on
-           either side of the line about half the time, and its interval across it nearly always.
+           regression (improvement) when its estimate is at least half the minimum effect: a
+           true loss of exactly min_effect has its estimate on either side of min_effect about
+           half the time, but beyond half of it nearly always, while a significant estimate of
+           half the minimum effect from two identical builds needs both a false positive and
+           noise of that size at once.
 A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, the two runs
 of one round side by side in time) carries one ratio per round instead of two samples:
   p        Wilcoxon signed-rank of the log ratios against 0, two-sided (scipy, exact at these
@@ -221,10 +223,10 @@ def decide(r, p_holm, alpha, min_effect, rule="estimate"):
     m = 100.0 * min_effect
     r["p_holm"] = p_holm
     e, (lo, hi) = r["effect_pct"], r["ci_pct"]
-    reach = rule == "reach"
-    if p_holm < alpha and e < 0 and (e <= -m or (reach and lo <= -m)):
+    line = m / 2 if rule == "half" else m
+    if p_holm < alpha and e <= -line:
         return "regression"
-    if p_holm < alpha and e > 0 and (e >= m or (reach and hi >= m)):
+    if p_holm < alpha and e >= line:
         return "improvement"
     if lo > -m:
         return "same"
@@ -239,8 +241,8 @@ def decide(r, p_holm, alpha, min_effect, rule="estimate"):
 def run_gate(doc):
     alpha, min_effect, min_samples = constants(doc)
     rule = doc.get("min_effect_rule", "estimate")
-    if rule not in ("estimate", "reach"):
-        raise BadDocument(f"the gate's input has min_effect_rule {rule!r}: want 'estimate' or 'reach'")
+    if rule not in ("estimate", "half"):
+        raise BadDocument(f"the gate's input has min_effect_rule {rule!r}: want 'estimate' or 'half'")
     points = doc.get("points", [])
     compared = [p for p in points if p.get("status") == "compared"]
     for p in compared:

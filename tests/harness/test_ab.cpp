@@ -77,8 +77,8 @@ struct Build {
   int seed = 0;                          // where in the noise table its runs start
 };
 
-// `rounds` rounds of single (1.0 s/epoch) and naive K=2 (0.7 s/epoch).
-ResultsFile results(const Build& b, int rounds, const std::string& name) {
+// `rounds` rounds of single (1.0 s/epoch) and naive K=2 (0.7 s/epoch), as a results file's text.
+std::string results_text(const Build& b, int rounds) {
   std::string text;
   for (int r = 0; r < rounds; ++r) {
     const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
@@ -87,7 +87,11 @@ ResultsFile results(const Build& b, int rounds, const std::string& name) {
     text += line(s, make_record(s, 1.0 * noise(i) * (1 + b.single_slow)), delay);
     text += line(n, make_record(n, 0.7 * noise(i + 1) * (1 + b.dp_slow), 0.2), delay);
   }
-  return parse_results(text, name);
+  return text;
+}
+
+ResultsFile results(const Build& b, int rounds, const std::string& name) {
+  return parse_results(results_text(b, rounds), name);
 }
 
 // gate.py's verdicts of A against B, by the point's "describe" ("small naive K=2 throughput").
@@ -171,6 +175,19 @@ TEST(Ab, PairsDisturbedAlikeStillJudge) {
   EXPECT_EQ(unalike.points.at(kNaiveThr)["verdict"], "undecided") << unalike.text;
   const Verdicts off = judge({.run_delay = 0.30}, {.run_delay = 0.30, .seed = 6}, 0.0);
   EXPECT_EQ(off.exit_code, 3) << off.text;
+}
+
+// Neither half disturbed (under the 15% limit), but B's runs waited 8% of their epochs for a CPU
+// and A's 1%: contention alone moves such a ratio by about 7%, more than the half minimum effect
+// a pair may be apart, so the pairs are left out, not judged; a 6% slower single run is then no
+// verdict. The control: 2% against 1% is alike at this limit, and the same loss is caught.
+TEST(Ab, UndisturbedPairsThatLostUnalikeAreLeftOut) {
+  const Verdicts unalike = judge({}, {.single_slow = 0.06, .run_delay = 0.08, .seed = 6});
+  EXPECT_EQ(unalike.points.at(kSingleThr)["verdict"], "undecided") << unalike.text;
+  EXPECT_NE(unalike.points.at(kSingleThr)["why"].dump().find("too far apart to compare"), std::string::npos)
+      << unalike.text;
+  const Verdicts alike = judge({}, {.single_slow = 0.06, .run_delay = 0.02, .seed = 6});
+  EXPECT_EQ(alike.points.at(kSingleThr)["verdict"], "regression") << alike.text;
 }
 
 TEST(Ab, EveryRunOfBFailedIsARegression) {
@@ -292,6 +309,7 @@ TEST(AbRuns, BadInputIsOneLineAndNothingRuns) {
       {{d.file("no-such.json"), "--a", DPSCALE_BIN_DIR, "--b", d.file("copy")}, "no-such.json"},
       {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--rounds", "8", "--max-rounds", "6"}, "--max-rounds"},
       {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--out", good}, "--out"},
+      {{good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--judge", d.file("empty")}, "--judge"},
   };
   for (const Bad& c : cases) {
     std::vector<std::string> args = c.args;
@@ -313,6 +331,24 @@ TEST(AbRuns, BadInputIsOneLineAndNothingRuns) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
   EXPECT_EQ(test::read_file(d.file("held/a.jsonl")), "kept\n");
+}
+
+// --judge DIR: a finished session's files judged again, nothing run: an 8% slower data-parallel
+// B is a regression, the same files without the loss are the same (the control).
+TEST(AbRuns, JudgeRejudgesAFinishedSessionRunningNothing) {
+  test::ScratchDir d;
+  trainers_dir(d.file("copy"), "");
+  const std::string good = config(d);
+  for (const auto& [dir, b] : {std::pair<std::string, Build>{"slow", {.dp_slow = 0.08, .seed = 6}},
+                               std::pair<std::string, Build>{"same", {.seed = 6}}}) {
+    fs::create_directories(d.file(dir));
+    test::write_file(d.file(dir + "/a.jsonl"), results_text({}, 6));
+    test::write_file(d.file(dir + "/b.jsonl"), results_text(b, 6));
+    const ProcessResult r = ab({good, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--judge", d.file(dir),
+                                "--min-effect", "3"});
+    EXPECT_EQ(r.exit_code, dir == "slow" ? 1 : 0) << dir << "\n" << r.out << r.err;
+    EXPECT_EQ(test::read_file(d.file(dir + "/b.jsonl")), results_text(b, 6)) << "judging changes no file";
+  }
 }
 
 }  // namespace

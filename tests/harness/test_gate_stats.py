@@ -56,19 +56,19 @@ class Stats(unittest.TestCase):
         self.assertIn("significant, but the effect -2.5% is under the 3%", r["why"][0])
         self.assertEqual(self.decide(-5.0, -7.0, -3.5, 0.06)[0], "undecided")  # large but not significant
 
-    def test_reach_rule_catches_a_loss_of_exactly_the_minimum(self):
-        reach = lambda e, lo, hi, p: gate.decide({"effect_pct": e, "ci_pct": [lo, hi], "why": []}, p, 0.05, 0.03,
-                                                 "reach")
+    def test_half_rule_catches_a_loss_of_exactly_the_minimum(self):
+        half = lambda e, lo, hi, p: gate.decide({"effect_pct": e, "ci_pct": [lo, hi], "why": []}, p, 0.05, 0.03,
+                                                "half")
         # A true 3% loss: the estimate just under the line, the interval across it.
-        self.assertEqual(reach(-2.8, -3.6, -2.1, 0.01), "regression")
+        self.assertEqual(half(-2.8, -3.6, -2.1, 0.01), "regression")
         self.assertEqual(self.decide(-2.8, -3.6, -2.1, 0.01)[0], "undecided")  # the estimate rule: not caught
-        self.assertEqual(reach(+2.8, 2.1, 3.6, 0.01), "improvement")
-        # Significant but a 3% loss ruled out: same under both rules.
-        self.assertEqual(reach(-1.5, -2.5, -0.5, 0.01), "same")
-        # Not significant: the interval reaching -3% is no verdict.
-        self.assertEqual(reach(-2.0, -4.0, 0.5, 0.20), "undecided")
-        # A significant small gain: its lower end is what rules a loss out, and it does.
-        self.assertEqual(reach(+1.5, 0.5, 2.5, 0.01), "same")
+        self.assertEqual(half(+2.8, 2.1, 3.6, 0.01), "improvement")
+        self.assertEqual(half(-1.5, -2.5, -0.5, 0.01), "regression")  # exactly half the minimum counts
+        # Significant but under half: same when a 3% loss is ruled out, undecided when the interval reaches it.
+        self.assertEqual(half(-1.2, -2.5, -0.5, 0.01), "same")
+        self.assertEqual(half(-1.2, -3.4, -0.2, 0.01), "undecided")
+        # Not significant: no verdict, however large.
+        self.assertEqual(half(-4.0, -6.0, 0.5, 0.20), "undecided")
 
     def test_an_unknown_rule_is_refused(self):
         doc = dict(CONSTANTS, points=[], min_effect_rule="median")
