@@ -3,7 +3,9 @@
 # not (docs/ab.md, "How well it catches a change").
 #
 #   scripts/ab-experiment.sh BUILD OUT [N]      build the variants, then N sessions per condition
-#   scripts/ab-experiment.sh table OUT          the table of OUT/sessions.jsonl
+#   scripts/ab-experiment.sh rejudge BUILD OUT  every session's files judged again by BUILD's
+#                                               dpscale (`ab --judge`) into OUT/rejudged.jsonl
+#   scripts/ab-experiment.sh table OUT [FILE]   the table of OUT/sessions.jsonl (or OUT/FILE)
 #
 # The builds, in OUT/builds/, of this checkout's trainers (CPU only, as CI's baseline): `base`,
 # `base-copy` (a copy of base's bin/: an A/A session compares two copies of one build), and three
@@ -27,14 +29,41 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = "table" ]; then
-  exec /usr/bin/python3 scripts/ab_experiment_table.py "${2:?OUT dir}/sessions.jsonl"
+  exec /usr/bin/python3 scripts/ab_experiment_table.py "${2:?OUT dir}/${3:-sessions.jsonl}"
+fi
+CONFIG=${CONFIG:-configs/ci.json}
+MIN_EFFECT=${MIN_EFFECT:-5}
+
+if [ "${1:-}" = "rejudge" ]; then
+  # The rule may have changed since a session ran: its files judged as they stand, by this
+  # build's dpscale, the session's own line kept but for its verdicts (the rounds it ran stay
+  # what the rule of its day asked for).
+  BUILD=${2:?BUILD dir}
+  OUT=${3:?OUT dir}
+  : >"$OUT/rejudged.jsonl"
+  while IFS= read -r row; do
+    name=$(printf '%s' "$row" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["condition"] + "-" + str(r["iteration"]))')
+    set +e
+    "$BUILD/bin/dpscale" ab "$CONFIG" --a "$OUT/builds/base/bin" --b "$OUT/builds/base-copy/bin" \
+      --min-effect "$MIN_EFFECT" --judge "$OUT/sessions/$name" --format json >"$OUT/sessions/$name.rejudged.json"
+    rc=$?
+    set -e
+    printf '%s' "$row" | /usr/bin/python3 -c '
+import json, sys
+row = json.load(sys.stdin)
+v = json.load(open(sys.argv[1]))
+row["exit_as_run"] = row["exit"]
+row["exit"] = int(sys.argv[2])
+row["curves"] = [{"curve": c["curve"], "verdict": c["verdict"], "effect_pct": c.get("effect_pct"),
+                  "ci_pct": c.get("ci_pct")} for c in v.get("curves", [])]
+print(json.dumps(row))' "$OUT/sessions/$name.rejudged.json" "$rc" >>"$OUT/rejudged.jsonl"
+  done <"$OUT/sessions.jsonl"
+  exit 0
 fi
 
 BUILD=${1:?BUILD dir}
 OUT=${2:?OUT dir}
 N=${3:-20}
-CONFIG=${CONFIG:-configs/ci.json}
-MIN_EFFECT=${MIN_EFFECT:-5}
 MAX_ROUNDS=${MAX_ROUNDS:-8}
 CONDITIONS=${CONDITIONS:-idle busy1 dp5 all5 dp10 busy2}
 DEADLINE_S=${DEADLINE_S:-0}
