@@ -2,7 +2,7 @@
 """history_experiment.py — how well `dpscale history changes` finds a change in the noise this
 machine's CI sweep measures. Writes results/history/synthetic.md (the table) and .json.
 
-  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100]
+  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100] [--aa-sessions DIR...]
   /usr/bin/python3 scripts/history_experiment.py --table results/history/synthetic.json   (the table only)
 
 1. The noise: the ten idle sweeps of configs/ci.json in results/gate/runs.tar.xz (one build,
@@ -20,6 +20,17 @@ machine's CI sweep measures. Writes results/history/synthetic.md (the table) and
    1/√rounds). Beside each: how often a least-squares split, told that there is exactly one
    change, puts it at τ ± 1 (the Gaussian maximum-likelihood place of one change): a reference
    for what this noise allows a detector that must also decide whether there is a change.
+3. The anchored series' noise (docs/history.md, "Anchored series"): σ of one A/B session's value
+   — the median of its rounds' log ratios, B's run over A's of the same round — between
+   sessions of identical builds (A/A: the true ratio is 1, so σ is the root mean square of the
+   sessions' values around 0, pooled over the series of a metric). The sessions: the committed
+   A/A session results/ab/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
+   --aa-sessions, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
+   (the anchor one label, each session's B a revision of its own), read back with `show`; only
+   undisturbed pairs count, as `changes` tests them. The per-session values go to
+   results/history/anchored-sigma.json, which a later run without --aa-sessions reads (the
+   sessions other than ci-aa are not committed). Then the synthetic histories of 2. again at the
+   anchored speedup's σ and the anchored throughput's σ.
 """
 import argparse
 import json
@@ -36,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "harness" / "history"))
 sys.dont_write_bytecode = True
 from dpscale_history import series as seriesmod  # noqa: E402
+from scipy import stats  # noqa: E402
 
 N_REVS, SHIFTS, TAU_RANGE = 40, (0.0, 0.03, 0.05, 0.10), (10, 30)
 ALPHA, PERMUTATIONS, MIN_SIZE = 0.01, 99, 3
@@ -68,6 +80,64 @@ def measured_sigma(dpscale):
                                      "sd": math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1))}
     pooled = math.sqrt(sum(v["sd"] ** 2 for v in per_series.values()) / len(per_series))
     return pooled, per_series, [m.name for m in idle]
+
+
+def anchored_sigma(dpscale, session_dirs):
+    """The anchored series' σ between A/A sessions: per session and series the value `show` gives
+    (the median of the undisturbed pairs' log ratios), and per metric their root mean square
+    around 0 over every (session, series). Also, as a cross-check, the noise of a session's median
+    from its own rounds: 1.2533 × the rounds' SD of log ratio / √rounds (a normal median's)."""
+    with tempfile.TemporaryDirectory() as d:
+        aa = Path(d) / "ci-aa"
+        aa.mkdir()
+        with tarfile.open(ROOT / "results" / "ab" / "ci-aa" / "runs.tar.xz") as t:
+            t.extractall(aa, members=[m for m in t.getmembers() if m.name in ("a.jsonl", "b.jsonl")])
+        sessions = [("results/ab/ci-aa/runs.tar.xz", aa)] + [(Path(p).name, Path(p)) for p in session_dirs]
+        db = Path(d) / "aa.sqlite"
+        for i, (_, path) in enumerate(sessions):
+            run([dpscale, "history", "add", str(path), "--rev-a", "aa-anchor", "--rev-a-time", "2026-01-01T00:00:00Z",
+                 "--rev-b", f"aa-{i + 1:02d}", "--rev-b-time", f"2026-01-02T{i:02d}:00:00Z", "--db", str(db)])
+        shown = {m: json.loads(run([dpscale, "history", "show", "--db", str(db), "--format", "json", "--metric", m]))
+                 for m in ("speedup", "throughput")}
+    names = {f"aa-{i + 1:02d}": name for i, (name, _) in enumerate(sessions)}
+    out = {"sessions": [name for name, _ in sessions], "metrics": {}}
+    for metric, doc in shown.items():
+        values, within, squares = [], [], []
+        for s in doc["series"]:
+            if not s["anchor"]:
+                continue
+            for st in s["steps"]:
+                if not st["values"]:
+                    continue
+                logs = [math.log(v) for v in st["values"]]
+                value = math.log(st["median"])
+                squares.append(value ** 2)
+                entry = {"session": names[st["revision"]], "series": s["describe"], "pairs": len(logs),
+                         "disturbed_pairs": st["disturbed"], "median_ratio": st["median"], "log_median": value}
+                if len(logs) > 1:
+                    mean = sum(logs) / len(logs)
+                    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1))
+                    entry["median_noise_from_rounds"] = 1.2533 * sd / math.sqrt(len(logs))
+                    within.append(entry["median_noise_from_rounds"] ** 2)
+                values.append(entry)
+        by_condition = {}
+        for e in values:
+            by_condition.setdefault(condition_of(e["session"]), []).append(e["log_median"] ** 2)
+        n = len(squares)
+        out["metrics"][metric] = {
+            "values": values,
+            "sigma": math.sqrt(sum(squares) / n) if squares else None,
+            # chi-square with n degrees of freedom (n values of known mean 0, taken as independent):
+            # the σ that n values this small would come from 5% of the time
+            "sigma_upper95": math.sqrt(sum(squares) / stats.chi2.ppf(0.05, n)) if squares else None,
+            "sigma_by_condition": {c: math.sqrt(sum(v) / len(v)) for c, v in sorted(by_condition.items())},
+            "sigma_from_rounds": math.sqrt(sum(within) / len(within)) if within else None}
+    return out
+
+
+def condition_of(session):
+    """ci-aa, or the ab experiment's condition: the directory's name before its iteration."""
+    return "ci-aa" if session.startswith("results/") else session.rsplit("-", 1)[0]
 
 
 def judge(values):
@@ -118,6 +188,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "results" / "history"))
     ap.add_argument("--table", help="print the table of a committed synthetic.json, measuring nothing")
+    ap.add_argument("--aa-sessions", nargs="+", default=[],
+                    help="dpscale ab --out directories of A/A sessions (identical builds), besides results/ab/ci-aa")
     a = ap.parse_args()
     if a.table:
         doc = json.loads(Path(a.table).read_text())
@@ -127,8 +199,31 @@ def main():
     rows = [scenario(s, shift, a.seeds) for s in (sigma, sigma / 2, sigma / 4) for shift in SHIFTS]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    anchored_path = out / "anchored-sigma.json"
+    if a.aa_sessions:
+        anchored = anchored_sigma(a.bin, a.aa_sessions)
+        anchored["command"] = ("scripts/history_experiment.py --aa-sessions "
+                               + " ".join(name for name in anchored["sessions"][1:]))
+        anchored_path.write_text(json.dumps(anchored, indent=1) + "\n")
+    else:
+        anchored = json.loads(anchored_path.read_text()) if anchored_path.exists() else None
+    if anchored:
+        for metric in ("speedup", "throughput"):
+            for key, what in (("sigma", ""), ("sigma_upper95", ", 95% upper bound")):
+                for shift in SHIFTS:
+                    rows.append(dict(scenario(anchored["metrics"][metric][key], shift, a.seeds),
+                                     series=f"anchored {metric}{what}"))
     doc = {"sigma_measured_pct": 100 * sigma, "per_series": per_series, "idle_sweeps": files, "revisions": N_REVS,
            "tau_range": TAU_RANGE, "alpha": ALPHA, "permutations": PERMUTATIONS, "min_size": MIN_SIZE, "rows": rows}
+    if anchored:
+        doc["anchored"] = {m: {"sigma_pct": 100 * anchored["metrics"][m]["sigma"],
+                               "sigma_upper95_pct": 100 * anchored["metrics"][m]["sigma_upper95"],
+                               "sigma_by_condition_pct": {c: 100 * v for c, v in
+                                                          anchored["metrics"][m]["sigma_by_condition"].items()},
+                               "sigma_from_rounds_pct": 100 * anchored["metrics"][m]["sigma_from_rounds"],
+                               "session_values": len(anchored["metrics"][m]["values"])}
+                           for m in ("speedup", "throughput")}
+        doc["anchored"]["sessions"] = anchored["sessions"]
     (out / "synthetic.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = report(doc, a.seeds)
     (out / "synthetic.md").write_text("\n".join(lines) + "\n")
@@ -155,7 +250,22 @@ def report(doc, seeds):
         err = "—" if r["median_location_error"] is None else str(r["median_location_error"])
         label = "none (flat)" if not r["shift_pct"] else f"−{r['shift_pct']:.0f}%"
         ideal = "—" if r["least_squares_at_tau_pm1"] is None else f"{100 * r['least_squares_at_tau_pm1']:.0f}%"
-        lines.append(f"| {r['sigma_pct']:.2f}% | {label} | {found} | {100 * r['any_change']:.0f}% | {err} | {ideal} |")
+        sigma_text = f"{r['sigma_pct']:.2f}%" + (f" ({r['series']})" if r.get("series") else "")
+        lines.append(f"| {sigma_text} | {label} | {found} | {100 * r['any_change']:.0f}% | {err} | {ideal} |")
+    if doc.get("anchored"):
+        an = doc["anchored"]
+        lines += ["", "Anchored series (B over the anchor A of the same round, one A/B session per revision): σ of a "
+                  f"session's median log ratio between A/A sessions, measured: speedup **{an['speedup']['sigma_pct']:.2f}%**"
+                  f" ({an['speedup']['session_values']} session × series values), throughput "
+                  f"**{an['throughput']['sigma_pct']:.2f}%** ({an['throughput']['session_values']}); from each "
+                  f"session's own rounds {an['speedup']['sigma_from_rounds_pct']:.2f}% and "
+                  f"{an['throughput']['sigma_from_rounds_pct']:.2f}%; so few values bound σ loosely: the 95% upper "
+                  f"bounds (chi-square) are {an['speedup']['sigma_upper95_pct']:.2f}% and "
+                  f"{an['throughput']['sigma_upper95_pct']:.2f}%. By condition, speedup: "
+                  + ", ".join(f"{c} {v:.2f}%" for c, v in an["speedup"]["sigma_by_condition_pct"].items())
+                  + "; throughput: "
+                  + ", ".join(f"{c} {v:.2f}%" for c, v in an["throughput"]["sigma_by_condition_pct"].items())
+                  + ". Sessions: " + ", ".join(an["sessions"]) + " (results/history/anchored-sigma.json)."]
     return lines
 
 
