@@ -82,6 +82,20 @@ def measured_sigma(dpscale):
     return pooled, per_series, [m.name for m in idle]
 
 
+def bad_input(line):
+    print(f"history_experiment: {line}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check_sessions(session_dirs):
+    """Refuses, before any work, a directory that is not a finished A/B session."""
+    for p in session_dirs:
+        if not ((Path(p) / "a.jsonl").is_file() and (Path(p) / "b.jsonl").is_file()):
+            bad_input(f"{p} holds no a.jsonl and b.jsonl: not a dpscale ab --out directory")
+        if list(Path(p).glob("*.lock")):
+            bad_input(f"{p} is a session still running (a .lock file there)")
+
+
 def anchored_sigma(dpscale, session_dirs):
     """The anchored series' σ between A/A sessions: per session and series the value `show` gives
     (the median of the undisturbed pairs' log ratios), and per metric their root mean square
@@ -195,6 +209,7 @@ def main():
         doc = json.loads(Path(a.table).read_text())
         print("\n".join(report(doc, doc["rows"][0]["seeds"])))
         return
+    check_sessions(a.aa_sessions)
     sigma, per_series, files = measured_sigma(a.bin)
     rows = [scenario(s, shift, a.seeds) for s in (sigma, sigma / 2, sigma / 4) for shift in SHIFTS]
     out = Path(a.out)
