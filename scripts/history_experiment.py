@@ -134,24 +134,37 @@ def anchored_sigma(dpscale, session_dirs):
                     entry["median_noise_from_rounds"] = 1.2533 * sd / math.sqrt(len(logs))
                     within.append(entry["median_noise_from_rounds"] ** 2)
                 values.append(entry)
-        by_condition = {}
+        groups = {}
         for e in values:
-            by_condition.setdefault(condition_of(e["session"]), []).append(e["log_median"] ** 2)
-        n = len(squares)
-        out["metrics"][metric] = {
-            "values": values,
-            "sigma": math.sqrt(sum(squares) / n) if squares else None,
-            # chi-square with n degrees of freedom (n values of known mean 0, taken as independent):
-            # the σ that n values this small would come from 5% of the time
-            "sigma_upper95": math.sqrt(sum(squares) / stats.chi2.ppf(0.05, n)) if squares else None,
-            "sigma_by_condition": {c: math.sqrt(sum(v) / len(v)) for c, v in sorted(by_condition.items())},
-            "sigma_from_rounds": math.sqrt(sum(within) / len(within)) if within else None}
+            groups.setdefault(group_of(e["session"]), []).append(e)
+        out["metrics"][metric] = {"values": values,
+                                  "groups": {g: sigma_of(v) for g, v in sorted(groups.items(), key=group_order)}}
     return out
 
 
-def condition_of(session):
-    """ci-aa, or the ab experiment's condition: the directory's name before its iteration."""
-    return "ci-aa" if session.startswith("results/") else session.rsplit("-", 1)[0]
+def group_of(session):
+    """The machine's condition in a session: quiet (CI's ci-aa, the ab experiment's idle-N) or
+    the ab experiment's condition (busy1-N: beside a busy loop)."""
+    if session.startswith("results/") or session.startswith("idle-"):
+        return "quiet"
+    return session.rsplit("-", 1)[0]
+
+
+def group_order(item):
+    return (item[0] != "quiet", item[0])
+
+
+def sigma_of(values):
+    """σ of a group's session values around 0 (the root mean square: A/A, the true ratio is 1),
+    its 95% upper bound (chi-square with n degrees of freedom: n values of known mean, taken as
+    independent — the σ that values this small would come from 5% of the time), and the noise of
+    the sessions' medians from their own rounds."""
+    n = len(values)
+    ss = sum(e["log_median"] ** 2 for e in values)
+    within = [e["median_noise_from_rounds"] ** 2 for e in values if "median_noise_from_rounds" in e]
+    return {"sessions": sorted({e["session"] for e in values}), "values": n, "sigma": math.sqrt(ss / n),
+            "sigma_upper95": math.sqrt(ss / stats.chi2.ppf(0.05, n)),
+            "sigma_from_rounds": math.sqrt(sum(within) / len(within)) if within else None}
 
 
 def judge(values):
@@ -224,21 +237,16 @@ def main():
         anchored = json.loads(anchored_path.read_text()) if anchored_path.exists() else None
     if anchored:
         for metric in ("speedup", "throughput"):
-            for key, what in (("sigma", ""), ("sigma_upper95", ", 95% upper bound")):
-                for shift in SHIFTS:
-                    rows.append(dict(scenario(anchored["metrics"][metric][key], shift, a.seeds),
-                                     series=f"anchored {metric}{what}"))
+            for group, g in anchored["metrics"][metric]["groups"].items():
+                bounds = (("sigma", ""), ("sigma_upper95", ", 95% upper bound")) if group == "quiet" else (("sigma", ""),)
+                for key, what in bounds:
+                    for shift in SHIFTS:
+                        rows.append(dict(scenario(g[key], shift, a.seeds), series=f"anchored {metric}, {group}{what}"))
     doc = {"sigma_measured_pct": 100 * sigma, "per_series": per_series, "idle_sweeps": files, "revisions": N_REVS,
            "tau_range": TAU_RANGE, "alpha": ALPHA, "permutations": PERMUTATIONS, "min_size": MIN_SIZE, "rows": rows}
     if anchored:
-        doc["anchored"] = {m: {"sigma_pct": 100 * anchored["metrics"][m]["sigma"],
-                               "sigma_upper95_pct": 100 * anchored["metrics"][m]["sigma_upper95"],
-                               "sigma_by_condition_pct": {c: 100 * v for c, v in
-                                                          anchored["metrics"][m]["sigma_by_condition"].items()},
-                               "sigma_from_rounds_pct": 100 * anchored["metrics"][m]["sigma_from_rounds"],
-                               "session_values": len(anchored["metrics"][m]["values"])}
-                           for m in ("speedup", "throughput")}
-        doc["anchored"]["sessions"] = anchored["sessions"]
+        doc["anchored"] = {"sessions": anchored["sessions"],
+                           "groups": {m: anchored["metrics"][m]["groups"] for m in ("speedup", "throughput")}}
     (out / "synthetic.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = report(doc, a.seeds)
     (out / "synthetic.md").write_text("\n".join(lines) + "\n")
@@ -270,17 +278,14 @@ def report(doc, seeds):
     if doc.get("anchored"):
         an = doc["anchored"]
         lines += ["", "Anchored series (B over the anchor A of the same round, one A/B session per revision): σ of a "
-                  f"session's median log ratio between A/A sessions, measured: speedup **{an['speedup']['sigma_pct']:.2f}%**"
-                  f" ({an['speedup']['session_values']} session × series values), throughput "
-                  f"**{an['throughput']['sigma_pct']:.2f}%** ({an['throughput']['session_values']}); from each "
-                  f"session's own rounds {an['speedup']['sigma_from_rounds_pct']:.2f}% and "
-                  f"{an['throughput']['sigma_from_rounds_pct']:.2f}%; so few values bound σ loosely: the 95% upper "
-                  f"bounds (chi-square) are {an['speedup']['sigma_upper95_pct']:.2f}% and "
-                  f"{an['throughput']['sigma_upper95_pct']:.2f}%. By condition, speedup: "
-                  + ", ".join(f"{c} {v:.2f}%" for c, v in an["speedup"]["sigma_by_condition_pct"].items())
-                  + "; throughput: "
-                  + ", ".join(f"{c} {v:.2f}%" for c, v in an["throughput"]["sigma_by_condition_pct"].items())
-                  + ". Sessions: " + ", ".join(an["sessions"]) + " (results/history/anchored-sigma.json)."]
+                  "session's median log ratio between A/A sessions (root mean square around 0), measured, with its 95% "
+                  "upper bound (chi-square) and, for comparison, the noise of a session's median from its own rounds:"]
+        for m, groups in an["groups"].items():
+            for g, v in groups.items():
+                lines.append(f"- {m} vs anchor, {g} ({', '.join(v['sessions'])}; {v['values']} session × series values): "
+                             f"**{100 * v['sigma']:.2f}%**, at most {100 * v['sigma_upper95']:.2f}%; "
+                             f"from rounds {100 * v['sigma_from_rounds']:.2f}%")
+        lines += ["", "Per-session values: results/history/anchored-sigma.json."]
     return lines
 
 
