@@ -23,14 +23,16 @@ machine's CI sweep measures. Writes results/history/synthetic.md (the table) and
 3. The anchored series' noise (docs/history.md, "Anchored series"): σ of one A/B session's value
    — the median of its rounds' log ratios, B's run over A's of the same round — between
    sessions of identical builds (A/A: the true ratio is 1, so σ is the root mean square of the
-   sessions' values around 0, pooled over the series of a metric). The sessions: the committed
+   sessions' values around 0, pooled over the series of a metric, per machine condition: quiet
+   — ci-aa and the ab experiment's idle-N — or busy1-N, beside a busy loop). The sessions: the committed
    A/A session results/ab/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
    --aa-sessions, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
    (the anchor one label, each session's B a revision of its own), read back with `show`; only
    undisturbed pairs count, as `changes` tests them. The per-session values go to
    results/history/anchored-sigma.json, which a later run without --aa-sessions reads (the
-   sessions other than ci-aa are not committed). Then the synthetic histories of 2. again at the
-   anchored speedup's σ and the anchored throughput's σ.
+   sessions other than ci-aa are not committed). Then the synthetic histories of 2. again at
+   each condition's σ of the anchored speedup and throughput, and at the quiet σ's 95% upper
+   bound (chi-square: so few values bound σ loosely).
 """
 import argparse
 import json
@@ -231,7 +233,14 @@ def main():
     if a.aa_sessions:
         anchored = anchored_sigma(a.bin, a.aa_sessions)
         anchored["command"] = ("scripts/history_experiment.py --aa-sessions "
-                               + " ".join(name for name in anchored["sessions"][1:]))
+                               + " ".join(f"OUT/sessions/{name}" for name in anchored["sessions"][1:]))
+        anchored["method"] = (
+            "Sessions other than ci-aa: scripts/ab-experiment.sh OUT, conditions idle and busy1 (A/A: base against "
+            "base-copy). Each session added with `dpscale history add DIR --rev-a aa-anchor --rev-b aa-NN`, read "
+            "back with `show --format json --metric speedup|throughput`: a value is a session's anchored series "
+            "value at one point, the median of its undisturbed pairs' log ratios (log_median). Per group: sigma = "
+            "sqrt(mean of log_median^2) (A/A: the true ratio is 1); sigma_upper95 = sqrt(sum / chi2.ppf(0.05, n)); "
+            "sigma_from_rounds = sqrt(mean of (1.2533 * SD of the pairs' log ratios / sqrt(pairs))^2).")
         anchored_path.write_text(json.dumps(anchored, indent=1) + "\n")
     else:
         anchored = json.loads(anchored_path.read_text()) if anchored_path.exists() else None
