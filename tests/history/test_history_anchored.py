@@ -10,7 +10,7 @@
              ratio is B's paired speedup over A's.
   Changes    a 10% loss of B against the anchor, under session drift of ±15% that moves both
              builds alike, is found at its revision by `changes` on the anchored series; the same
-             history without the loss has no anchored change.
+             history without the loss has no anchored change; the page draws the anchored series.
 """
 import hashlib
 import json
@@ -202,6 +202,11 @@ class Changes(Scratch):
         self.assertAlmostEqual(anchored[0]["effect_pct"], -10.0, delta=1.0)
         self.assertEqual(anchored[0]["direction"], "regression")
         self.assertEqual(rc, 1)
+        # The page draws it as a series of its own, its change line at rev006.
+        r = dpscale("history", "html", self.dir / "page", "--db", self.db, "--metric", "throughput")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page = (self.dir / "page" / "index.html").read_text()
+        self.assertRegex(page, r'data-series="[^"]*— throughput vs anchor"[^>]*data-changes="rev006"')
 
     def test_a_flat_anchored_history_has_no_change(self):
         self.history(0.0)

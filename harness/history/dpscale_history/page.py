@@ -111,9 +111,13 @@ def _median(v):
 
 
 def revision_tables(series_list):
-    """One table per revision (commit order): each series' runs and medians there."""
+    """One table per revision (commit order): each series' runs and medians there. Anchored
+    series are left out: their values are ratios to another build, not these metrics, and their
+    charts draw them."""
     order, rows = [], {}
     for s in series_list:
+        if s.anchor:
+            continue
         for st in s.steps:
             r = st.revision
             if r.key not in rows:
