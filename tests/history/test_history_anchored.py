@@ -202,6 +202,8 @@ class Changes(Scratch):
         self.assertAlmostEqual(anchored[0]["effect_pct"], -10.0, delta=1.0)
         self.assertEqual(anchored[0]["direction"], "regression")
         self.assertEqual(rc, 1)
+        # B's own throughput series, drift and loss together, shows nothing: what the anchor buys.
+        self.assertEqual([c for c in out["changes"] if "vs anchor" not in c["label"]], [])
         # The page draws it as a series of its own, its change line at rev006.
         r = dpscale("history", "html", self.dir / "page", "--db", self.db, "--metric", "throughput")
         self.assertEqual(r.returncode, 0, r.stderr)
