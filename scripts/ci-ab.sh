@@ -54,6 +54,15 @@ rc=$?
 set -e
 cat "$verdicts"
 echo "ci-ab: the session took $((SECONDS - t1))s (results in $out)"
+# CI's history (DPSCALE_CI_AB_HISTORY, .ci/run sets it): the session's runs and pairs, A at the
+# baseline revision, B at this checkout, so the history's anchored series ("throughput vs
+# BASE") follow B against the same baseline from one CI run to the next (docs/history.md). A
+# failure here is said and never changes this step's verdict.
+if [[ -n ${DPSCALE_CI_AB_HISTORY:-} && -f $out/a.jsonl && -f $out/b.jsonl ]]; then
+  mapfile -t brev < <(scripts/history-rev.sh | sed 's/^--rev$/--rev-b/; s/^--rev-time$/--rev-b-time/')
+  "$build/bin/dpscale" history add "$out" --rev-a "$rev" "${brev[@]}" --db "$DPSCALE_CI_AB_HISTORY" ||
+    echo "ci-ab: warning: the session was not added to $DPSCALE_CI_AB_HISTORY (the verdict stands)" >&2
+fi
 case $rc in
   0) echo "ci-ab: the same as or better than ${rev:0:12}" ;;
   1) grep '^# curve .*: regression' "$verdicts" | sed 's/^# /ci-ab: REGRESSION against '"${rev:0:12}"': /' >&2 || true

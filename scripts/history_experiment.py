@@ -2,7 +2,7 @@
 """history_experiment.py — how well `dpscale history changes` finds a change in the noise this
 machine's CI sweep measures. Writes results/history/synthetic.md (the table) and .json.
 
-  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100]
+  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100] [--aa-sessions DIR...]
   /usr/bin/python3 scripts/history_experiment.py --table results/history/synthetic.json   (the table only)
 
 1. The noise: the ten idle sweeps of configs/ci.json in results/gate/runs.tar.xz (one build,
@@ -20,6 +20,19 @@ machine's CI sweep measures. Writes results/history/synthetic.md (the table) and
    1/√rounds). Beside each: how often a least-squares split, told that there is exactly one
    change, puts it at τ ± 1 (the Gaussian maximum-likelihood place of one change): a reference
    for what this noise allows a detector that must also decide whether there is a change.
+3. The anchored series' noise (docs/history.md, "Anchored series"): σ of one A/B session's value
+   — the median of its rounds' log ratios, B's run over A's of the same round — between
+   sessions of identical builds (A/A: the true ratio is 1, so σ is the root mean square of the
+   sessions' values around 0, pooled over the series of a metric, per machine condition: quiet
+   — ci-aa and the ab experiment's idle-N — or busy1-N, beside a busy loop). The sessions: the committed
+   A/A session results/ab/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
+   --aa-sessions, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
+   (the anchor one label, each session's B a revision of its own), read back with `show`; only
+   undisturbed pairs count, as `changes` tests them. The per-session values go to
+   results/history/anchored-sigma.json, which a later run without --aa-sessions reads (the
+   sessions other than ci-aa are not committed). Then the synthetic histories of 2. again at
+   each condition's σ of the anchored speedup and throughput, and at the quiet σ's 95% upper
+   bound (chi-square: so few values bound σ loosely).
 """
 import argparse
 import json
@@ -36,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "harness" / "history"))
 sys.dont_write_bytecode = True
 from dpscale_history import series as seriesmod  # noqa: E402
+from scipy import stats  # noqa: E402
 
 N_REVS, SHIFTS, TAU_RANGE = 40, (0.0, 0.03, 0.05, 0.10), (10, 30)
 ALPHA, PERMUTATIONS, MIN_SIZE = 0.01, 99, 3
@@ -68,6 +82,91 @@ def measured_sigma(dpscale):
                                      "sd": math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1))}
     pooled = math.sqrt(sum(v["sd"] ** 2 for v in per_series.values()) / len(per_series))
     return pooled, per_series, [m.name for m in idle]
+
+
+def bad_input(line):
+    print(f"history_experiment: {line}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check_sessions(session_dirs):
+    """Refuses, before any work, a directory that is not a finished A/B session."""
+    for p in session_dirs:
+        if not ((Path(p) / "a.jsonl").is_file() and (Path(p) / "b.jsonl").is_file()):
+            bad_input(f"{p} holds no a.jsonl and b.jsonl: not a dpscale ab --out directory")
+        if list(Path(p).glob("*.lock")):
+            bad_input(f"{p} is a session still running (a .lock file there)")
+
+
+def anchored_sigma(dpscale, session_dirs):
+    """The anchored series' σ between A/A sessions: per session and series the value `show` gives
+    (the median of the undisturbed pairs' log ratios), and per metric their root mean square
+    around 0 over every (session, series). Also, as a cross-check, the noise of a session's median
+    from its own rounds: 1.2533 × the rounds' SD of log ratio / √rounds (a normal median's)."""
+    with tempfile.TemporaryDirectory() as d:
+        aa = Path(d) / "ci-aa"
+        aa.mkdir()
+        with tarfile.open(ROOT / "results" / "ab" / "ci-aa" / "runs.tar.xz") as t:
+            t.extractall(aa, members=[m for m in t.getmembers() if m.name in ("a.jsonl", "b.jsonl")])
+        sessions = [("results/ab/ci-aa/runs.tar.xz", aa)] + [(Path(p).name, Path(p)) for p in session_dirs]
+        db = Path(d) / "aa.sqlite"
+        for i, (_, path) in enumerate(sessions):
+            run([dpscale, "history", "add", str(path), "--rev-a", "aa-anchor", "--rev-a-time", "2026-01-01T00:00:00Z",
+                 "--rev-b", f"aa-{i + 1:02d}", "--rev-b-time", f"2026-01-02T{i:02d}:00:00Z", "--db", str(db)])
+        shown = {m: json.loads(run([dpscale, "history", "show", "--db", str(db), "--format", "json", "--metric", m]))
+                 for m in ("speedup", "throughput")}
+    names = {f"aa-{i + 1:02d}": name for i, (name, _) in enumerate(sessions)}
+    out = {"sessions": [name for name, _ in sessions], "metrics": {}}
+    for metric, doc in shown.items():
+        values, within, squares = [], [], []
+        for s in doc["series"]:
+            if not s["anchor"]:
+                continue
+            for st in s["steps"]:
+                if not st["values"]:
+                    continue
+                logs = [math.log(v) for v in st["values"]]
+                value = math.log(st["median"])
+                squares.append(value ** 2)
+                entry = {"session": names[st["revision"]], "series": s["describe"], "pairs": len(logs),
+                         "disturbed_pairs": st["disturbed"], "median_ratio": st["median"], "log_median": value}
+                if len(logs) > 1:
+                    mean = sum(logs) / len(logs)
+                    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1))
+                    entry["median_noise_from_rounds"] = 1.2533 * sd / math.sqrt(len(logs))
+                    within.append(entry["median_noise_from_rounds"] ** 2)
+                values.append(entry)
+        groups = {}
+        for e in values:
+            groups.setdefault(group_of(e["session"]), []).append(e)
+        out["metrics"][metric] = {"values": values,
+                                  "groups": {g: sigma_of(v) for g, v in sorted(groups.items(), key=group_order)}}
+    return out
+
+
+def group_of(session):
+    """The machine's condition in a session: quiet (CI's ci-aa, the ab experiment's idle-N) or
+    the ab experiment's condition (busy1-N: beside a busy loop)."""
+    if session.startswith("results/") or session.startswith("idle-"):
+        return "quiet"
+    return session.rsplit("-", 1)[0]
+
+
+def group_order(item):
+    return (item[0] != "quiet", item[0])
+
+
+def sigma_of(values):
+    """σ of a group's session values around 0 (the root mean square: A/A, the true ratio is 1),
+    its 95% upper bound (chi-square with n degrees of freedom: n values of known mean, taken as
+    independent — the σ that values this small would come from 5% of the time), and the noise of
+    the sessions' medians from their own rounds."""
+    n = len(values)
+    ss = sum(e["log_median"] ** 2 for e in values)
+    within = [e["median_noise_from_rounds"] ** 2 for e in values if "median_noise_from_rounds" in e]
+    return {"sessions": sorted({e["session"] for e in values}), "values": n, "sigma": math.sqrt(ss / n),
+            "sigma_upper95": math.sqrt(ss / stats.chi2.ppf(0.05, n)),
+            "sigma_from_rounds": math.sqrt(sum(within) / len(within)) if within else None}
 
 
 def judge(values):
@@ -118,17 +217,45 @@ def main():
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "results" / "history"))
     ap.add_argument("--table", help="print the table of a committed synthetic.json, measuring nothing")
+    ap.add_argument("--aa-sessions", nargs="+", default=[],
+                    help="dpscale ab --out directories of A/A sessions (identical builds), besides results/ab/ci-aa")
     a = ap.parse_args()
     if a.table:
         doc = json.loads(Path(a.table).read_text())
         print("\n".join(report(doc, doc["rows"][0]["seeds"])))
         return
+    check_sessions(a.aa_sessions)
     sigma, per_series, files = measured_sigma(a.bin)
     rows = [scenario(s, shift, a.seeds) for s in (sigma, sigma / 2, sigma / 4) for shift in SHIFTS]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    anchored_path = out / "anchored-sigma.json"
+    if a.aa_sessions:
+        anchored = anchored_sigma(a.bin, a.aa_sessions)
+        anchored["command"] = ("scripts/history_experiment.py --aa-sessions "
+                               + " ".join(f"OUT/sessions/{name}" for name in anchored["sessions"][1:]))
+        anchored["method"] = (
+            "Sessions other than ci-aa: scripts/ab-experiment.sh OUT, conditions idle and busy1 (A/A: base against "
+            "base-copy). Each session added with `dpscale history add DIR --rev-a aa-anchor --rev-b aa-NN`, read "
+            "back with `show --format json --metric speedup|throughput`: a value is a session's anchored series "
+            "value at one point, the median of its undisturbed pairs' log ratios (log_median). Per group: sigma = "
+            "sqrt(mean of log_median^2) (A/A: the true ratio is 1); sigma_upper95 = sqrt(sum / chi2.ppf(0.05, n)); "
+            "sigma_from_rounds = sqrt(mean of (1.2533 * SD of the pairs' log ratios / sqrt(pairs))^2).")
+        anchored_path.write_text(json.dumps(anchored, indent=1) + "\n")
+    else:
+        anchored = json.loads(anchored_path.read_text()) if anchored_path.exists() else None
+    if anchored:
+        for metric in ("speedup", "throughput"):
+            for group, g in anchored["metrics"][metric]["groups"].items():
+                bounds = (("sigma", ""), ("sigma_upper95", ", 95% upper bound")) if group == "quiet" else (("sigma", ""),)
+                for key, what in bounds:
+                    for shift in SHIFTS:
+                        rows.append(dict(scenario(g[key], shift, a.seeds), series=f"anchored {metric}, {group}{what}"))
     doc = {"sigma_measured_pct": 100 * sigma, "per_series": per_series, "idle_sweeps": files, "revisions": N_REVS,
            "tau_range": TAU_RANGE, "alpha": ALPHA, "permutations": PERMUTATIONS, "min_size": MIN_SIZE, "rows": rows}
+    if anchored:
+        doc["anchored"] = {"sessions": anchored["sessions"],
+                           "groups": {m: anchored["metrics"][m]["groups"] for m in ("speedup", "throughput")}}
     (out / "synthetic.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = report(doc, a.seeds)
     (out / "synthetic.md").write_text("\n".join(lines) + "\n")
@@ -155,7 +282,19 @@ def report(doc, seeds):
         err = "—" if r["median_location_error"] is None else str(r["median_location_error"])
         label = "none (flat)" if not r["shift_pct"] else f"−{r['shift_pct']:.0f}%"
         ideal = "—" if r["least_squares_at_tau_pm1"] is None else f"{100 * r['least_squares_at_tau_pm1']:.0f}%"
-        lines.append(f"| {r['sigma_pct']:.2f}% | {label} | {found} | {100 * r['any_change']:.0f}% | {err} | {ideal} |")
+        sigma_text = f"{r['sigma_pct']:.2f}%" + (f" ({r['series']})" if r.get("series") else "")
+        lines.append(f"| {sigma_text} | {label} | {found} | {100 * r['any_change']:.0f}% | {err} | {ideal} |")
+    if doc.get("anchored"):
+        an = doc["anchored"]
+        lines += ["", "Anchored series (B over the anchor A of the same round, one A/B session per revision): σ of a "
+                  "session's median log ratio between A/A sessions (root mean square around 0), measured, with its 95% "
+                  "upper bound (chi-square) and, for comparison, the noise of a session's median from its own rounds:"]
+        for m, groups in an["groups"].items():
+            for g, v in groups.items():
+                lines.append(f"- {m} vs anchor, {g} ({', '.join(v['sessions'])}; {v['values']} session × series values): "
+                             f"**{100 * v['sigma']:.2f}%**, at most {100 * v['sigma_upper95']:.2f}%; "
+                             f"from rounds {100 * v['sigma_from_rounds']:.2f}%")
+        lines += ["", "Per-session values: results/history/anchored-sigma.json."]
     return lines
 
 

@@ -2,6 +2,8 @@
 """history.py — the Python side of `dpscale history` (harness/history/history_main.h runs it):
 
   history.py add     --db PATH --rows ROWS.jsonl      rows from the C++ side (history_rows.h)
+  history.py add     --db PATH --rows A.jsonl --b-rows B.jsonl   an A/B session: both builds' runs,
+                                                     and the pairs of its rounds (anchored series)
   history.py import  --db PATH --rows ROWS.jsonl      rows from `export`
   history.py export  --db PATH [--out FILE]
   history.py show    --db PATH [filters] [--format md|json]
@@ -39,6 +41,8 @@ def parse(argv):
         p = sub.add_parser(name)
         p.add_argument("--db", required=True)
         p.add_argument("--rows", required=True)
+        if name == "add":
+            p.add_argument("--b-rows", help="an A/B session: B's rows (--rows being A's)")
     p = sub.add_parser("export")
     p.add_argument("--db", required=True)
     p.add_argument("--out")
@@ -67,19 +71,24 @@ def filters_of(a):
 
 
 def cmd_add(a):
+    b_path = getattr(a, "b_rows", None)
     try:
         rows = rowmod.read_rows(a.rows)
+        b_rows = rowmod.read_rows(b_path) if b_path else None
     except rowmod.RowError as e:
         raise BadInput(str(e)) from None
     # The rows are all checked before the store is opened: a bad file changes nothing.
     s = storemod.open_store(a.db, create=True)
     try:
-        added, held = s.add(rows)
+        result = s.add(rows, b_rows)
     finally:
         s.close()
+    added, held = result[0], result[1]
     where = "imported into" if a.cmd == "import" else "added to"
-    print(f"dpscale history: {added} run(s) {where} {a.db}" + (f", {held} already held" if held else ""),
-          file=sys.stderr)
+    line = f"dpscale history: {added} run(s) {where} {a.db}" + (f", {held} already held" if held else "")
+    if b_rows is not None:
+        line += f"; {result[2]} A/B pair(s) added"
+    print(line, file=sys.stderr)
     return EXIT_OK
 
 
@@ -108,10 +117,11 @@ def load_series(a):
     from dpscale_history import series as seriesmod
     s = storemod.open_store(a.db)
     try:
-        runs = s.runs()
+        runs, pairs = s.runs(), s.pairs()
     finally:
         s.close()
     found = seriesmod.build(runs, a.metric, filters_of(a), include_disturbed=a.include_disturbed)
+    found += seriesmod.build_anchored(pairs, a.metric, filters_of(a), include_disturbed=a.include_disturbed)
     try:
         seriesmod.positive(found)
     except ValueError as e:

@@ -167,17 +167,22 @@ std::vector<std::pair<std::string, Revision>> add_inputs(const HistoryArgs& a) {
 
 int run_add(const HistoryArgs& a) {
   const std::vector<std::pair<std::string, Revision>> inputs = add_inputs(a);
+  // An A/B directory's two files go over as two row files, A's and B's, so the Python side can
+  // pair the session's rounds (the anchored series) even when both builds are one revision.
+  const bool ab = !a.rev_a.empty();
   // Every file is read (and refused, exit 2) before the store is touched.
-  std::string rows_text;
+  std::string rows_text, b_rows_text;
   size_t n_rows = 0;
   int n_failed = 0;
-  for (const auto& [path, rev] : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& [path, rev] = inputs[i];
     const ResultsFile f = read_results(path);
     for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
     if (f.entries.empty()) throw InputError(path + ": no runs in the file");
     int failed = 0;
+    std::string& text = ab && i == 1 ? b_rows_text : rows_text;
     for (const auto& row : rows_of(f, rev, &failed)) {
-      rows_text += row.dump() + "\n";
+      text += row.dump() + "\n";
       ++n_rows;
     }
     n_failed += failed;
@@ -185,7 +190,9 @@ int run_add(const HistoryArgs& a) {
   if (n_rows == 0) throw InputError("no successful runs to add (" + std::to_string(n_failed) + " failed)");
   if (n_failed) std::cerr << "dpscale history: " << n_failed << " failed run(s) left out\n";
   const TempFile rows(rows_text, ".jsonl");
-  return run_python(a, {"add", "--db", a.db, "--rows", rows.path()});
+  if (!ab) return run_python(a, {"add", "--db", a.db, "--rows", rows.path()});
+  const TempFile b_rows(b_rows_text, ".jsonl");
+  return run_python(a, {"add", "--db", a.db, "--rows", rows.path(), "--b-rows", b_rows.path()});
 }
 
 }  // namespace

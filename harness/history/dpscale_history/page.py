@@ -93,7 +93,7 @@ def chart(i, series, found, include_disturbed=False):
     ax.set_xticks(xs[::step])
     ax.set_xticklabels([st.revision.label for st in steps][::step], rotation=45, ha="right", fontsize=7)
     ax.set_xlim(-0.5, len(steps) - 0.5)
-    ax.set_ylabel(series.metric)
+    ax.set_ylabel(series.quantity)
     ax.set_title(f"{series.label} — {series.machine}", loc="left")
     ax.legend(loc="lower left", fontsize=7)
     fig.tight_layout()
@@ -111,9 +111,13 @@ def _median(v):
 
 
 def revision_tables(series_list):
-    """One table per revision (commit order): each series' runs and medians there."""
+    """One table per revision (commit order): each series' runs and medians there. Anchored
+    series are left out: their values are ratios to another build, not these metrics, and their
+    charts draw them."""
     order, rows = [], {}
     for s in series_list:
+        if s.anchor:
+            continue
         for st in s.steps:
             r = st.revision
             if r.key not in rows:

@@ -19,14 +19,16 @@ def step_json(st):
 
 def series_head(s):
     return {"machine": s.machine, "describe": s.describe, "label": s.label, "curve": s.curve,
-            "point_key": s.point_key, "metric": s.metric}
+            "point_key": s.point_key, "metric": s.metric, "quantity": s.quantity,
+            "anchor": None if s.anchor is None else {"revision": s.anchor.name, "commit_id": s.anchor.commit_id}}
 
 
 def show_md(series_list):
     out = []
     for s in series_list:
         out.append(f"## {s.label} — {s.machine}\n")
-        out.append(f"| revision | commit time | runs tested | disturbed | {s.metric} (median) | min | max |")
+        what = "pairs" if s.anchor else "runs"
+        out.append(f"| revision | commit time | {what} tested | disturbed | {s.quantity} (median) | min | max |")
         out.append("|---|---|---:|---:|---:|---:|---:|")
         for st in s.steps:
             lo = min(st.values) if st.values else None

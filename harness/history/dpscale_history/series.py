@@ -1,7 +1,11 @@
 """series.py — from stored runs to series: one per (machine, point), its revisions in commit
 order, each with the metric of its undisturbed runs (their median is the series' value) and of
 its disturbed ones (drawn apart, never tested); and the change points of each series found by
-changepoint.py, with their effect. No I/O: the store's rows in, Series and Change out."""
+changepoint.py, with their effect. No I/O: the store's rows in, Series and Change out.
+
+Anchored series (build_anchored): from the pairs of A/B sessions, one per (machine, point, anchor
+revision): "METRIC vs ANCHOR", the value at a B revision the median of its sessions' log ratios
+(B's metric over the anchor's of the same round), several sessions of one revision pooled."""
 import json
 import math
 import zlib
@@ -33,10 +37,15 @@ class Step:
     values: list = field(default_factory=list)      # the metric of its undisturbed runs (all: include_disturbed)
     disturbed: list = field(default_factory=list)   # (value, why) of its disturbed runs
     others: dict = field(default_factory=dict)      # metric -> undisturbed values, for tables
+    log_median: bool = False                         # ratios: the median of the logs (an even count's middle two geometric)
 
     @property
     def median(self):
-        return median(self.values) if self.values else None
+        if not self.values:
+            return None
+        if self.log_median:
+            return math.exp(median([math.log(v) for v in self.values]))
+        return median(self.values)
 
 
 @dataclass
@@ -52,6 +61,12 @@ class Series:
     settings: dict = field(default_factory=dict)  # the point's settings off their default (from the C++ point)
     label: str = ""  # describe, plus the settings that tell it from another series of the same describe
     steps: list = field(default_factory=list)  # commit order
+    anchor: object = None  # anchored series: the anchor revision (Revision); values are B over it
+
+    @property
+    def quantity(self):
+        """What the values are: the metric, or "METRIC vs ANCHOR" (a ratio) for an anchored series."""
+        return f"{self.metric} vs {self.anchor.label}" if self.anchor else self.metric
 
     def tested(self):
         """The steps with a value: what the change points are found in."""
@@ -122,6 +137,48 @@ def build(runs, metric, filters=None, include_disturbed=False):
     return found
 
 
+# The pairs' column an anchored series of each metric follows (efficiency: speedup over K, whose
+# ratio between two builds at one K is the speedup's). Epoch time has none: its ratio is
+# throughput's inverted.
+ANCHORED_COLUMN = {"throughput": "throughput_ratio", "speedup": "speedup_ratio", "efficiency": "speedup_ratio"}
+
+
+def build_anchored(pairs, metric, filters=None, include_disturbed=False):
+    """Anchored series of the stored pairs (the store's, in B's commit order) that match the
+    filters: one per (machine, point, anchor), a step per B revision holding the ratios of its
+    undisturbed pairs (a pair is disturbed when either half was), in the order build() gives
+    plain series (history.py lists them after the plain ones)."""
+    column = ANCHORED_COLUMN.get(metric)
+    if column is None:
+        return []
+    filters = filters or {}
+    by_key = {}
+    for r in pairs:
+        if not matches(r, filters) or r[column] is None:
+            continue
+        key = (r["fingerprint"], r["point_key"], r["anchor_key"])
+        s = by_key.get(key)
+        if s is None:
+            anchor = Revision(r["anchor_key"], r["anchor_name"], r["anchor_commit_id"], "")
+            s = by_key[key] = Series(machine=r["fingerprint"], point_key=r["point_key"], describe=r["describe"],
+                                     curve=f"{r['curve']} {metric} vs {anchor.label}", model=r["model"],
+                                     mode=r["mode"], world_size=r["world_size"], metric=metric,
+                                     settings=json.loads(r["point"]).get("settings", {}), anchor=anchor)
+        if not s.steps or s.steps[-1].revision.key != r["rev_key"]:
+            s.steps.append(Step(Revision(r["rev_key"], r["rev_name"], r["commit_id"], r["commit_time"]),
+                                log_median=True))
+        step = s.steps[-1]
+        if r["disturbed"]:
+            step.disturbed.append((r[column], r["disturbed"]))
+        if not r["disturbed"] or include_disturbed:
+            step.values.append(r[column])
+    found = sorted(by_key.values(), key=lambda s: (s.machine, s.curve, s.world_size, s.describe, s.point_key))
+    label(found)
+    for s in found:
+        s.label += f" — {s.quantity}"
+    return found
+
+
 def label(series_list):
     """Each series' label: its description, and where two series of one machine share it (a
     setting that is no sweep axis differs: ci.json's samples against cpu.json's), the settings
@@ -139,7 +196,8 @@ def label(series_list):
 
 def seed_of(series):
     """The permutation test's seed: fixed per series, so a history always gives the same answer."""
-    return zlib.crc32((series.machine + "\n" + series.point_key).encode())
+    anchor = "\n" + series.anchor.key if series.anchor else ""
+    return zlib.crc32((series.machine + "\n" + series.point_key + anchor).encode())
 
 
 def changes(series, alpha, permutations, min_size):

@@ -64,6 +64,24 @@ MIGRATIONS = [
     # The ranks' contention, where records carry it: the largest rank's run delay over the
     # timed epochs, as a share of their time.
     ["ALTER TABLE runs ADD COLUMN run_delay_share REAL"],
+    # An A/B session's pairs: B's throughput over A's of the same round, and (a data-parallel
+    # point) B's speedup over A's, each build's DP run over its own single run of the round. The
+    # drift between sessions hours apart cancels in the ratio (docs/history.md, "Anchored series").
+    [
+        """CREATE TABLE pairs (
+             id INTEGER PRIMARY KEY,
+             pair_key TEXT NOT NULL UNIQUE,  -- A's run_key then B's
+             point_id INTEGER NOT NULL REFERENCES points(id),
+             machine_id INTEGER NOT NULL REFERENCES machines(id),
+             anchor_id INTEGER NOT NULL REFERENCES revisions(id),    -- A's revision
+             revision_id INTEGER NOT NULL REFERENCES revisions(id),  -- B's revision
+             session TEXT NOT NULL,          -- b.jsonl's path as given
+             repeat INTEGER NOT NULL,
+             throughput_ratio REAL NOT NULL, speedup_ratio REAL,
+             disturbed TEXT,                 -- why either half was disturbed, or null
+             added TEXT NOT NULL)""",
+        "CREATE INDEX pairs_series ON pairs (machine_id, point_id, anchor_id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -206,15 +224,20 @@ class Store:
         return self.db.execute("INSERT INTO revisions (key, name, commit_id, commit_time) VALUES (?, ?, ?, ?)",
                                (key, rev["name"], rev["commit_id"], rev["commit_time"])).lastrowid
 
-    def add(self, rows):
-        """Adds checked rows in one transaction. Returns (added, already held)."""
+    def add(self, rows, b_rows=None):
+        """Adds checked rows in one transaction. Returns (added, already held). `b_rows`: the rows
+        of an A/B session's B build, `rows` then being A's: both are added as runs, and the
+        session's pairs (pair_session) beside them. Returns (runs added, runs held, pairs added)
+        then."""
         pause = os.environ.get("DPSCALE_TEST_HISTORY_PAUSE")  # test hook: kill -9 midway (tests/history)
         added = 0
         stamp = _now()
+        pairs = pair_session(rows, b_rows) if b_rows is not None else None
+        everything = list(rows) + list(b_rows or [])
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            for i, row in enumerate(rows):
-                if pause and i == len(rows) // 2:
+            for i, row in enumerate(everything):
+                if pause and i == len(everything) // 2:
                     with open(pause, "w") as f:
                         f.write(f"{os.getpid()} {added}")
                     time.sleep(120)
@@ -243,11 +266,44 @@ class Store:
                 self.db.execute(f"INSERT INTO runs ({cols}) VALUES ({', '.join('?' * len(values))})",
                                 tuple(values.values()))
                 added += 1
+            n_pairs = self._add_pairs(pairs, stamp) if pairs is not None else None
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return added, len(rows) - added
+        if pairs is None:
+            return added, len(rows) - added
+        return added, len(everything) - added, n_pairs
+
+    def _add_pairs(self, pairs, stamp):
+        """Stores the pairs not held yet (their runs are stored already); returns how many."""
+        added = 0
+        for p in pairs:
+            if self.db.execute("SELECT 1 FROM pairs WHERE pair_key = ?", (p["pair_key"],)).fetchone():
+                continue
+            ids = {}
+            for side in ("a", "b"):
+                ids[side] = self.db.execute(
+                    "SELECT point_id, machine_id, revision_id FROM runs WHERE run_key = ?", (p[side + "_run_key"],)).fetchone()
+            self.db.execute(
+                "INSERT INTO pairs (pair_key, point_id, machine_id, anchor_id, revision_id, session, repeat, "
+                "throughput_ratio, speedup_ratio, disturbed, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (p["pair_key"], ids["b"][0], ids["b"][1], ids["a"][2], ids["b"][2], p["session"], p["repeat"],
+                 p["throughput_ratio"], p["speedup_ratio"], p["disturbed"], stamp))
+            added += 1
+        return added
+
+    _PAIRS = """SELECT q.*, p.point_key, p.point, p.describe, p.curve, p.model, p.mode, p.world_size,
+                       m.fingerprint, m.cpu_model, m.cpu_count, m.gpu_model,
+                       v.key AS rev_key, v.name AS rev_name, v.commit_id, v.commit_time,
+                       w.key AS anchor_key, w.name AS anchor_name, w.commit_id AS anchor_commit_id
+                FROM pairs q JOIN points p ON p.id = q.point_id JOIN machines m ON m.id = q.machine_id
+                JOIN revisions v ON v.id = q.revision_id JOIN revisions w ON w.id = q.anchor_id"""
+
+    def pairs(self):
+        """Every stored pair, joined with its point, machine, B revision and anchor, in B's commit
+        order, then as added."""
+        return self.db.execute(self._PAIRS + " ORDER BY v.commit_time, v.id, q.id").fetchall()
 
     _SELECT = """SELECT r.*, p.point_key, p.point, p.describe, p.curve, p.model, p.mode, p.world_size,
                         m.fingerprint, m.cpu_model, m.cpu_count, m.gpu_model,
@@ -279,3 +335,37 @@ class Store:
                 "metrics": {k: r[k] for k in _METRICS},
                 "disturbed": r["disturbed"], "state": state,
             }
+
+
+def _latest_by_round(rows):
+    """(machine, point_key, repeat) -> the row of that round (its last attempt)."""
+    out = {}
+    for r in rows:
+        k = (r["machine"]["fingerprint"], r["point_key"], r["run"]["repeat"])
+        if k not in out or r["run"]["attempt"] >= out[k]["run"]["attempt"]:
+            out[k] = r
+    return out
+
+
+def pair_session(a_rows, b_rows):
+    """An A/B session's pairs, as `dpscale ab` pairs its rounds (harness/ab/ab_judge.cpp): each B
+    run with A's run of the same point, machine and round. throughput_ratio is B's throughput
+    over A's; speedup_ratio B's speedup over A's where both builds paired their DP run with their
+    own single run of the round (the rows' speedup), else None. `disturbed` names the half (or
+    halves) the rows mark disturbed. A round that one build lacks pairs with nothing."""
+    a_by = _latest_by_round(a_rows)
+    out = []
+    for k, b in sorted(_latest_by_round(b_rows).items()):
+        a = a_by.get(k)
+        if a is None:
+            continue
+        ta, tb = a["metrics"]["throughput"], b["metrics"]["throughput"]
+        if not (ta > 0 and tb > 0):
+            continue
+        sa, sb = a["metrics"].get("speedup"), b["metrics"].get("speedup")
+        why = "; ".join(f"{side} {r['disturbed']}" for side, r in (("A", a), ("B", b)) if r["disturbed"])
+        out.append({"pair_key": a["run_key"] + b["run_key"], "a_run_key": a["run_key"], "b_run_key": b["run_key"],
+                    "session": b["source"], "repeat": k[2], "throughput_ratio": tb / ta,
+                    "speedup_ratio": sb / sa if sa and sb and sa > 0 and sb > 0 else None,
+                    "disturbed": why or None})
+    return out
