@@ -55,7 +55,7 @@ v = json.load(open(sys.argv[1]))
 row["exit_as_run"] = row["exit"]
 row["exit"] = int(sys.argv[2])
 row["curves"] = [{"curve": c["curve"], "verdict": c["verdict"], "effect_pct": c.get("effect_pct"),
-                  "ci_pct": c.get("ci_pct")} for c in v.get("curves", [])]
+                  "ci_pct": c.get("ci_pct"), "p_holm": c.get("p_holm")} for c in v.get("curves", [])]
 print(json.dumps(row))' "$OUT/sessions/$name.rejudged.json" "$rc" >>"$OUT/rejudged.jsonl"
   done <"$OUT/sessions.jsonl"
   exit 0
@@ -132,7 +132,7 @@ path, cond, i, rc, secs, load, crc = sys.argv[1:]
 try:
     v = json.load(open(path))
     curves = [{"curve": c["curve"], "verdict": c["verdict"], "effect_pct": c.get("effect_pct"),
-               "ci_pct": c.get("ci_pct")} for c in v.get("curves", [])]
+               "ci_pct": c.get("ci_pct"), "p_holm": c.get("p_holm")} for c in v.get("curves", [])]
 except (OSError, ValueError):
     curves = []
 row = {"condition": cond, "iteration": int(i), "exit": int(rc), "seconds": round(float(secs), 1),

@@ -2,13 +2,15 @@
 """ab_experiment_table.py — the table of scripts/ab-experiment.sh's OUT/sessions.jsonl
 (docs/ab.md, "How well it catches a change").
 
-    python3 scripts/ab_experiment_table.py OUT/sessions.jsonl
+    python3 scripts/ab_experiment_table.py OUT/sessions.jsonl [--lines]
 
 One row per condition: the sessions, how many ended in each verdict (a session's verdict is its
 exit status: 1 a regression in some curve, 3 undecided, 0 same or better), the regressions by
 metric (a throughput curve, a speedup curve), the median session time and the load average
 before the sessions. For `all5` (every trainer 5% slower) a last column: what `dpscale compare`
-said of the same two files, which judges speedups only.
+said of the same two files, which judges speedups only. --lines adds a second table: the
+sessions each decision line (the fraction of the minimum effect a significant estimate must
+reach) would call a regression.
 """
 import json
 import statistics
@@ -29,7 +31,24 @@ def regressed(row, metric):
     return any(c["verdict"] == "regression" and c["curve"].startswith(metric) for c in row["curves"])
 
 
-def main(path):
+def lines_table(rows, conds, min_effect=5.0, alpha=0.05, fractions=(0.5, 0.75, 1.0)):
+    """How many sessions of each condition some curve would call a regression if the estimate
+    had to reach each fraction of the minimum effect (the p values as judged)."""
+    head = "| condition | sessions | " + " | ".join(
+        f"regression at {f:g} × min effect ({f * min_effect:g}%)" for f in fractions) + " |"
+    print(head)
+    print("|" + "---|" * (2 + len(fractions)))
+    for c in conds:
+        rs = [r for r in rows if r["condition"] == c]
+        cells = []
+        for f in fractions:
+            n = sum(any(x.get("p_holm") is not None and x["p_holm"] < alpha and x.get("effect_pct") is not None
+                        and x["effect_pct"] <= -f * min_effect for x in r["curves"]) for r in rs)
+            cells.append(str(n))
+        print(f"| {WHAT[c]} | {len(rs)} | " + " | ".join(cells) + " |")
+
+
+def main(path, lines=False):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     conds = [c for c in ORDER if any(r["condition"] == c for r in rows)]
     head = ("| condition | sessions | regression | undecided | same | throughput curve regressed | "
@@ -57,7 +76,11 @@ def main(path):
         failed = f" ({other} failed)" if other else ""
         print(f"| {WHAT[c]} | {n}{failed} | {reg} | {und} | {same} | {thr} | {spd} | {t:.0f} | "
               f"{min(loads):.1f}–{max(loads):.1f} | {comp} |")
+    if lines:
+        print()
+        lines_table(rows, conds)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "sessions.jsonl")
+    args = [a for a in sys.argv[1:] if a != "--lines"]
+    main(args[0] if args else "sessions.jsonl", "--lines" in sys.argv[1:])

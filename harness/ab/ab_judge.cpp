@@ -154,9 +154,10 @@ json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& 
                   "throughput: B's run over A's of the same round, paired; speedup: each build's DP run over its own "
                   "single run of the round"};
   doc["value_head"] = "A → B";
-  // The minimum effect is the loss CI must catch: a significant change of half of it or more is
-  // judged (harness/report/gate.py, "half"), as a loss of exactly that size nearly always is.
-  doc["min_effect_rule"] = "half";
+  // The minimum effect is the loss CI must catch: a significant change of three quarters of it
+  // or more is judged (harness/report/gate.py, min_effect_line), as a loss of exactly that size
+  // nearly always is; the line measured against A/A sessions in docs/ab.md.
+  doc["min_effect_line"] = kAbMinEffectLine;
   return doc;
 }
 

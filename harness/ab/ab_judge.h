@@ -35,6 +35,12 @@ struct AbLabels {
 // every run of B failed where A's ran), keyed and curved as gate_document's, metric "throughput".
 nlohmann::json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o);
 
+// The fraction of the minimum effect a significant estimate must reach to be a verdict: the
+// minimum effect is the smallest loss a session must catch, and a true loss of that size has its
+// estimate beyond three quarters of it nearly always, while two identical builds rarely show a
+// significant three quarters (docs/ab.md, "How well it catches a change").
+inline constexpr double kAbMinEffectLine = 0.75;
+
 // The whole document: the speedup points (gate_document with B as new and A as the baseline,
 // each curve named "speedup ...") and the throughput points, the gate's constants, the title.
 nlohmann::json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels);

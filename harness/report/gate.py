@@ -20,13 +20,11 @@ round), new against baseline, in log space (a ratio's natural scale):
                         min_effect or more is ruled out)
            undecided    otherwise; also when fewer than min_samples undisturbed samples remain
                         on a side (the reason says which runs the machine disturbed, and how)
-           A document with "min_effect_rule": "half" (`dpscale ab`, where the minimum effect is
-           the smallest loss that must be caught, as CI's 5%) calls a significant change a
-           regression (improvement) when its estimate is at least half the minimum effect: a
+           A document with "min_effect_line": f (`dpscale ab` sets 0.75; 1 when absent) calls a
+           significant change a regression (improvement) when its estimate reaches f × min_effect:
+           there the minimum effect is the smallest loss that must be caught (CI's 5%), and a
            true loss of exactly min_effect has its estimate on either side of min_effect about
-           half the time, but beyond half of it nearly always, while a significant estimate of
-           half the minimum effect from two identical builds needs both a false positive and
-           noise of that size at once.
+           half the time, but beyond three quarters of it nearly always (docs/ab.md).
 A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, the two runs
 of one round side by side in time) carries one ratio per round instead of two samples:
   p        Wilcoxon signed-rank of the log ratios against 0, two-sided (scipy, exact at these
@@ -219,11 +217,11 @@ def judge_point(pt, alpha, min_effect, min_samples):
             r["why"].append(f"{len(a)} round(s) of {name} disturbed alike, judged ({a[0]})")
 
 
-def decide(r, p_holm, alpha, min_effect, rule="estimate"):
+def decide(r, p_holm, alpha, min_effect, line_fraction=1.0):
     m = 100.0 * min_effect
     r["p_holm"] = p_holm
     e, (lo, hi) = r["effect_pct"], r["ci_pct"]
-    line = m / 2 if rule == "half" else m
+    line = m * line_fraction
     if p_holm < alpha and e <= -line:
         return "regression"
     if p_holm < alpha and e >= line:
@@ -240,9 +238,9 @@ def decide(r, p_holm, alpha, min_effect, rule="estimate"):
 
 def run_gate(doc):
     alpha, min_effect, min_samples = constants(doc)
-    rule = doc.get("min_effect_rule", "estimate")
-    if rule not in ("estimate", "half"):
-        raise BadDocument(f"the gate's input has min_effect_rule {rule!r}: want 'estimate' or 'half'")
+    line = doc.get("min_effect_line", 1.0)
+    if isinstance(line, bool) or not isinstance(line, (int, float)) or not 0 < line <= 1:
+        raise BadDocument(f"the gate's input has min_effect_line {line!r}: want a number in (0, 1]")
     points = doc.get("points", [])
     compared = [p for p in points if p.get("status") == "compared"]
     for p in compared:
@@ -254,7 +252,7 @@ def run_gate(doc):
         tested = [m for m in members if m["result"]["p"] is not None]
         adjusted = holm([m["result"]["p"] for m in tested])
         for m, ph in zip(tested, adjusted):
-            m["result"]["verdict"] = decide(m["result"], ph, alpha, min_effect, rule)
+            m["result"]["verdict"] = decide(m["result"], ph, alpha, min_effect, line)
     for p in points:
         st = p.get("status")
         if st == "failed":

@@ -56,24 +56,25 @@ class Stats(unittest.TestCase):
         self.assertIn("significant, but the effect -2.5% is under the 3%", r["why"][0])
         self.assertEqual(self.decide(-5.0, -7.0, -3.5, 0.06)[0], "undecided")  # large but not significant
 
-    def test_half_rule_catches_a_loss_of_exactly_the_minimum(self):
-        half = lambda e, lo, hi, p: gate.decide({"effect_pct": e, "ci_pct": [lo, hi], "why": []}, p, 0.05, 0.03,
-                                                "half")
-        # A true 3% loss: the estimate just under the line, the interval across it.
-        self.assertEqual(half(-2.8, -3.6, -2.1, 0.01), "regression")
-        self.assertEqual(self.decide(-2.8, -3.6, -2.1, 0.01)[0], "undecided")  # the estimate rule: not caught
-        self.assertEqual(half(+2.8, 2.1, 3.6, 0.01), "improvement")
-        self.assertEqual(half(-1.5, -2.5, -0.5, 0.01), "regression")  # exactly half the minimum counts
-        # Significant but under half: same when a 3% loss is ruled out, undecided when the interval reaches it.
-        self.assertEqual(half(-1.2, -2.5, -0.5, 0.01), "same")
-        self.assertEqual(half(-1.2, -3.4, -0.2, 0.01), "undecided")
+    def test_a_line_below_the_minimum_catches_a_loss_of_exactly_the_minimum(self):
+        at = lambda e, lo, hi, p: gate.decide({"effect_pct": e, "ci_pct": [lo, hi], "why": []}, p, 0.05, 0.04, 0.75)
+        # A true 4% loss: the estimate just under 4%, beyond the 3% line.
+        self.assertEqual(at(-3.8, -4.6, -3.1, 0.01), "regression")
+        self.assertEqual(gate.decide({"effect_pct": -3.8, "ci_pct": [-4.6, -3.1], "why": []}, 0.01, 0.05, 0.04),
+                         "undecided")  # the estimate rule (line 1): not caught
+        self.assertEqual(at(+3.8, 3.1, 4.6, 0.01), "improvement")
+        self.assertEqual(at(-3.0, -3.5, -2.5, 0.01), "regression")  # exactly the line counts
+        # Significant but under the line: same when a 4% loss is ruled out, undecided when the interval reaches it.
+        self.assertEqual(at(-2.9, -3.9, -1.9, 0.01), "same")
+        self.assertEqual(at(-2.9, -4.4, -1.2, 0.01), "undecided")
         # Not significant: no verdict, however large.
-        self.assertEqual(half(-4.0, -6.0, 0.5, 0.20), "undecided")
+        self.assertEqual(at(-5.0, -7.0, 0.5, 0.20), "undecided")
 
-    def test_an_unknown_rule_is_refused(self):
-        doc = dict(CONSTANTS, points=[], min_effect_rule="median")
-        with self.assertRaises(gate.BadDocument):
-            gate.run_gate(doc)
+    def test_a_line_outside_0_1_is_refused(self):
+        for bad in ("half", 0, 1.5, True):
+            doc = dict(CONSTANTS, points=[], min_effect_line=bad)
+            with self.assertRaises(gate.BadDocument):
+                gate.run_gate(doc)
 
     def point(self, curve, now, base, disturbed=()):
         return {"key": {"model": "m", "mode": curve, "world_size": 2}, "describe": curve, "curve": curve,
