@@ -188,6 +188,15 @@ TEST(Ab, UndisturbedPairsThatLostUnalikeAreLeftOut) {
       << unalike.text;
   const Verdicts alike = judge({}, {.single_slow = 0.06, .run_delay = 0.02, .seed = 6});
   EXPECT_EQ(alike.points.at(kSingleThr)["verdict"], "regression") << alike.text;
+  // The same for the speedups: B's data-parallel runs 6% slower while they waited 8% against A's
+  // 1% leave their rounds out of both builds' speedup samples, so no regression is called;
+  // alike, the loss is caught.
+  const Verdicts dp_unalike = judge({}, {.dp_slow = 0.06, .run_delay = 0.08, .seed = 6});
+  // (Every round left out here, so the speedup point has no sample in either file and no verdict.)
+  EXPECT_EQ(dp_unalike.points.count(kNaiveSpeedup), 0u) << dp_unalike.text;
+  EXPECT_NE(dp_unalike.exit_code, 1) << dp_unalike.text;
+  const Verdicts dp_alike = judge({}, {.dp_slow = 0.06, .run_delay = 0.02, .seed = 6});
+  EXPECT_EQ(dp_alike.points.at(kNaiveSpeedup)["verdict"], "regression") << dp_alike.text;
 }
 
 TEST(Ab, EveryRunOfBFailedIsARegression) {
