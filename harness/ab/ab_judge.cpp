@@ -39,6 +39,16 @@ std::optional<std::string> disturbed(const SweepEntry& e, double idle, const Dis
   return e.state ? disturbance(*e.state, e.record->run_delay_share, idle, lim) : std::nullopt;
 }
 
+// Neither run disturbed, both with a run delay, and yet further apart than the contention may
+// move a ratio judged at this minimum effect (lost_alike): such a pair compares the contention,
+// not the builds (a single run that lost 8% of its epochs beside one that lost none is about 8%
+// slower, whatever the builds). Off where the alike limit is not set.
+bool waited_unalike(const SweepEntry& ea, const SweepEntry& eb, double idle, const DisturbanceLimits& lim) {
+  return lim.alike_run_delay > 0 && ea.ok && eb.ok && ea.state && eb.state && ea.record->run_delay_share &&
+         eb.record->run_delay_share && !disturbed(ea, idle, lim) && !disturbed(eb, idle, lim) &&
+         !lost_alike(*ea.state, ea.record->run_delay_share, *eb.state, eb.record->run_delay_share, lim);
+}
+
 // The ratios of one point, and the rounds left out (with why) or judged though disturbed alike.
 struct Pairs {
   std::vector<double> ratios, a_thr, b_thr;
@@ -73,13 +83,7 @@ Pairs pair_rounds(const Rounds& a, const Rounds& b, double idle, const GateOptio
       }
       p.alike.push_back(name + ": run delay " + pct(*ea.record->run_delay_share) + " (A) and " +
                         pct(*eb->record->run_delay_share) + " (B)");
-    } else if (o.limits.alike_run_delay > 0 && ea.state && eb->state && ea.record->run_delay_share &&
-               eb->record->run_delay_share &&
-               !lost_alike(*ea.state, ea.record->run_delay_share, *eb->state, eb->record->run_delay_share,
-                           o.limits)) {
-      // Neither half disturbed, yet one waited for a CPU longer than the other by more than the
-      // contention may move a ratio judged at this minimum effect (a single run that lost 8% of
-      // its epochs beside one that lost none is about 8% slower, whatever the builds): left out.
+    } else if (waited_unalike(ea, *eb, idle, o.limits)) {
       p.left_out.push_back(name + ": run delay " + pct(*ea.record->run_delay_share) + " (A) and " +
                            pct(*eb->record->run_delay_share) + " (B), too far apart to compare");
       continue;
@@ -105,32 +109,26 @@ double usual_probe_of(const ResultsFile& a, const ResultsFile& b) {
   return usual_probe(states);
 }
 
-// A copy of `f` without the data-parallel runs of the rounds in which A's and B's run of that
-// point, neither disturbed, waited unalike for a CPU: their speedup samples would compare the
-// contention, not the builds (an A/A session beside a busy loop called bucketed's speedup 6.8%
-// lower when B's runs had waited 4-12% of their epochs and A's 5-6%). The single runs stay.
-ResultsFile without_unalike_dp_rounds(const ResultsFile& f, const ResultsFile& a, const ResultsFile& b,
-                                      const GateOptions& o) {
-  if (!(o.limits.alike_run_delay > 0)) return f;
+// The data-parallel rounds whose A and B runs waited unalike (waited_unalike): their speedup
+// samples would compare the contention, not the builds (an A/A session beside a busy loop called
+// bucketed's speedup 6.8% lower when B's runs had waited 4-12% of their epochs and A's 5-6%).
+std::set<std::pair<Point, int>> unalike_dp_rounds(const ResultsFile& a, const ResultsFile& b, const GateOptions& o) {
+  std::set<std::pair<Point, int>> drop;
   const double idle = usual_probe_of(a, b);
   const std::map<Point, Rounds> as = by_point(a), bs = by_point(b);
-  std::set<std::pair<Point, int>> drop;
   for (const auto& [k, b_rounds] : bs) {
     const auto ia = as.find(k);
     if (k.mode == mode_name(Mode::single) || ia == as.end()) continue;
     for (const auto& [round, eb] : b_rounds) {
       const auto ja = ia->second.find(round);
-      if (ja == ia->second.end()) continue;
-      const SweepEntry& ea = *ja->second;
-      if (!ea.ok || !eb->ok || !ea.state || !eb->state || !ea.record->run_delay_share ||
-          !eb->record->run_delay_share || disturbed(ea, idle, o.limits) || disturbed(*eb, idle, o.limits)) {
-        continue;
-      }
-      if (!lost_alike(*ea.state, ea.record->run_delay_share, *eb->state, eb->record->run_delay_share, o.limits)) {
-        drop.insert({k, round});
-      }
+      if (ja != ia->second.end() && waited_unalike(*ja->second, *eb, idle, o.limits)) drop.insert({k, round});
     }
   }
+  return drop;
+}
+
+// `f` without the runs of `drop` (the single runs stay: they are no data-parallel round).
+ResultsFile without(const ResultsFile& f, const std::set<std::pair<Point, int>>& drop) {
   ResultsFile out = f;
   out.entries.clear();
   for (const SweepEntry& e : f.entries) {
@@ -175,8 +173,9 @@ json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOpt
 json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels) {
   GateFiles files;
   files.now_path = b.path;
-  files.now = without_unalike_dp_rounds(b, a, b, o);
-  files.bases = {without_unalike_dp_rounds(a, a, b, o)};
+  const std::set<std::pair<Point, int>> unalike = unalike_dp_rounds(a, b, o);
+  files.now = without(b, unalike);
+  files.bases = {without(a, unalike)};
   json doc = gate_document(files, o);
   for (json& p : doc["points"]) {
     p["curve"] = "speedup " + p["curve"].get<std::string>();

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "harness/common/table.h"
+
 namespace dpscale::bisect {
 
 using nlohmann::json;
@@ -18,11 +20,8 @@ const json* curve_named(const json& verdicts, const std::string& name) {
   return nullptr;
 }
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
-  return buf;
-}
+// gate.py writes effects in percent; the table's formatter takes a fraction.
+std::string pct(double percent) { return fmt_signed_percent(percent / 100.0); }
 
 }  // namespace
 
