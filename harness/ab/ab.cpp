@@ -9,11 +9,13 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "contract/modes.h"
 #include "contract/option_paths.h"
 #include "contract/record.h"
 #include "core/errors.h"
+#include "harness/ab/ab_dilation.h"
 #include "harness/ab/ab_judge.h"
 #include "harness/sweep/config.h"
 #include "harness/sweep/results_file.h"
@@ -68,23 +70,27 @@ void check_out_dir(const std::string& dir) {
   }
 }
 
-// One build's round `round` of the points `wanted` asks for: a sweep pass into its file.
-int run_pass(const AbOptions& o, char build, int round, const Wanted& wanted) {
-  SweepOptions so = pass_options(o, build, round + 1);
-  so.only = [round, wanted](const SweepRun& r) {
+// The points of a round that `wanted` asks for, in the sweep's order (single first, as its
+// speedups pair with it): with every point, the single runs of the wanted models.
+std::vector<Point> round_points(const SweepConfig& c, const Wanted& wanted) {
+  std::vector<Point> points;
+  for (const SweepRun& r : expand(c, 1)) {
     const Point& p = r.point;
-    if (r.repeat != round) return false;
-    if (!wanted) return true;
-    if (!mode_named(p.mode).data_parallel) {
-      for (const auto& w : *wanted) {
-        if (w.first == p.model) return true;  // the single runs the speedups of the model pair with
-      }
-      return false;
+    bool take = !wanted;
+    if (wanted && !mode_named(p.mode).data_parallel) {
+      for (const auto& w : *wanted) take = take || w.first == p.model;
+    } else if (wanted) {
+      take = wanted->count({p.model, p.world_size}) > 0;
     }
-    return wanted->count({p.model, p.world_size}) > 0;
-  };
-  std::cerr << "# dpscale ab: round " << round + 1 << ", build " << build << " ("
-            << (build == 'A' ? o.a_dir : o.b_dir) << ")" << std::endl;
+    if (take) points.push_back(p);
+  }
+  return points;
+}
+
+// One build's run of `point` in round `round`: a sweep pass of that one run into its file.
+int run_pass(const AbOptions& o, char build, int round, const Point& point) {
+  SweepOptions so = pass_options(o, build, round + 1);
+  so.only = [round, point](const SweepRun& r) { return r.repeat == round && r.point == point; };
   return run_sweep(so);
 }
 
@@ -157,23 +163,31 @@ GateResult run_ab_session(AbOptions o) {
   check_ab_inputs(o);
   fs::create_directories(o.out_dir);
   std::cerr << "# dpscale ab: A = " << o.a_dir << ", B = " << o.b_dir << "; results in " << o.out_dir << std::endl;
+  const SweepConfig config = load_ab_config(o.config_path);
+  const SessionDilation dilation = fix_session_dilation(config);
+  o.sweep.link_dilation_at = dilation.at;
+  if (!dilation.line.empty()) std::cerr << "# dpscale ab: " << dilation.line << std::endl;
   Wanted wanted;
   int done = 0, target = o.rounds;
   for (;;) {
     for (int r = done; r < target; ++r) {
       const char first = a_leads(r) ? 'A' : 'B', second = first == 'A' ? 'B' : 'A';
-      for (const char build : {first, second}) {
-        if (run_pass(o, build, r, wanted) == 130) {
-          std::cerr << "dpscale ab: interrupted in round " << r + 1 << std::endl;
-          GateResult interrupted;
-          interrupted.exit_code = 130;
-          return interrupted;
+      std::cerr << "# dpscale ab: round " << r + 1 << ", each point by " << first << " then " << second << std::endl;
+      for (const Point& point : round_points(config, wanted)) {
+        for (const char build : {first, second}) {
+          if (run_pass(o, build, r, point) == 130) {
+            std::cerr << "dpscale ab: interrupted in round " << r + 1 << std::endl;
+            GateResult interrupted;
+            interrupted.exit_code = 130;
+            return interrupted;
+          }
         }
       }
     }
     done = target;
     const ResultsFile a = read_results(file_of(o, 'A')), b = read_results(file_of(o, 'B'));
     nlohmann::json doc = ab_document(a, b, o.gate, AbLabels{o.a_dir, o.b_dir, done});
+    if (!dilation.line.empty()) doc["notes"].push_back(dilation.line);
     const bool last = done >= o.max_rounds;
     if (last) {
       doc["footer"] = {std::to_string(done) + " rounds, the most --max-rounds allows: a point still undecided stays "

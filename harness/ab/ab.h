@@ -2,12 +2,14 @@
 //
 // `dpscale compare` judges today's sweep against a baseline measured hours before, and the
 // machine drifts between those hours. ab runs both builds now, alternately, as Chromium's
-// Pinpoint does for scalar benchmarks: round r of build A's runs of every point of CONFIG,
-// then round r of B's (or B then A), in the order A B B A, B A A B, A B B A, ... so that each
-// B run has an A run of the same point next to it in time, and each build leads as often as it
-// follows. Each build's rounds are a sweep of CONFIG with its trainers (run_sweep: the same
-// points, launch, machine state and reruns of disturbed runs as `dpscale sweep`), into
-// OUT/a.jsonl and OUT/b.jsonl. ab_judge.h turns the two files into the points gate.py judges.
+// Pinpoint does for scalar benchmarks: in round r every point of CONFIG is run by build A and
+// then at once by build B (or B then A), the rounds in the order A B B A, B A A B, A B B A, ...
+// so that each B run has the A run of the same point next to it in time (seconds apart, not a
+// whole pass of the config), and each build leads as often as it follows. Each run is a sweep
+// pass of CONFIG with its build's trainers (run_sweep: the same points, launch, machine state and
+// reruns of disturbed runs as `dpscale sweep`), into OUT/a.jsonl and OUT/b.jsonl, every run of
+// both builds at the one link dilation the session fixed first (ab_dilation.h). ab_judge.h turns
+// the two files into the points gate.py judges.
 //
 // While some point is undecided, two more rounds (one more block) of its model and world size
 // are run, up to --max-rounds. Exit status: 0 same or better, 1 a regression, 3 undecided after

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -101,6 +102,19 @@ std::string probe_gemm(const SweepConfig& c, double probe_s) {
   return choose_gemm({probe_shape()}, 1).library;
 }
 
+// A run whose point `at` names runs at that --link-dilation instead of the config's; its point
+// is read again from the arguments it now has, as expand() reads it.
+void fix_link_dilation(SweepRun& run, const std::map<Point, std::string>& at) {
+  const auto f = at.find(run.point);
+  if (f == at.end()) return;
+  const std::string& flag = option("link_dilation").flag;
+  const auto it = std::find(run.args.begin(), run.args.end(), flag);
+  if (it == run.args.end() || it + 1 == run.args.end()) return;  // a mode that takes no link
+  *(it + 1) = f->second;
+  const Point& p = run.point;
+  run.point = Point::of_args(p.model, p.mode, p.world_size, run.args, p.nodes, p.ranks_per_node);
+}
+
 // Whether the sweep may take priority `nice`: a higher priority than it has (a lower nice value,
 // root only) is tried and put back, so it is refused before the results file is made, not after.
 // A lower priority anyone may take.
@@ -153,6 +167,7 @@ SweepPlan plan_sweep(SweepOptions& o) {
     if (o.max_world_size > 0 && run.point.world_size > o.max_world_size) ++p.dropped;
     else if (!o.only || o.only(run)) p.runs.push_back(std::move(run));
   }
+  for (SweepRun& run : p.runs) fix_link_dilation(run, o.link_dilation_at);
 
   resolve_launcher(o.launch);
   check_world_fit(p.runs, o.launch, online_cpus());

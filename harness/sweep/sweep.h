@@ -21,6 +21,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ struct SweepOptions {
   // When set, only the runs it accepts (compare --rerun: the rounds of undecided points; ab: one
   // round per pass).
   std::function<bool(const SweepRun&)> only;
+  // Per point as the config makes it, a --link-dilation F that replaces the config's (dpscale ab
+  // fixes one F for both builds' runs of a whole session: harness/ab/ab_dilation.h).
+  std::map<Point, std::string> link_dilation_at;
 };
 
 // Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "contract/modes.h"
@@ -297,6 +298,60 @@ TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
   bool curve_named = false;
   for (const json& c : out["curves"]) curve_named |= c["verdict"] == "regression" && c["curve"].get<std::string>().find("naive") != std::string::npos;
   EXPECT_TRUE(curve_named) << r.out;
+}
+
+// A directory of the built trainers that logs "BUILD TRAINER" to `log` at every start (every rank).
+void logging_trainers_dir(const std::string& dir, const std::string& build, const std::string& log) {
+  fs::create_directories(dir);
+  for (const std::string& t : kTrainers) {
+    test::write_file(dir + "/" + t,
+                     "#!/bin/sh\necho '" + build + " " + t + "' >> '" + log + "'\nexec " + std::string(DPSCALE_BIN_DIR) +
+                         "/" + t + " \"$@\"\n",
+                     true);
+  }
+}
+
+// Each point's run by one build is followed at once by the other build's run of it (A first in
+// rounds 1 and 4, B in 2 and 3), and every data-parallel run of both builds gets the one link
+// dilation the session measured before its first round, not a probe of its own.
+TEST(AbRuns, EachPointRunsByBothBuildsBackToBackAtOneLinkDilation) {
+  test::ScratchDir d;
+  const std::string log = d.file("starts.log");
+  logging_trainers_dir(d.file("a"), "A", log);
+  logging_trainers_dir(d.file("b"), "B", log);
+  const std::string cfg = d.file("linked.json");
+  test::write_file(cfg, std::string(R"({"name": "ab", "models": ["256,256,10"], "modes": ["single", "naive"],
+      "world_sizes": [2], "backend": "cpu", "link": "50:300", "link_dilation": "auto:19.5", "timeout_s": 60,
+      "options": {"samples": 4096, "batch_size": 512, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})"));
+  const ProcessResult r = ab({cfg, "--a", d.file("a"), "--b", d.file("b"), "--out", d.file("out"), "--rounds", "4",
+                              "--max-rounds", "4", "--min-effect", kMinEffect});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
+  std::vector<std::string> starts;  // a run's ranks each log a start: one entry per run
+  for (const std::string& line : test::lines_of(test::read_file(log))) {
+    if (starts.empty() || starts.back() != line) starts.push_back(line);
+  }
+  const std::vector<std::string> expected = {
+      "A train_single_gpu", "B train_single_gpu", "A train_dp_naive", "B train_dp_naive",  // round 1
+      "B train_single_gpu", "A train_single_gpu", "B train_dp_naive", "A train_dp_naive",  // round 2
+      "B train_single_gpu", "A train_single_gpu", "B train_dp_naive", "A train_dp_naive",  // round 3
+      "A train_single_gpu", "B train_single_gpu", "A train_dp_naive", "B train_dp_naive"};  // round 4
+  EXPECT_EQ(starts, expected) << r.err;
+
+  std::set<double> dilations;
+  for (const char* f : {"out/a.jsonl", "out/b.jsonl"}) {
+    for (const SweepEntry& e : read_results(d.file(f)).entries) {
+      ASSERT_TRUE(e.ok) << f;
+      if (e.point.mode != "naive") continue;
+      dilations.insert(e.record->link_dilation);
+      EXPECT_EQ(std::count(e.run.argv.begin(), e.run.argv.end(), "auto:19.5"), 0) << "a run probed its own dilation";
+    }
+  }
+  ASSERT_EQ(dilations.size(), 1u) << "the builds' runs were given different dilations";
+  EXPECT_GT(*dilations.begin(), 1.0);  // 19.5 TFLOP/s over a CPU's GEMM rate
+  const json out = json::parse(r.out);
+  bool said = false;
+  for (const json& n : out["notes"]) said |= n.get<std::string>().find("fixed for the session") != std::string::npos;
+  EXPECT_TRUE(said) << r.out;
 }
 
 // Each bad input: exit 2, one line naming what is wrong, and no --out made.
