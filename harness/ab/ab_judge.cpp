@@ -1,11 +1,10 @@
-// ab_judge.cpp — pairing A's and B's runs round by round into throughput ratios, and the
-// document the gate's statistics judge (ab_judge.h).
+// ab_judge.cpp — pairing A's and B's runs round by round into throughput and speedup ratios,
+// and the document the gate's statistics judge (ab_judge.h).
 #include "harness/ab/ab_judge.h"
 
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "contract/modes.h"
@@ -51,6 +50,7 @@ bool waited_unalike(const SweepEntry& ea, const SweepEntry& eb, double idle, con
 
 // The ratios of one point, and the rounds left out (with why) or judged though disturbed alike.
 struct Pairs {
+  std::vector<int> rounds;  // the round of each ratio
   std::vector<double> ratios, a_thr, b_thr;
   std::vector<std::string> left_out, alike;
   int b_ok = 0, b_failed_where_a_ran = 0;
@@ -90,6 +90,7 @@ Pairs pair_rounds(const Rounds& a, const Rounds& b, double idle, const GateOptio
     }
     const double ta = ea.record->throughput_samples_per_s, tb = eb->record->throughput_samples_per_s;
     if (!(ta > 0) || !(tb > 0)) continue;
+    p.rounds.push_back(round);
     p.ratios.push_back(tb / ta);
     p.a_thr.push_back(ta);
     p.b_thr.push_back(tb);
@@ -109,32 +110,24 @@ double usual_probe_of(const ResultsFile& a, const ResultsFile& b) {
   return usual_probe(states);
 }
 
-// The data-parallel rounds whose A and B runs waited unalike (waited_unalike): their speedup
-// samples would compare the contention, not the builds (an A/A session beside a busy loop called
-// bucketed's speedup 6.8% lower when B's runs had waited 4-12% of their epochs and A's 5-6%).
-std::set<std::pair<Point, int>> unalike_dp_rounds(const ResultsFile& a, const ResultsFile& b, const GateOptions& o) {
-  std::set<std::pair<Point, int>> drop;
-  const double idle = usual_probe_of(a, b);
-  const std::map<Point, Rounds> as = by_point(a), bs = by_point(b);
-  for (const auto& [k, b_rounds] : bs) {
-    const auto ia = as.find(k);
-    if (k.mode == mode_name(Mode::single) || ia == as.end()) continue;
-    for (const auto& [round, eb] : b_rounds) {
-      const auto ja = ia->second.find(round);
-      if (ja != ia->second.end() && waited_unalike(*ja->second, *eb, idle, o.limits)) drop.insert({k, round});
-    }
+// A point's paired verdict input: one ratio (B over A) per round, what was left out and why.
+json paired_point(const Point& k, const std::string& metric, const Pairs& p, double base_median, double now_median,
+                  const std::string& unit) {
+  json pt;
+  pt["key"] = k.to_json();
+  pt["describe"] = k.describe() + " " + metric;
+  pt["curve"] = metric + " " + curve_of(k);
+  pt["metric"] = metric;
+  if (p.b_ok == 0 && p.b_failed_where_a_ran > 0) {
+    pt["status"] = "failed";
+    pt["why"] = "every run of B failed where A's ran";
+    return pt;
   }
-  return drop;
-}
-
-// `f` without the runs of `drop` (the single runs stay: they are no data-parallel round).
-ResultsFile without(const ResultsFile& f, const std::set<std::pair<Point, int>>& drop) {
-  ResultsFile out = f;
-  out.entries.clear();
-  for (const SweepEntry& e : f.entries) {
-    if (!drop.count({e.point, e.repeat})) out.entries.push_back(e);
-  }
-  return out;
+  pt["status"] = "compared";
+  pt["test"] = "paired";
+  pt["pairs"] = {{"ratios", p.ratios}, {"left_out", p.left_out}, {"alike", p.alike},
+                 {"base_median", base_median}, {"now_median", now_median}, {"unit", unit}};
+  return pt;
 }
 
 }  // namespace
@@ -146,26 +139,43 @@ json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOpt
   for (const auto& [k, b_rounds] : bs) {
     const auto ia = as.find(k);
     const Pairs p = pair_rounds(ia == as.end() ? Rounds{} : ia->second, b_rounds, idle, o);
-    json pt;
-    pt["key"] = k.to_json();
-    pt["describe"] = k.describe() + " throughput";
-    pt["curve"] = "throughput " + curve_of(k);
-    pt["metric"] = "throughput";
-    if (p.b_ok == 0 && p.b_failed_where_a_ran > 0) {
-      pt["status"] = "failed";
-      pt["why"] = "every run of B failed where A's ran";
-      points.push_back(pt);
-      continue;
+    points.push_back(paired_point(k, "throughput", p, median_or_zero(p.a_thr), median_or_zero(p.b_thr), "samples/s"));
+  }
+  return points;
+}
+
+json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o) {
+  const double idle = usual_probe_of(a, b);
+  const std::map<Point, Rounds> as = by_point(a), bs = by_point(b);
+  auto pairs_of = [&](const Point& k) {
+    const auto ia = as.find(k), ib = bs.find(k);
+    return pair_rounds(ia == as.end() ? Rounds{} : ia->second, ib == bs.end() ? Rounds{} : ib->second, idle, o);
+  };
+  json points = json::array();
+  for (const auto& [k, b_rounds] : bs) {
+    if (!mode_named(k.mode).data_parallel) continue;
+    const Pairs dp = pairs_of(k), single = pairs_of(k.beside(mode_name(Mode::single), 1));
+    std::map<int, size_t> single_at;  // round -> index into single's pairs
+    for (size_t i = 0; i < single.rounds.size(); ++i) single_at[single.rounds[i]] = i;
+    Pairs sp;
+    sp.b_ok = dp.b_ok;
+    sp.b_failed_where_a_ran = dp.b_failed_where_a_ran;
+    sp.left_out = dp.left_out;
+    sp.alike = dp.alike;
+    std::vector<double> a_speedups, b_speedups;
+    for (size_t i = 0; i < dp.rounds.size(); ++i) {
+      const auto s = single_at.find(dp.rounds[i]);
+      if (s == single_at.end()) {
+        sp.left_out.push_back("round " + std::to_string(dp.rounds[i] + 1) + ": no fit pair of single runs to measure "
+                              "the speedups against");
+        continue;
+      }
+      sp.rounds.push_back(dp.rounds[i]);
+      sp.ratios.push_back(dp.ratios[i] / single.ratios[s->second]);
+      a_speedups.push_back(dp.a_thr[i] / single.a_thr[s->second]);
+      b_speedups.push_back(dp.b_thr[i] / single.b_thr[s->second]);
     }
-    pt["status"] = "compared";
-    pt["test"] = "paired";
-    pt["pairs"] = {{"ratios", p.ratios},
-                   {"left_out", p.left_out},
-                   {"alike", p.alike},
-                   {"base_median", median_or_zero(p.a_thr)},
-                   {"now_median", median_or_zero(p.b_thr)},
-                   {"unit", "samples/s"}};
-    points.push_back(pt);
+    points.push_back(paired_point(k, "speedup", sp, median_or_zero(a_speedups), median_or_zero(b_speedups), "×"));
   }
   return points;
 }
@@ -173,20 +183,15 @@ json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOpt
 json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels) {
   GateFiles files;
   files.now_path = b.path;
-  const std::set<std::pair<Point, int>> unalike = unalike_dp_rounds(a, b, o);
-  files.now = without(b, unalike);
-  files.bases = {without(a, unalike)};
-  json doc = gate_document(files, o);
-  for (json& p : doc["points"]) {
-    p["curve"] = "speedup " + p["curve"].get<std::string>();
-    p["describe"] = p["describe"].get<std::string>() + " speedup";
-    p["metric"] = "speedup";
-  }
+  files.now = b;
+  files.bases = {a};
+  json doc = gate_document(files, o);  // the gate's constants and frame; the points are ab's own
+  doc["points"] = speedup_points(a, b, o);
   for (json& p : throughput_points(a, b, o)) doc["points"].push_back(std::move(p));
   doc["title"] = {"dpscale ab: B (" + labels.b_dir + ") against A (" + labels.a_dir + "), " +
                       std::to_string(labels.rounds) + " rounds alternating A B B A, B A A B",
-                  "throughput: B's run over A's of the same round, paired; speedup: each build's DP run over its own "
-                  "single run of the round"};
+                  "throughput: B's run over A's of the same round, paired; speedup: B's speedup over A's in the same "
+                  "round (each build's DP run over its own single run), paired"};
   doc["value_head"] = "A → B";
   // The minimum effect is the loss CI must catch: a significant change of three quarters of it
   // or more is judged (harness/report/gate.py, min_effect_line), as a loss of exactly that size

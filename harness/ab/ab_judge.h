@@ -7,15 +7,19 @@
 //               paired test: Wilcoxon signed-rank, one-sample Hodges-Lehmann, bootstrap over
 //               rounds). Every point, the single runs included: a change that slows the single
 //               run and the data-parallel runs alike shows here and not in the speedups.
-//   speedup     each build's data-parallel run over its own single run of the round, B's against
-//               A's: the regression gate's own samples and test (gate.h: gate_document).
+//   speedup     B's speedup over A's in the same round, each build's data-parallel run over its
+//               own single run: the data-parallel pair's ratio over the single pair's, paired and
+//               tested as the throughput is. The two runs of a point are seconds apart (ab.h), so
+//               a drift of the machine over a round moves both builds' runs alike and leaves the
+//               ratio; `dpscale compare`'s unpaired test of two sets of speedups cannot use that.
 //
 // A round's pair is left out when one half failed or was disturbed (machine_state.h) and the
-// other was not. Two halves both disturbed by their ranks' run delay alone, by shares close
-// enough that the contention moves their ratio by at most half the minimum effect (lost_alike,
-// machine_state.h; ab.cpp sets the limit), still judge: docs/regression-gate.md, "A pair whose
-// halves lost alike", says why that is sound. The speedup samples keep a round on the same rule
-// (gate.cpp: a data-parallel run and its single run).
+// other was not, or when neither was disturbed and yet their run delays are further apart than
+// the contention may move a ratio judged at the minimum effect. Two halves both disturbed by their
+// ranks' run delay alone, by shares close enough that the contention moves their ratio by at most
+// half the minimum effect (lost_alike, machine_state.h; ab.cpp sets the limit), still judge:
+// docs/regression-gate.md, "A pair whose halves lost alike", says why that is sound. A round's
+// speedup needs both its data-parallel pair and its single pair fit.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -41,8 +45,11 @@ nlohmann::json throughput_points(const ResultsFile& a, const ResultsFile& b, con
 // significant three quarters (docs/ab.md, "How well it catches a change").
 inline constexpr double kAbMinEffectLine = 0.75;
 
-// The whole document: the speedup points (gate_document with B as new and A as the baseline,
-// each curve named "speedup ...") and the throughput points, the gate's constants, the title.
+// The paired speedup points of A and B, one per data-parallel point, metric "speedup".
+nlohmann::json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o);
+
+// The whole document: the speedup points and the throughput points, with the gate's constants
+// and frame (gate_document with B as new and A as the baseline), the title.
 nlohmann::json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels);
 
 }  // namespace dpscale

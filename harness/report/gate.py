@@ -25,8 +25,9 @@ round), new against baseline, in log space (a ratio's natural scale):
            there the minimum effect is the smallest loss that must be caught (CI's 5%), and a
            true loss of exactly min_effect has its estimate on either side of min_effect about
            half the time, but beyond three quarters of it nearly always (docs/ab.md).
-A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, the two runs
-of one round side by side in time) carries one ratio per round instead of two samples:
+A point marked "test": "paired" (`dpscale ab`: build B's throughput over build A's, or B's speedup
+over A's, the two builds' runs of one round side by side in time) carries one ratio per round
+instead of two samples:
   p        Wilcoxon signed-rank of the log ratios against 0, two-sided (scipy, exact at these
            sizes), then Holm per curve as above.
   effect   the one-sample Hodges-Lehmann estimate: the median of the Walsh averages of the log
@@ -315,7 +316,11 @@ def render_md(doc, alpha, min_effect, curves, counts, exit_code):
         sp = f"{sb:.2f}× → {sn:.2f}×" if sb and sn else "—"
         vb, vn = r.get("value_base"), r.get("value_now")
         if r.get("test") == "paired":
-            sp = f"{vb:,.0f} → {vn:,.0f} {r.get('unit', '')}".rstrip() if vb and vn else "—"
+            unit = r.get("unit", "")
+            if unit == "×":
+                sp = f"{vb:.2f}× → {vn:.2f}×" if vb and vn else "—"
+            else:
+                sp = f"{vb:,.0f} → {vn:,.0f} {unit}".rstrip() if vb and vn else "—"
         ci = r.get("ci_pct")
         eff = f"{fmt_pct(r.get('effect_pct'))} [{fmt_pct(ci[0])}, {fmt_pct(ci[1])}]" if ci else "—"
         spread = (f"±{r['spread_base_pct']:.1f}% / ±{r['spread_now_pct']:.1f}%" if "spread_base_pct" in r else "—")

@@ -136,6 +136,23 @@ TEST(Ab, ADataParallelLossIsCaughtInThroughputAndSpeedup) {
   EXPECT_LT(n["p_holm"].get<double>(), 0.05);
 }
 
+// A round's speedup ratio is its data-parallel pair's ratio over its single pair's: B's runs are
+// A's (the same noise) with single 2% and naive 8% longer, so every round's B speedup is A's times
+// 1.02 / 1.08, and the paired estimate is that exactly (-5.56%), as is the medians' ratio.
+TEST(Ab, TheSpeedupIsTheDataParallelPairOverTheSinglePair) {
+  const Verdicts v = judge({}, {.single_slow = 0.02, .dp_slow = 0.08});
+  const json& sp = v.points.at(kNaiveSpeedup);
+  EXPECT_EQ(sp["test"], "paired") << v.text;
+  EXPECT_EQ(sp["n_now"], 6) << v.text;
+  EXPECT_NEAR(sp["effect_pct"].get<double>(), (1.02 / 1.08 - 1) * 100, 0.01) << sp.dump();
+  EXPECT_NEAR(sp["value_now"].get<double>() / sp["value_base"].get<double>(), 1.02 / 1.08, 1e-9) << sp.dump();
+  EXPECT_EQ(sp["verdict"], "regression") << v.text;
+  // The control: both 5% longer, the speedups' ratio is 1 in every round.
+  const Verdicts alike = judge({}, {.single_slow = 0.05, .dp_slow = 0.05});
+  EXPECT_NEAR(alike.points.at(kNaiveSpeedup)["effect_pct"].get<double>(), 0.0, 1e-9) << alike.text;
+  EXPECT_EQ(alike.points.at(kNaiveSpeedup)["verdict"], "same") << alike.text;
+}
+
 // The loss `dpscale compare` cannot see: single and data-parallel runs slower alike leave the
 // speedups the same; the paired throughputs catch it.
 TEST(Ab, ALossOfEverythingIsAThroughputRegressionWithTheSpeedupsTheSame) {
@@ -169,11 +186,12 @@ TEST(Ab, PairsDisturbedAlikeStillJudge) {
   EXPECT_EQ(loss.exit_code, 1) << loss.text;
   EXPECT_EQ(loss.points.at(kNaiveThr)["verdict"], "regression") << loss.text;
 
-  // (Each build's speedups pair its own runs, which lost alike here: only the throughputs are left out.)
+  // (A round's speedup is its data-parallel pair's ratio over its single pair's: left out with them.)
   const Verdicts unalike = judge({.run_delay = 0.30}, {.run_delay = 0.20, .seed = 6});
   EXPECT_EQ(unalike.exit_code, 3) << unalike.text;
   EXPECT_EQ(unalike.points.at(kSingleThr)["verdict"], "undecided") << unalike.text;
   EXPECT_EQ(unalike.points.at(kNaiveThr)["verdict"], "undecided") << unalike.text;
+  EXPECT_EQ(unalike.points.at(kNaiveSpeedup)["verdict"], "undecided") << unalike.text;
   const Verdicts off = judge({.run_delay = 0.30}, {.run_delay = 0.30, .seed = 6}, 0.0);
   EXPECT_EQ(off.exit_code, 3) << off.text;
 }
@@ -190,11 +208,12 @@ TEST(Ab, UndisturbedPairsThatLostUnalikeAreLeftOut) {
   const Verdicts alike = judge({}, {.single_slow = 0.06, .run_delay = 0.02, .seed = 6});
   EXPECT_EQ(alike.points.at(kSingleThr)["verdict"], "regression") << alike.text;
   // The same for the speedups: B's data-parallel runs 6% slower while they waited 8% against A's
-  // 1% leave their rounds out of both builds' speedup samples, so no regression is called;
-  // alike, the loss is caught.
+  // 1% leave their rounds out of the paired speedups, so no regression is called; alike, the
+  // loss is caught.
   const Verdicts dp_unalike = judge({}, {.dp_slow = 0.06, .run_delay = 0.08, .seed = 6});
-  // (Every round left out here, so the speedup point has no sample in either file and no verdict.)
-  EXPECT_EQ(dp_unalike.points.count(kNaiveSpeedup), 0u) << dp_unalike.text;
+  EXPECT_EQ(dp_unalike.points.at(kNaiveSpeedup)["verdict"], "undecided") << dp_unalike.text;
+  EXPECT_NE(dp_unalike.points.at(kNaiveSpeedup)["why"].dump().find("too far apart to compare"), std::string::npos)
+      << dp_unalike.text;
   EXPECT_NE(dp_unalike.exit_code, 1) << dp_unalike.text;
   const Verdicts dp_alike = judge({}, {.dp_slow = 0.06, .run_delay = 0.02, .seed = 6});
   EXPECT_EQ(dp_alike.points.at(kNaiveSpeedup)["verdict"], "regression") << dp_alike.text;

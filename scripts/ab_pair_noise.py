@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""ab_pair_noise.py — how far apart the two halves of `dpscale ab`'s pairs are, per condition.
+
+    python3 scripts/ab_pair_noise.py RUNS.tar.xz [RUNS.tar.xz ...] [--conditions idle,busy1]
+
+Each RUNS.tar.xz holds sessions/<condition>-<i>/{a,b}.jsonl as scripts/ab-experiment.sh leaves
+them. A pair is build A's and build B's run of one point in one round. Per condition and mode it
+prints the pairs, the robust spread of their log throughput ratios (1.4826 x the median absolute
+deviation from each session's median, in percent: the noise a paired test has to see through),
+the pairs more than 10% off their session's median ratio (the outliers), and for the
+data-parallel modes how far the two runs' link dilations were apart: the pairs whose dilations
+differ by more than 10%, and the correlation of the dilation ratio with the throughput ratio (a
+run given a larger dilation models a slower link, so a strong negative correlation says the
+dilation moved the pair).
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import tarfile
+from collections import defaultdict
+
+
+def sessions(path):
+    """{session name: {"a": [records], "b": [records]}} from one tarball."""
+    out = defaultdict(dict)
+    with tarfile.open(path) as t:
+        for m in t.getmembers():
+            parts = m.name.split("/")
+            if len(parts) < 3 or parts[-1] not in ("a.jsonl", "b.jsonl") or not m.isfile():
+                continue
+            lines = t.extractfile(m).read().decode().splitlines()
+            recs = []
+            for line in lines:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if r.get("status") == "ok":
+                    recs.append(r)
+            out[parts[-2]][parts[-1][0]] = recs
+    return out
+
+
+def pairs(sess):
+    """(mode, throughput ratio, dilation ratio) for every point and round both builds ran."""
+    def key(r):
+        return (r["point"]["mode"], r["point"]["world_size"], r["point"]["repeat"])
+    a = {key(r): r for r in sess.get("a", [])}
+    b = {key(r): r for r in sess.get("b", [])}
+    for k in sorted(set(a) & set(b)):
+        ra, rb = a[k], b[k]
+        yield (k[0], math.log(rb["throughput_samples_per_s"] / ra["throughput_samples_per_s"]),
+               math.log(rb["link_dilation"] / ra["link_dilation"]))
+
+
+def corr(xs, ys):
+    if len(xs) < 3 or statistics.pstdev(xs) == 0 or statistics.pstdev(ys) == 0:
+        return None
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / len(xs)
+    return cov / (statistics.pstdev(xs) * statistics.pstdev(ys))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tarballs", nargs="+")
+    ap.add_argument("--conditions", default="", help="comma-separated conditions to show (default all)")
+    a = ap.parse_args()
+    want = set(filter(None, a.conditions.split(",")))
+    rows = defaultdict(lambda: {"dev": [], "far": 0, "n": 0, "dil": [], "thr": [], "dil_far": 0})
+    for path in a.tarballs:
+        for name, sess in sessions(path).items():
+            cond = name.rsplit("-", 1)[0]
+            if want and cond not in want:
+                continue
+            per_mode = defaultdict(list)
+            for mode, thr, dil in pairs(sess):
+                per_mode[mode].append((thr, dil))
+            for mode, ps in per_mode.items():
+                med = statistics.median(t for t, _ in ps)
+                row = rows[(cond, mode)]
+                for thr, dil in ps:
+                    row["dev"].append(abs(thr - med))
+                    row["n"] += 1
+                    row["far"] += abs(thr - med) > math.log(1.10)
+                    if mode != "single":
+                        row["dil"].append(dil)
+                        row["thr"].append(thr)
+                        row["dil_far"] += abs(dil) > math.log(1.10)
+    if not rows:
+        sys.exit("ab_pair_noise: no pairs in " + ", ".join(a.tarballs))
+    print("| condition | mode | pairs | robust spread of B/A | pairs > 10% off the median | dilations > 10% apart | "
+          "correlation, dilation ratio vs throughput ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (cond, mode), r in sorted(rows.items()):
+        spread = 1.4826 * statistics.median(r["dev"]) * 100
+        c = corr(r["dil"], r["thr"])
+        dil_far = f'{r["dil_far"]} of {len(r["dil"])}' if mode != "single" else "—"
+        cs = "—" if mode == "single" else ("none (one dilation)" if c is None else f"{c:+.2f}")
+        print(f'| {cond} | {mode} | {r["n"]} | {spread:.1f}% | {r["far"]} | {dil_far} | {cs} |')
+
+
+if __name__ == "__main__":
+    main()
