@@ -102,8 +102,9 @@ std::string probe_gemm(const SweepConfig& c, double probe_s) {
   return choose_gemm({probe_shape()}, 1).library;
 }
 
-// A run whose point `at` names runs at that --link-dilation instead of the config's; its point
-// is read again from the arguments it now has, as expand() reads it.
+// A run whose point `at` names runs at that --link-dilation instead of the config's. Its point
+// stays the config's (auto:TFLOPS resolved once is still the config's auto:TFLOPS point, one key
+// from session to session); its line then carries the point's settings (sweep_line.h).
 void fix_link_dilation(SweepRun& run, const std::map<Point, std::string>& at) {
   const auto f = at.find(run.point);
   if (f == at.end()) return;
@@ -111,8 +112,6 @@ void fix_link_dilation(SweepRun& run, const std::map<Point, std::string>& at) {
   const auto it = std::find(run.args.begin(), run.args.end(), flag);
   if (it == run.args.end() || it + 1 == run.args.end()) return;  // a mode that takes no link
   *(it + 1) = f->second;
-  const Point& p = run.point;
-  run.point = Point::of_args(p.model, p.mode, p.world_size, run.args, p.nodes, p.ranks_per_node);
 }
 
 // Whether the sweep may take priority `nice`: a higher priority than it has (a lower nice value,

@@ -15,7 +15,11 @@ nlohmann::ordered_json make_sweep_line(const SweepRun& p, const RunInfo& run, co
   nlohmann::ordered_json line;
   line["status"] = record ? "ok" : "failed";
   if (!record) line["reason"] = reason;
-  line["point"] = p.point.to_json(false);
+  // The settings are the argv's flags, written once, unless the run was given other values
+  // than its point's (a dilation resolved for a whole session: the point keeps the config's).
+  const Point& q = p.point;
+  const bool argv_is_point = Point::of_args(q.model, q.mode, q.world_size, p.args, q.nodes, q.ranks_per_node) == q;
+  line["point"] = q.to_json(!argv_is_point);
   line["point"]["repeat"] = p.repeat;
   if (record) {
     const nlohmann::ordered_json rec = to_json(*record);

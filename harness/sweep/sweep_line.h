@@ -46,7 +46,9 @@ struct SweepEntry {
 // The line for a finished run (`record` set) or a failed one (`reason` set); `system` is the
 // sweep's description of the machine (system_info.h).
 // The line's point is the run's point without its settings (Point::to_json): they are the flags
-// of `run.argv`, written once.
+// of `run.argv`, written once. Where the run's arguments say otherwise than its point (dpscale ab
+// gives every run the one link dilation it measured for the session, the point keeping the
+// config's auto:TFLOPS), the point carries its settings, which reading the line then takes.
 nlohmann::ordered_json make_sweep_line(const SweepRun& r, const RunInfo& run, const nlohmann::ordered_json& system,
                                        const std::optional<RunRecord>& record, const std::string& reason);
 

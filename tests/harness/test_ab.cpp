@@ -250,14 +250,17 @@ void trainers_dir(const std::string& dir, const std::string& extra_dp) {
   }
 }
 
-// Single and naive at K = 2, about 0.1 s an epoch; runs at nice -20 where root may take it (a
-// neighbour at the default priority then gets the CPU the runs leave idle).
+// Single and naive at K = 2 on the small model at ci.json's batch, about 0.6 s an epoch: steps
+// of a few hundred milliseconds, so that a rank's wait is its step's, not the MPI runtime's own
+// threads' (a model a thousand times smaller had naive's ranks waiting 26-56% of their epochs for
+// a CPU on an idle machine, and every such session undecided). Runs at nice -20 where root may
+// take it (a neighbour at the default priority then gets the CPU the runs leave idle).
 std::string config(const test::ScratchDir& d, bool with_single = true) {
   const std::string path = d.file(with_single ? "ab.json" : "dp-only.json");
-  test::write_file(path, std::string(R"({"name": "ab", "models": ["256,256,10"], "modes": [)") +
+  test::write_file(path, std::string(R"({"name": "ab", "models": ["small"], "modes": [)") +
                              (with_single ? R"("single", )" : "") + R"("naive"], "world_sizes": [2], "backend": "cpu",
       "timeout_s": 60, "nice": )" + (::geteuid() == 0 ? "-20" : "0") + R"(,
-      "options": {"samples": 8192, "batch_size": 512, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})");
+      "options": {"samples": 8192, "batch_size": 4096, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})");
   return path;
 }
 
@@ -292,8 +295,8 @@ TEST(AbRuns, TwoCopiesOfOneBuildAreTheSame) {
 
 TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
   test::ScratchDir d;
-  // Rank 0 sleeps 4 ms a step in backward: 16 steps an epoch, +64 ms on an epoch of about 0.1 s.
-  trainers_dir(d.file("slow"), "--inject-delay 0:4");
+  // Rank 0 sleeps 150 ms a step in backward: 2 steps an epoch, +300 ms on an epoch of about 0.6 s.
+  trainers_dir(d.file("slow"), "--inject-delay 0:150");
   const ProcessResult r = ab({config(d), "--a", DPSCALE_BIN_DIR, "--b", d.file("slow"), "--out", d.file("out"),
                               "--rounds", "6", "--max-rounds", "6", "--min-effect", kMinEffect});
   // Whatever the verdict, the files show B's data-parallel runs slower.
@@ -362,6 +365,8 @@ TEST(AbRuns, EachPointRunsByBothBuildsBackToBackAtOneLinkDilation) {
       ASSERT_TRUE(e.ok) << f;
       if (e.point.mode != "naive") continue;
       dilations.insert(e.record->link_dilation);
+      // The point stays the config's, so sessions with different measured F are one point.
+      EXPECT_EQ(e.point.setting("link_dilation"), "auto:19.5") << f;
       EXPECT_EQ(std::count(e.run.argv.begin(), e.run.argv.end(), "auto:19.5"), 0) << "a run probed its own dilation";
     }
   }
