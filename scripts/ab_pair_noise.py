@@ -11,7 +11,10 @@ the pairs more than 10% off their session's median ratio (the outliers), and for
 data-parallel modes how far the two runs' link dilations were apart: the pairs whose dilations
 differ by more than 10%, and the correlation of the dilation ratio with the throughput ratio (a
 run given a larger dilation models a slower link, so a strong negative correlation says the
-dilation moved the pair).
+dilation moved the pair), and for the data-parallel modes the contention factor c of
+T = W / (1 - c*s): the slope, through 0, of the pairs' log(T_B / T_A) on their run delay shares'
+difference s_B - s_A, ± its standard error (docs/ab.md, "A busy machine": the rule that judges pairs which waited
+alike assumes c <= 1; in the conditions where B is slower on purpose the slope mixes in the change).
 """
 import argparse
 import json
@@ -51,8 +54,22 @@ def pairs(sess):
     b = {key(r): r for r in sess.get("b", [])}
     for k in sorted(set(a) & set(b)):
         ra, rb = a[k], b[k]
+        sa, sb = ra.get("run_delay_share"), rb.get("run_delay_share")
         yield (k[0], math.log(rb["throughput_samples_per_s"] / ra["throughput_samples_per_s"]),
-               math.log(rb["link_dilation"] / ra["link_dilation"]))
+               math.log(rb["link_dilation"] / ra["link_dilation"]),
+               None if sa is None or sb is None else sb - sa)
+
+
+def contention_factor(ds, thrs):
+    """c of T = W / (1 - c*s): the least-squares slope, through 0, of log(T_B / T_A) on s_B - s_A,
+    and its standard error (large where the shares hardly differ: there the data cannot say)."""
+    sxx = sum(d * d for d in ds)
+    if len(ds) < 3 or sxx == 0:
+        return None
+    ys = [-t for t in thrs]
+    c = sum(d * y for d, y in zip(ds, ys)) / sxx
+    rss = sum((y - c * d) ** 2 for d, y in zip(ds, ys))
+    return c, math.sqrt(rss / (len(ds) - 1) / sxx)
 
 
 def corr(xs, ys):
@@ -69,19 +86,23 @@ def main():
     ap.add_argument("--conditions", default="", help="comma-separated conditions to show (default all)")
     a = ap.parse_args()
     want = set(filter(None, a.conditions.split(",")))
-    rows = defaultdict(lambda: {"dev": [], "far": 0, "n": 0, "dil": [], "thr": [], "dil_far": 0})
+    rows = defaultdict(lambda: {"dev": [], "far": 0, "n": 0, "dil": [], "thr": [], "dil_far": 0,
+                                "ds": [], "ds_thr": []})
     for path in a.tarballs:
         for name, sess in sessions(path).items():
             cond = name.rsplit("-", 1)[0]
             if want and cond not in want:
                 continue
             per_mode = defaultdict(list)
-            for mode, thr, dil in pairs(sess):
-                per_mode[mode].append((thr, dil))
+            for mode, thr, dil, ds in pairs(sess):
+                per_mode[mode].append((thr, dil, ds))
             for mode, ps in per_mode.items():
-                med = statistics.median(t for t, _ in ps)
+                med = statistics.median(t for t, _, _ in ps)
                 row = rows[(cond, mode)]
-                for thr, dil in ps:
+                for thr, dil, ds in ps:
+                    if ds is not None and mode != "single":
+                        row["ds"].append(ds)
+                        row["ds_thr"].append(thr)
                     row["dev"].append(abs(thr - med))
                     row["n"] += 1
                     row["far"] += abs(thr - med) > math.log(1.10)
@@ -92,14 +113,16 @@ def main():
     if not rows:
         sys.exit("ab_pair_noise: no pairs in " + ", ".join(a.tarballs))
     print("| condition | mode | pairs | robust spread of B/A | pairs > 10% off the median | dilations > 10% apart | "
-          "correlation, dilation ratio vs throughput ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "correlation, dilation ratio vs throughput ratio | contention factor c |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for (cond, mode), r in sorted(rows.items()):
         spread = 1.4826 * statistics.median(r["dev"]) * 100
         c = corr(r["dil"], r["thr"])
         dil_far = f'{r["dil_far"]} of {len(r["dil"])}' if mode != "single" else "—"
         cs = "—" if mode == "single" else ("none (one dilation)" if c is None else f"{c:+.2f}")
-        print(f'| {cond} | {mode} | {r["n"]} | {spread:.1f}% | {r["far"]} | {dil_far} | {cs} |')
+        c = contention_factor(r["ds"], r["ds_thr"]) if mode != "single" else None
+        cf = "—" if c is None else f"{c[0]:.2f} ± {c[1]:.2f}"
+        print(f'| {cond} | {mode} | {r["n"]} | {spread:.1f}% | {r["far"]} | {dil_far} | {cs} | {cf} |')
 
 
 if __name__ == "__main__":
