@@ -1,8 +1,6 @@
 // ab_dilation.cpp — the session's one link dilation, measured before the first round (ab_dilation.h).
 #include "harness/ab/ab_dilation.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <memory>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include "contract/link_model.h"
 #include "contract/modes.h"
 #include "harness/common/table.h"
+#include "harness/sweep/sweep.h"
 #include "models/device.h"
 #include "models/gemm/gemm_probe.h"
 #include "models/gemm/step_gemms.h"
@@ -32,18 +31,6 @@ TrainOptions options_of(const SweepRun& run) {
   return o;
 }
 
-// The process's priority for the probes: the runs' (the sweep sets it for its whole pass).
-class Priority {
- public:
-  explicit Priority(int nice) : before_(::getpriority(PRIO_PROCESS, 0)) {
-    if (nice != before_) ::setpriority(PRIO_PROCESS, 0, nice);
-  }
-  ~Priority() { ::setpriority(PRIO_PROCESS, 0, before_); }
-
- private:
-  int before_;
-};
-
 // F as its run's argument: a tenth of a percent of it at least, never in exponent form.
 std::string factor_text(double f) { return fmt_fixed(f, f >= 100 ? 1 : f >= 1 ? 3 : 6); }
 
@@ -59,7 +46,7 @@ SessionDilation fix_session_dilation(const SweepConfig& c, int probes) {
                "; only the CPU backend's rate is measured once for the session)";
     return out;
   }
-  const Priority priority(c.nice);
+  set_priority(c.nice);  // the runs' own, which the session's first pass would set anyway
   using Key = std::tuple<std::string, int, std::string, int>;  // model, local batch, library, threads
   std::map<Key, std::string> f_of;
   std::ostringstream how;

@@ -31,7 +31,8 @@ struct SessionDilation {
 
 // The config's data-parallel points at one F each when its link_dilation is auto:TFLOPS on the
 // CPU backend; nothing to fix otherwise (no link, a fixed factor, or a GPU backend, whose runs
-// keep probing their own device: the line says so). Runs at the config's nice value.
+// keep probing their own device: the line says so). Sets the process to the config's nice value,
+// as the session's first pass would.
 SessionDilation fix_session_dilation(const SweepConfig& c, int probes = kAbDilationProbes);
 
 }  // namespace dpscale

@@ -36,7 +36,6 @@
 #include "models/gemm/gemm_choice.h"
 #include "models/gemm/gemm_probe.h"
 
-
 namespace dpscale {
 
 namespace {
@@ -71,16 +70,6 @@ struct SignalGuard {
     ::sigaction(SIGTERM, &old_term, nullptr);
   }
 };
-
-// The config's "nice" for the whole sweep: the probe's threads and every run inherit it.
-void set_priority(int nice) {
-  if (nice == 0 || ::getpriority(PRIO_PROCESS, 0) == nice) return;
-  errno = 0;
-  if (::setpriority(PRIO_PROCESS, 0, nice) != 0) {
-    throw InputError("nice " + std::to_string(nice) + ": cannot set the sweep's priority (" + std::strerror(errno) +
-                     (nice < 0 ? "; a negative nice value needs root" : "") + ")");
-  }
-}
 
 void print_outcome(const RunOutcome& outcome, double seconds, const MachineState& state) {
   if (outcome.record) {
@@ -202,6 +191,16 @@ SweepPlan plan_sweep(SweepOptions& o) {
 }
 
 }  // namespace
+
+// The config's "nice" for the whole sweep: the probe's threads and every run inherit it.
+void set_priority(int nice) {
+  if (nice == 0 || ::getpriority(PRIO_PROCESS, 0) == nice) return;
+  errno = 0;
+  if (::setpriority(PRIO_PROCESS, 0, nice) != 0) {
+    throw InputError("nice " + std::to_string(nice) + ": cannot set the sweep's priority (" + std::strerror(errno) +
+                     (nice < 0 ? "; a negative nice value needs root" : "") + ")");
+  }
+}
 
 void check_sweep_inputs(SweepOptions o) { plan_sweep(o); }
 

@@ -58,6 +58,10 @@ struct SweepOptions {
   std::map<Point, std::string> link_dilation_at;
 };
 
+// Sets this process's scheduling priority to `nice` for good (a sweep sets its config's before
+// its probe and runs, which inherit it). Throws InputError where it may not be set.
+void set_priority(int nice);
+
 // Returns the exit status: 0 all runs ok, 1 some failed, 130 interrupted. Throws InputError
 // (exit 2) for a bad config, missing trainers, or an --out that exists without --resume.
 int run_sweep(SweepOptions o);
