@@ -31,7 +31,7 @@ def sessions(path):
     with tarfile.open(path) as t:
         for m in t.getmembers():
             parts = m.name.split("/")
-            if len(parts) < 3 or parts[-1] not in ("a.jsonl", "b.jsonl") or not m.isfile():
+            if len(parts) < 2 or parts[-1] not in ("a.jsonl", "b.jsonl") or not m.isfile():
                 continue
             lines = t.extractfile(m).read().decode().splitlines()
             recs = []

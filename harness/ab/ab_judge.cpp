@@ -45,7 +45,7 @@ std::optional<std::string> disturbed(const SweepEntry& e, double idle, const Dis
 bool waited_unalike(const SweepEntry& ea, const SweepEntry& eb, double idle, const DisturbanceLimits& lim) {
   return lim.alike_run_delay > 0 && ea.ok && eb.ok && ea.state && eb.state && ea.record->run_delay_share &&
          eb.record->run_delay_share && !disturbed(ea, idle, lim) && !disturbed(eb, idle, lim) &&
-         !lost_alike(*ea.state, ea.record->run_delay_share, *eb.state, eb.record->run_delay_share, lim);
+         !lost_alike(*ea.state, ea.record->run_delay_share, *eb.state, eb.record->run_delay_share, idle, lim);
 }
 
 // The ratios of one point, and the rounds left out (with why) or judged though disturbed alike.
@@ -76,7 +76,8 @@ Pairs pair_rounds(const Rounds& a, const Rounds& b, double idle, const GateOptio
     if (why_a || why_b) {
       // Both halves slowed alike by their ranks' own wait for a CPU: the ratio keeps its meaning.
       if (!(why_a && why_b && ea.state && eb->state &&
-            lost_alike(*ea.state, ea.record->run_delay_share, *eb->state, eb->record->run_delay_share, o.limits))) {
+            lost_alike(*ea.state, ea.record->run_delay_share, *eb->state, eb->record->run_delay_share, idle,
+                       o.limits))) {
         p.left_out.push_back(name + ": " + (why_a ? "A " + *why_a : std::string()) + (why_a && why_b ? "; " : "") +
                              (why_b ? "B " + *why_b : std::string()));
         continue;

@@ -293,7 +293,7 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const Distur
       // Both disturbed: the sample still counts where the two lost alike (machine_state.h).
       const SweepEntry& one = *single->second;
       if (!r.disturbed.empty() && e.state && one.state &&
-          lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, lim)) {
+          lost_alike(*e.state, e.record->run_delay_share, *one.state, one.record->run_delay_share, idle, lim)) {
         r.disturbed.clear();
         r.alike = round + ": run delay " + format_number(100 * e.record->run_delay_share.value_or(0)) + "% and " +
                   format_number(100 * one.record->run_delay_share.value_or(0)) + "% (its single run)";

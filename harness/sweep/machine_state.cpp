@@ -116,12 +116,28 @@ MachineState StateRecorder::finish(double probe_after_gflops) {
   return s;
 }
 
+std::optional<double> host_slowdown(const MachineState& s, double usual_gflops, const DisturbanceLimits& lim) {
+  // One low probe is the probe's own scatter, or a disturbance that passed before or after the
+  // run; a busy process beside the run explains low probes, and the run's own run delay says
+  // whether its ranks paid for it.
+  if (!(usual_gflops > 0) || !(s.probe_before_gflops > 0) || !(s.probe_after_gflops > 0) ||
+      s.others_cpus > lim.others_cpus) {
+    return std::nullopt;
+  }
+  const double drop = 1.0 - std::max(s.probe_before_gflops, s.probe_after_gflops) / usual_gflops;
+  if (drop > lim.host_probe_drop) return drop;
+  return std::nullopt;
+}
+
 std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
                                        double usual_gflops, const DisturbanceLimits& lim) {
   std::vector<std::string> why;
   if (run_delay_share) {
     if (*run_delay_share > lim.run_delay_share) why.push_back("run delay " + fixed(100 * *run_delay_share, 0) + "% of the epochs");
     if (s.steal_pct > lim.steal_pct) why.push_back("steal " + fixed(s.steal_pct, 0) + "%");
+    if (const auto drop = host_slowdown(s, usual_gflops, lim)) {
+      why.push_back("probe -" + fixed(100 * *drop, 0) + "% before and after, no other process busy");
+    }
     if (why.empty()) return std::nullopt;
     // What the machine-state figures said, for the reader: not part of the verdict.
     std::string out;
@@ -145,8 +161,9 @@ std::optional<std::string> disturbance(const MachineState& s, std::optional<doub
 }
 
 bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
-                std::optional<double> b_delay, const DisturbanceLimits& lim) {
+                std::optional<double> b_delay, double usual_gflops, const DisturbanceLimits& lim) {
   if (!(lim.alike_run_delay > 0) || !a_delay || !b_delay) return false;
+  if (host_slowdown(a, usual_gflops, lim) || host_slowdown(b, usual_gflops, lim)) return false;
   // A share of 1 or more: the ranks waited longer than the epochs took (threads waiting side by
   // side), past what the rule's reasoning covers.
   if (!(*a_delay < 1) || !(*b_delay < 1)) return false;

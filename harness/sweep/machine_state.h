@@ -27,8 +27,11 @@
 // a share of the epochs' time (trainers/diagnosis/contention.h) — and by steal, which the guest's
 // run delay cannot see; not by what other processes used. A neighbour that takes only the CPU the
 // run leaves idle costs it nothing; one that holds the CPU when a rank wakes shows as run delay,
-// at any priority. The figures above stay recorded; records without a run delay (older lines)
-// are judged by them, as before.
+// at any priority. One slowdown neither shows: the host running the whole VM slower (its
+// frequency, its memory bandwidth, time it takes without counting it as steal). That shows in the
+// probe alone, on both sides of the run while no other process was busy, and it counts too. The
+// figures above stay recorded; records without a run delay (older lines) are judged by them, as
+// before.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -52,9 +55,16 @@ struct MachineState {
 struct DisturbanceLimits {
   double run_delay_share = 0.15;  // the largest rank's run delay / the epochs' time
   double steal_pct = 5.0;
+  // The host slowing the machine: the better of the probes before and after the run below
+  // (1 - this) x the usual figure while other processes used at most `others_cpus`. In 1,600 runs
+  // of A/B sessions one run had both probes 20% low, and it was 33% slower than its pair
+  // (docs/ab.md, "The host slows the machine").
+  double host_probe_drop = 0.20;
   // Records with no run delay (older lines) only:
   double probe_drop = 0.30;   // slowest CPU's probe below (1 - this) x the usual figure
-  double others_cpus = 0.25;  // CPUs' worth of other processes' time during the run
+  // CPUs' worth of other processes' time during the run (also the host rule's "no other
+  // process busy" above)
+  double others_cpus = 0.25;
   // Two runs judged against each other (a ratio of their throughputs) that were both disturbed
   // by their ranks' run delay alone still judge when their shares s_a, s_b are within this
   // times (1 - max(s_a, s_b)) of each other (lost_alike). 0: never (`dpscale compare`);
@@ -63,19 +73,25 @@ struct DisturbanceLimits {
 };
 
 // Why the run was not fit to judge: `run_delay_share` from its record (nullopt: an older record,
-// judged by the state's probe — against `usual_gflops`, 0: not judged — and others_cpus). E.g.
-// "run delay 23% of the epochs (others 0.97 CPU, load 2.9)" or "probe -31%, others 0.97 CPU,
-// load 2.9"; nullopt when it was fit.
+// judged by the state's probe and others_cpus), the probe against `usual_gflops` (0: not
+// judged). E.g. "run delay 23% of the epochs (others 0.97 CPU, load 2.9)", "probe -31% before
+// and after, no other process busy (others 0.00 CPU, load 1.3)" or, for an older record, "probe
+// -31%, others 0.97 CPU, load 2.9"; nullopt when it was fit.
 std::optional<std::string> disturbance(const MachineState& s, std::optional<double> run_delay_share,
                                        double usual_gflops, const DisturbanceLimits& lim = DisturbanceLimits{});
 
+// How far the host slowed the machine around the run, when it did (DisturbanceLimits::
+// host_probe_drop): the better of its two probes' drop below `usual_gflops` (0: not judged).
+std::optional<double> host_slowdown(const MachineState& s, double usual_gflops, const DisturbanceLimits& lim);
+
 // Whether two disturbed runs lost alike: each record carries its run delay share, below 1,
-// neither run lost time to steal beyond the limit (the guest's run delay cannot see it), and
+// neither run lost time to steal beyond the limit nor to the host (host_slowdown against
+// `usual_gflops`: the guest's run delay cannot see either), and
 // |s_b - s_a| <= lim.alike_run_delay * (1 - max(s_a, s_b)). Why the contention then moves the
 // ratio of the two runs by at most lim.alike_run_delay: docs/regression-gate.md, "A pair whose
 // halves lost alike".
 bool lost_alike(const MachineState& a, std::optional<double> a_delay, const MachineState& b,
-                std::optional<double> b_delay, const DisturbanceLimits& lim);
+                std::optional<double> b_delay, double usual_gflops, const DisturbanceLimits& lim);
 
 // The usual probe of a set of states: the median of their before and after probes (0 if none).
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.

@@ -37,18 +37,31 @@ TEST(Ab, RoundsAlternateABBAThenBAAB) {
   EXPECT_EQ(order, "ABBABAABABBABAAB");
 }
 
-TEST(Ab, LostAlikeNeedsRunDelaysThisCloseAndNoSteal) {
+TEST(Ab, LostAlikeNeedsRunDelaysThisCloseAndNoStealNorHostSlowdown) {
   DisturbanceLimits lim;
   lim.alike_run_delay = 0.015;
-  const MachineState calm{}, stolen{.steal_pct = 9.0};
-  EXPECT_TRUE(lost_alike(calm, 0.30, calm, 0.31, lim));
-  EXPECT_TRUE(lost_alike(calm, 0.31, calm, 0.30, lim));
-  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.32, lim));
-  EXPECT_FALSE(lost_alike(calm, 0.30, stolen, 0.30, lim));     // steal: the run delay cannot see it
-  EXPECT_FALSE(lost_alike(calm, 1.2, calm, 1.2, lim));         // waited longer than the epochs took
-  EXPECT_FALSE(lost_alike(calm, std::nullopt, calm, 0.30, lim));  // an older record: no run delay
-  lim.alike_run_delay = 0;                                     // dpscale compare's: never
-  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.30, lim));
+  const double usual = 100.0;
+  auto probed = [](double before, double after) {
+    MachineState s;
+    s.probe_before_gflops = before;
+    s.probe_after_gflops = after;
+    return s;
+  };
+  const MachineState calm = probed(98.0, 101.0);
+  MachineState stolen = calm;
+  stolen.steal_pct = 9.0;
+  // Both probes 25% low with nothing else busy: the host slowed that run, which its run delay cannot see.
+  const MachineState host_slowed = probed(70.0, 75.0);
+  EXPECT_TRUE(lost_alike(calm, 0.30, calm, 0.31, usual, lim));
+  EXPECT_TRUE(lost_alike(calm, 0.31, calm, 0.30, usual, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.32, usual, lim));
+  EXPECT_FALSE(lost_alike(calm, 0.30, stolen, 0.30, usual, lim));       // steal: the run delay cannot see it
+  EXPECT_FALSE(lost_alike(host_slowed, 0.30, calm, 0.30, usual, lim));  // nor the host's slowdown
+  EXPECT_TRUE(lost_alike(host_slowed, 0.30, calm, 0.30, 0.0, lim));     // no usual probe: not judged
+  EXPECT_FALSE(lost_alike(calm, 1.2, calm, 1.2, usual, lim));           // waited longer than the epochs took
+  EXPECT_FALSE(lost_alike(calm, std::nullopt, calm, 0.30, usual, lim));  // an older record: no run delay
+  lim.alike_run_delay = 0;                                              // dpscale compare's: never
+  EXPECT_FALSE(lost_alike(calm, 0.30, calm, 0.30, usual, lim));
 }
 
 // ---- verdicts on hand-made files ----

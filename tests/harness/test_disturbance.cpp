@@ -1,8 +1,9 @@
 // test_disturbance.cpp — the disturbance rule (harness/sweep/machine_state.h) on synthetic runs:
 // a run is disturbed by what its own ranks lost (the record's run_delay_share past the limit, or
 // steal), not by what other processes used — a busy neighbour the ranks did not wait for leaves
-// the run fit (the negative control); records without a run delay are judged by the machine
-// state as before.
+// the run fit (the negative control); the host slowing the whole machine, which run delay cannot
+// see, shows in the probes on both sides of a run while nothing else was busy; records without a
+// run delay are judged by the machine state as before.
 #include <gtest/gtest.h>
 
 #include "harness/sweep/machine_state.h"
@@ -54,6 +55,39 @@ TEST(Disturbance, StealCountsBecauseTheGuestsRunDelayCannotSeeIt) {
   const auto why = disturbance(s, 0.01, 40.0);
   ASSERT_TRUE(why);
   EXPECT_EQ(why->rfind("steal 8%", 0), 0u) << *why;
+}
+
+TEST(Disturbance, BothProbesLowWithNothingElseBusyIsTheHostSlowingTheRun) {
+  // The CI case this rule is for: probes 64 and 78 GFLOP/s around a run whose ranks waited 3%,
+  // no other process busy, against a usual 111 (the run was 33% slower than its pair).
+  MachineState s = quiet();
+  s.others_cpus = 0.0;
+  s.probe_before_gflops = 63.9;
+  s.probe_after_gflops = 78.3;
+  const auto why = disturbance(s, 0.03, 111.0);
+  ASSERT_TRUE(why) << "the host slowed the VM: no run delay, no steal, both probes 29-42% low";
+  EXPECT_EQ(*why, "probe -29% before and after, no other process busy (others 0.00 CPU, load 1.0)");
+  ASSERT_TRUE(host_slowdown(s, 111.0, kLimits));
+  EXPECT_NEAR(*host_slowdown(s, 111.0, kLimits), 1 - 78.3 / 111.0, 1e-12);
+
+  // Controls. One probe low: a disturbance before or after the run, or the probe's own scatter.
+  MachineState one_side = s;
+  one_side.probe_after_gflops = 108.0;
+  EXPECT_FALSE(disturbance(one_side, 0.03, 111.0));
+  // Both low beside a busy process: the neighbour explains the probes; the ranks' run delay
+  // (3%) says the run did not pay for it.
+  MachineState neighbour = s;
+  neighbour.others_cpus = 0.98;
+  EXPECT_FALSE(disturbance(neighbour, 0.03, 111.0));
+  // At the limit is within it; no usual probe known: not judged.
+  MachineState at_limit = s;
+  at_limit.probe_before_gflops = at_limit.probe_after_gflops = 80.0;
+  EXPECT_FALSE(disturbance(at_limit, 0.03, 100.0));
+  at_limit.probe_before_gflops = 79.9;
+  EXPECT_FALSE(disturbance(at_limit, 0.03, 100.0)) << "the better probe decides";
+  at_limit.probe_after_gflops = 79.9;
+  EXPECT_TRUE(disturbance(at_limit, 0.03, 100.0));
+  EXPECT_FALSE(disturbance(s, 0.03, 0.0));
 }
 
 TEST(Disturbance, ARecordWithoutRunDelayIsJudgedByTheMachineStateAsBefore) {
