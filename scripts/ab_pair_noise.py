@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ab_pair_noise.py — how far apart the two halves of `dpscale ab`'s pairs are, per condition.
 
-    python3 scripts/ab_pair_noise.py RUNS.tar.xz [RUNS.tar.xz ...] [--conditions idle,busy1]
+    python3 scripts/ab_pair_noise.py RUNS.tar.xz [RUNS.tar.xz ...] [--conditions idle,busy1] [--summed]
 
 Each RUNS.tar.xz holds sessions/<condition>-<i>/{a,b}.jsonl as scripts/ab-experiment.sh leaves
 them. A pair is build A's and build B's run of one point in one round. Per condition and mode it
@@ -15,6 +15,8 @@ dilation moved the pair), and for the data-parallel modes the contention factor 
 T = W / (1 - c*s): the slope, through 0, of the pairs' log(T_B / T_A) on their run delay shares'
 difference s_B - s_A, ± its standard error (docs/ab.md, "A busy machine": the rule that judges pairs which waited
 alike assumes c <= 1; in the conditions where B is slower on purpose the slope mixes in the change).
+The share s is the record's run_delay_share (the largest rank's run delay over the epoch); with
+--summed it is every rank's run delay summed over the epoch, the share that would bound c by 1.
 """
 import argparse
 import json
@@ -46,15 +48,26 @@ def sessions(path):
     return out
 
 
-def pairs(sess):
-    """(mode, throughput ratio, dilation ratio) for every point and round both builds ran."""
+def share(r, summed):
+    """The run's run delay share: the record's (largest rank), or summed over the ranks."""
+    if not summed:
+        return r.get("run_delay_share")
+    delays, epoch = r.get("per_rank_run_delay_s"), r.get("avg_epoch_s")
+    if not delays or not epoch:
+        return None
+    return sum(delays) / epoch
+
+
+def pairs(sess, summed=False):
+    """(mode, log throughput ratio, log dilation ratio, share difference) for every point and round
+    both builds ran."""
     def key(r):
         return (r["point"]["mode"], r["point"]["world_size"], r["point"]["repeat"])
     a = {key(r): r for r in sess.get("a", [])}
     b = {key(r): r for r in sess.get("b", [])}
     for k in sorted(set(a) & set(b)):
         ra, rb = a[k], b[k]
-        sa, sb = ra.get("run_delay_share"), rb.get("run_delay_share")
+        sa, sb = share(ra, summed), share(rb, summed)
         yield (k[0], math.log(rb["throughput_samples_per_s"] / ra["throughput_samples_per_s"]),
                math.log(rb["link_dilation"] / ra["link_dilation"]),
                None if sa is None or sb is None else sb - sa)
@@ -84,6 +97,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tarballs", nargs="+")
     ap.add_argument("--conditions", default="", help="comma-separated conditions to show (default all)")
+    ap.add_argument("--summed", action="store_true", help="c from the ranks' run delay summed, not the largest rank's")
     a = ap.parse_args()
     want = set(filter(None, a.conditions.split(",")))
     rows = defaultdict(lambda: {"dev": [], "far": 0, "n": 0, "dil": [], "thr": [], "dil_far": 0,
@@ -94,7 +108,7 @@ def main():
             if want and cond not in want:
                 continue
             per_mode = defaultdict(list)
-            for mode, thr, dil, ds in pairs(sess):
+            for mode, thr, dil, ds in pairs(sess, a.summed):
                 per_mode[mode].append((thr, dil, ds))
             for mode, ps in per_mode.items():
                 med = statistics.median(t for t, _, _ in ps)
