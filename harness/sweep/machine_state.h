@@ -56,8 +56,8 @@ struct DisturbanceLimits {
   double run_delay_share = 0.15;  // the largest rank's run delay / the epochs' time
   double steal_pct = 5.0;
   // The host slowing the machine: the better of the probes before and after the run below
-  // (1 - this) x the usual figure while other processes used at most `others_cpus`. In 1,600 runs
-  // of A/B sessions one run had both probes 20% low, and it was 33% slower than its pair
+  // (1 - this) x the usual figure while other processes used at most `others_cpus`. Of the
+  // committed A/B runs one had both probes 20% low, and it was 33% slower than its pair
   // (docs/ab.md, "The host slows the machine").
   double host_probe_drop = 0.20;
   // Records with no run delay (older lines) only:
