@@ -164,9 +164,7 @@ GateResult run_ab_session(AbOptions o) {
   fs::create_directories(o.out_dir);
   std::cerr << "# dpscale ab: A = " << o.a_dir << ", B = " << o.b_dir << "; results in " << o.out_dir << std::endl;
   SweepConfig config = load_ab_config(o.config_path);
-  // The command line's overrides, as every pass applies them (sweep.cpp, plan_sweep).
-  if (!o.sweep.backend.empty()) config.backend = o.sweep.backend;
-  if (o.sweep.nice) config.nice = *o.sweep.nice;
+  apply_overrides(config, o.sweep);  // as every pass applies them
   const SessionDilation dilation = fix_session_dilation(config);
   o.sweep.link_dilation_at = dilation.at;
   if (!dilation.line.empty()) std::cerr << "# dpscale ab: " << dilation.line << std::endl;

@@ -145,8 +145,7 @@ SweepPlan plan_sweep(SweepOptions& o) {
   SweepPlan p;
   p.c = load_config(o.config_path);
   SweepConfig& c = p.c;
-  if (!o.backend.empty()) c.backend = o.backend;
-  if (o.nice) c.nice = *o.nice;
+  apply_overrides(c, o);
   p.repeats = o.repeats > 0 ? o.repeats : c.repeats;
   p.timeout_s = o.timeout_s.value_or(c.timeout_s);
   if (!(p.timeout_s > 0)) throw InputError("--timeout must be a positive number of seconds");
@@ -191,6 +190,11 @@ SweepPlan plan_sweep(SweepOptions& o) {
 }
 
 }  // namespace
+
+void apply_overrides(SweepConfig& c, const SweepOptions& o) {
+  if (!o.backend.empty()) c.backend = o.backend;
+  if (o.nice) c.nice = *o.nice;
+}
 
 // The config's "nice" for the whole sweep: the probe's threads and every run inherit it.
 void set_priority(int nice) {

@@ -58,6 +58,9 @@ struct SweepOptions {
   std::map<Point, std::string> link_dilation_at;
 };
 
+// The command line's --backend and --nice over the config's, as every sweep applies them.
+void apply_overrides(SweepConfig& c, const SweepOptions& o);
+
 // Sets this process's scheduling priority to `nice` for good (a sweep sets its config's before
 // its probe and runs, which inherit it). Throws InputError where it may not be set.
 void set_priority(int nice);
