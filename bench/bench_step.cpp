@@ -19,8 +19,11 @@
 // Device, the GPU's breakdown. Per iteration, interleaved:
 //   step         Mlp: forward, loss, backward, the update with its finite check, the loss read —
 //                a training step of train_single_gpu, host wait included (host clock)
-//   gemm         the step's GEMMs alone (models/gemm/step_gemms.h) through Device::gemm, on scratch operands
-//   elementwise  bias + ReLU of every layer, ReLU backward, softmax cross-entropy, bias column sums
+//   gemm         the step's GEMMs alone (models/gemm/step_gemms.h) through Device::gemm, on scratch
+//                operands; the forward ones through Device::linear_forward where the device adds
+//                the bias and ReLU in the GEMM's epilogue (CUDA)
+//   elementwise  bias + ReLU of every layer (where not in the GEMM), ReLU backward, softmax
+//                cross-entropy, bias column sums
 //   optimizer    the update with its finite check folded in (what the step runs)
 //   loss_read    the loss copy queued and the losses read back: the step's host wait, on an idle
 //                device (host clock)
@@ -195,13 +198,21 @@ void run_parts(benchmark::State& state, Device& dev, const MlpSpec& spec, int ba
     mlp.sgd_step(sgd, /*check_finite=*/true);
     mlp.read_losses();
   };
+  // Where the device adds the bias and the ReLU inside the forward GEMM (Device::fuses_bias_act),
+  // the forward GEMMs are timed as the step runs them, epilogue and all, and the element-wise
+  // passes leave out the bias pass they no longer need.
+  const bool fused = dev.fuses_bias_act();
   const auto gemms = [&] {
     for (const GemmShape& g : shapes) {
+      if (fused && g.kind == GemmKind::forward) {
+        dev.linear_forward(ga.data(), gb.data(), bias.data(), gc.data(), g.m, g.k, g.n, g.layer + 1 < spec.n_layers());
+        continue;
+      }
       dev.gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.0f, ga.data(), g.lda, gb.data(), g.ldb, 0.0f, gc.data(), g.ldc);
     }
   };
   const auto elementwise = [&] {
-    for (int l = 0; l < spec.n_layers(); ++l) {
+    for (int l = 0; l < spec.n_layers() && !fused; ++l) {
       dev.bias_act(act.data(), bias.data(), batch, spec.widths[l + 1], l + 1 < spec.n_layers());
     }
     dev.softmax_xent(act.data(), labels.data(), batch, spec.out_width(), 1.0f / static_cast<float>(batch), act2.data(),

@@ -62,6 +62,19 @@ class Device {
   // math mode (a 1×n×1 GEMM would round x to TF32 first under --tf32).
   virtual void add(float* y, const float* x, int n) = 0;
 
+  // One layer's forward: y[rows, n_out] = act(x[rows, n_in] · w[n_out, n_in]ᵀ + bias), act = ReLU
+  // or identity (mlp.cpp's layout). The default is gemm() then bias_act(): the GEMM writes y and a
+  // second pass reads and writes it again. CUDA adds the bias and applies the ReLU in the GEMM's
+  // own epilogue (cuBLASLt), no second pass, where cuBLASLt has a kernel for the call.
+  virtual void linear_forward(const float* x, const float* w, const float* bias, float* y, int rows, int n_in,
+                              int n_out, bool relu) {
+    gemm(false, true, rows, n_out, n_in, 1.0f, x, n_in, w, n_in, 0.0f, y, n_out);
+    bias_act(y, bias, rows, n_out, relu);
+  }
+  // Whether linear_forward() runs the bias and the ReLU inside the GEMM (bench_step's parts count
+  // them with the GEMMs then, not with the element-wise passes).
+  virtual bool fuses_bias_act() const { return false; }
+
   // --- element-wise (elementwise.h) ---
   // y[r, c] = act(y[r, c] + bias[c]) with act = ReLU or identity; one pass.
   virtual void bias_act(float* y, const float* bias, int rows, int cols, bool relu) = 0;

@@ -2,7 +2,7 @@
 //
 // Layer l computes Y = X·Wᵀ + b with W stored [out, in] row-major (nn.Linear's layout), so the
 // three GEMMs of a layer are, in row-major terms:
-//   forward   Y[B,out]  = X[B,in] · W[out,in]ᵀ        gemm(N, T)
+//   forward   Y[B,out]  = X[B,in] · W[out,in]ᵀ        gemm(N, T), + b and ReLU (Device::linear_forward)
 //   weight    dW[out,in] = dY[B,out]ᵀ · X[B,in]        gemm(T, N), β = 0: overwrite, no zero_grad
 //                                                     (β = 1 when accumulating micro-batches)
 //   input     dX[B,in]  = dY[B,out] · W[out,in]        gemm(N, N), β = 0
@@ -85,10 +85,9 @@ const float* Mlp::forward(const float* x, int batch) {
     const FlatTensor& w = layout_.weight(l);
     const FlatTensor& b = layout_.bias(l);
     float* y = acts_[l].data();
-    // (B,in) x (out,in)^T -> (B,out), β = 0
-    dev_.gemm(false, true, batch, n_out, n_in, 1.0f, in, n_in, params_.data() + w.offset, n_in,
-              0.0f, y, n_out);
-    dev_.bias_act(y, params_.data() + b.offset, batch, n_out, l + 1 < spec_.n_layers());
+    // (B,in) x (out,in)^T + b -> (B,out), then ReLU but on the logits
+    dev_.linear_forward(in, params_.data() + w.offset, params_.data() + b.offset, y, batch, n_in, n_out,
+                        l + 1 < spec_.n_layers());
     in = y;
   }
   return in;

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "cuda_check.h"
 #include "cuda_device.h"
+#include "cuda_lt_linear.h"
 #include "cuda_stamp_clock.h"
 #include "cuda_timer.h"
 #include "cuda_upload_lane.h"
@@ -38,9 +39,11 @@ class CudaDevice final : public Device {
                                                               : CUBLAS_PEDANTIC_MATH));
     CUDA_CHECK(cudaMalloc(&count_, sizeof(unsigned long long)));
     CUDA_CHECK(cudaMallocHost(&bounce_, kBounceBytes));
+    lt_linear_ = make_lt_linear(stream_, math);
   }
   ~CudaDevice() override {
     // Destructors must not throw: release quietly, in reverse order.
+    lt_linear_.reset();
     cudaFreeHost(bounce_);
     cudaFree(count_);
     cudaFree(ones_);
@@ -86,6 +89,14 @@ class CudaDevice final : public Device {
     CUBLAS_CHECK(cublasSgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                              n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
   }
+  // The bias and the ReLU in the GEMM's epilogue (cuda_lt_linear.h); the GEMM and a bias pass
+  // where cuBLASLt has no kernel for the call.
+  void linear_forward(const float* x, const float* w, const float* bias, float* y, int rows, int n_in, int n_out,
+                      bool relu) override {
+    if (lt_linear_->run(x, w, bias, y, rows, n_in, n_out, relu)) return;
+    Device::linear_forward(x, w, bias, y, rows, n_in, n_out, relu);
+  }
+  bool fuses_bias_act() const override { return true; }
   void column_sum(const float* a, int rows, int cols, float* out) override {
     // Row-major A[rows, cols] is column-major Aᵀ[cols, rows]: out = Aᵀ · ones(rows).
     ensure_ones(rows);
@@ -153,6 +164,7 @@ class CudaDevice final : public Device {
   unsigned long long* count_ = nullptr;
   static constexpr size_t kBounceBytes = 256;
   void* bounce_ = nullptr;  // pinned host memory for small downloads
+  std::unique_ptr<LtLinear> lt_linear_;
 };
 
 }  // namespace

@@ -27,10 +27,22 @@ __global__ void bias_act_kernel(float* y, const float* bias, int64_t n, int cols
   }
 }
 
-__global__ void relu_backward_kernel(float* dx, const float* y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    dx[i] = ew::relu_grad(dx[i], y[i]);
+// Four floats per load and store where both buffers are 16-byte aligned (every Device buffer is),
+// the rest one by one: the pass is bound by memory, and scalar loads left it well short of a copy.
+__global__ void relu_backward_kernel(float* dx, const float* y, int64_t n, bool vectors) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  const int64_t n4 = vectors ? n / 4 : 0;
+  for (int64_t i = first; i < n4; i += stride) {
+    float4 d = reinterpret_cast<const float4*>(dx)[i];
+    const float4 v = reinterpret_cast<const float4*>(y)[i];
+    d.x = ew::relu_grad(d.x, v.x);
+    d.y = ew::relu_grad(d.y, v.y);
+    d.z = ew::relu_grad(d.z, v.z);
+    d.w = ew::relu_grad(d.w, v.w);
+    reinterpret_cast<float4*>(dx)[i] = d;
   }
+  for (int64_t i = 4 * n4 + first; i < n; i += stride) dx[i] = ew::relu_grad(dx[i], y[i]);
 }
 
 // One thread per row: output widths are small (10 classes in every preset).
@@ -133,7 +145,8 @@ void bias_act(float* y, const float* bias, int rows, int cols, bool relu, cudaSt
 }
 
 void relu_backward(float* dx, const float* y, int64_t n, cudaStream_t s) {
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(dx, y, n);
+  const bool vectors = reinterpret_cast<uintptr_t>(dx) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  relu_backward_kernel<<<blocks_for(vectors ? (n + 3) / 4 : n), kThreads, 0, s>>>(dx, y, n, vectors);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""dp_loop_gaps.py — where a step's time goes, from the traces of scripts/gpu-probe-dp-loop.sh.
+
+For each traced run (OUT/REV-PRECISION-MODEL-MODE-rROUND.json[.gz]) the medians over its traced
+steps of: the cycle (one step's start to the next's), the step span (batch fetch to optimizer
+end, on the device's clock), the gap between a step's end and the next one's start (the device
+waiting for the host), and the step's parts on the compute track: forward + loss, backward (every
+tensor's span), the wait in finish() (the exposed all-reduce) and the optimizer. The other rows
+add their difference from the single run of the same model and round (+us).
+
+    python3 scripts/dp_loop_gaps.py OUT [--markdown]
+"""
+import glob
+import gzip
+import json
+import os
+import re
+import statistics
+import sys
+
+NAME = re.compile(r"^(?P<rev>[a-z0-9]+)-(?P<prec>fp32|tf32)-(?P<model>[a-z0-9]+)-(?P<mode>[a-z]+)-r(?P<round>\d+)\.json(\.gz)?$")
+MODES = ["single", "singlempi", "naive", "naivefused", "interleaved", "bucketed"]
+PARTS = ("cycle", "step", "gap", "forward", "backward", "finish", "optimizer")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def parts_of(events):
+    """Median microseconds of each part over the traced steps of rank 0."""
+    steps = {}
+    for e in events:
+        if e.get("ph") != "X" or e.get("pid") != 0:
+            continue
+        n = e.get("args", {}).get("step")
+        if n is None:
+            continue
+        s = steps.setdefault(n, {"forward": 0.0, "backward": 0.0, "finish": 0.0, "optimizer": 0.0})
+        name, dur = e["name"], e["dur"]
+        if e["tid"] == 0:
+            s["start"], s["end"] = e["ts"], e["ts"] + dur
+        elif name.startswith("forward"):
+            s["forward"] += dur
+        elif name.startswith("backward"):
+            s["backward"] += dur
+        elif name.startswith("wait in finish"):
+            s["finish"] += dur
+        elif name.startswith("optimizer"):
+            s["optimizer"] += dur
+    order = sorted(n for n in steps if "start" in steps[n])
+    rows = []
+    for a, b in zip(order, order[1:]):
+        if b != a + 1:
+            continue
+        s, t = steps[a], steps[b]
+        rows.append({"cycle": t["start"] - s["start"], "step": s["end"] - s["start"], "gap": t["start"] - s["end"],
+                     **{k: s[k] for k in ("forward", "backward", "finish", "optimizer")}})
+    if not rows:
+        return None
+    return {k: statistics.median(r[k] for r in rows) for k in PARTS} | {"n": len(rows)}
+
+
+def main(argv):
+    if len(argv) < 2 or not os.path.isdir(argv[1]):
+        print("usage: dp_loop_gaps.py OUT [--markdown]", file=sys.stderr)
+        return 2
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(argv[1], "*.json*"))):
+        m = NAME.match(os.path.basename(path))
+        if not m:
+            continue
+        p = parts_of(load(path))
+        if p:
+            runs[(m["rev"], m["prec"], m["model"], m["round"], m["mode"])] = p
+    if not runs:
+        print(f"dp_loop_gaps.py: no traces in {argv[1]}", file=sys.stderr)
+        return 2
+    print("| rev | model | round | mode | steps | " + " | ".join(f"{k} (us)" for k in PARTS) + " |")
+    print("|---|---|---|---|---:|" + "---:|" * len(PARTS))
+    for key in sorted(runs, key=lambda k: (k[0], k[1], k[2], k[3], MODES.index(k[4]) if k[4] in MODES else len(MODES))):
+        p = runs[key]
+        base = runs.get(key[:4] + ("single",))
+        cells = []
+        for k in PARTS:
+            cell = f"{p[k]:.1f}"
+            if base is not None and key[4] != "single":
+                cell += f" ({p[k] - base[k]:+.1f})"
+            cells.append(cell)
+        print(f"| {key[0]} | {key[2]} | {key[3]} | {key[4]} | {p['n']} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
