@@ -48,7 +48,10 @@ case $1 in
       die "build/ has no CUDA backend (no CUDA toolkit found at configure time)"
     B=$ROOT/build-base
     short=$(git -C "$ROOT" rev-parse --short "$rev")
-    rm -rf "$B/src"
+    # A fresh build directory every time: git archive stamps every file with the commit's time, so
+    # over the objects of a later-built revision make would rebuild nothing it should and link the
+    # two revisions' objects together (trainers that crash). A compiler cache keeps this cheap.
+    rm -rf "$B"
     mkdir -p "$B/src"
     git -C "$ROOT" archive "$rev" | tar -x -C "$B/src"
     # A compiler cache, if any, comes in through CMake's own CMAKE_<LANG>_COMPILER_LAUNCHER variables.

@@ -14,6 +14,7 @@
 # self-test (SELF=1) runs the same points on the CPU with two tiny models.
 # DPSCALE_AB_ONLY=REGEX keeps the points whose line ("tf32 large single 0") matches;
 # DPSCALE_AB_ROUNDS=N runs the points N times over (default 1), round after round.
+# Exit status 1 when any run failed (each one's line says why), 2 for bad arguments, else 0.
 # One JSON line per run, appended to OUT_JSONL as it ends:
 #   {"rev": "base"|"new", "precision": "fp32"|"tf32", "model": ..., "mode": ..., "finite_check_every": N,
 #    "record": {the trainer's RESULTS_JSON}}      or ..., "status": "failed", "reason": "..."}
@@ -63,18 +64,21 @@ run() {
     printf '%s, "record": %s}\n' "$head" "$record" >> "$OUT"
   else
     local why
-    why=$(grep -v '^#' "$err" | tail -1 | tr -d '"\\' | cut -c1-300)
+    why=$(grep -av '^#' "$err" | tail -1 | tr -d '"\\' | tr -c '[:print:]' ' ' | cut -c1-300)
     printf '%s, "status": "failed", "reason": "exit %s: %s"}\n' "$head" "$rc" "$why" >> "$OUT"
+    failed=$((failed + 1))
   fi
   echo "ab: $rev $precision $model $mode check=$check: exit $rc" >&2
   rm -f "$err"
 }
 
 [[ -x $BASE_BIN/train_single_gpu ]] || { echo "ab.sh: no base trainers in $BASE_BIN" >&2; exit 2; }
-n=0
+n=0 failed=0
 for (( round = 0; round < ${DPSCALE_AB_ROUNDS:-1}; ++round )); do
   while read -r precision model mode check; do
     if (( n++ % 2 == 0 )); then order=(base new); else order=(new base); fi
     for rev in "${order[@]}"; do run "$rev" "$precision" "$model" "$mode" "$check"; done
   done < <(points | grep -E "${DPSCALE_AB_ONLY:-.}")
 done
+# A run that failed fails the step (its line in OUT_JSONL says why), after every point has run.
+(( failed == 0 )) || { echo "ab.sh: $failed run(s) failed (OUT_JSONL has each reason)" >&2; exit 1; }
