@@ -8,7 +8,7 @@ waiting for the host), and the step's parts on the compute track: forward + loss
 tensor's span), the wait in finish() (the exposed all-reduce) and the optimizer. The other rows
 add their difference from the single run of the same model and round (+us).
 
-    python3 scripts/dp_loop_gaps.py OUT [--markdown]
+    python3 scripts/dp_loop_gaps.py OUT [OUT...]    # one table, every run of every folder
 """
 import glob
 import gzip
@@ -64,11 +64,12 @@ def parts_of(events):
 
 
 def main(argv):
-    if len(argv) < 2 or not os.path.isdir(argv[1]):
-        print("usage: dp_loop_gaps.py OUT [--markdown]", file=sys.stderr)
+    dirs = argv[1:]
+    if not dirs or not all(os.path.isdir(d) for d in dirs):
+        print("usage: dp_loop_gaps.py OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)", file=sys.stderr)
         return 2
     runs = {}
-    for path in sorted(glob.glob(os.path.join(argv[1], "*.json*"))):
+    for path in sorted(p for d in dirs for p in glob.glob(os.path.join(d, "*.json*"))):
         m = NAME.match(os.path.basename(path))
         if not m:
             continue
@@ -76,7 +77,7 @@ def main(argv):
         if p:
             runs[(m["rev"], m["prec"], m["model"], m["round"], m["mode"])] = p
     if not runs:
-        print(f"dp_loop_gaps.py: no traces in {argv[1]}", file=sys.stderr)
+        print(f"dp_loop_gaps.py: no traces in {', '.join(dirs)}", file=sys.stderr)
         return 2
     print("| rev | model | round | mode | steps | " + " | ".join(f"{k} (us)" for k in PARTS) + " |")
     print("|---|---|---|---|---:|" + "---:|" * len(PARTS))

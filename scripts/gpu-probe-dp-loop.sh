@@ -11,8 +11,8 @@
 #   scripts/gpu-probe-dp-loop.sh KIT OUT
 #   python3 scripts/dp_loop_gaps.py OUT      # per run: step span, gap between steps, their parts
 #
-# OUT gets one trace per run (REV-PRECISION-MODEL-MODE-rROUND.json.gz) and runs.jsonl (each run's
-# record, one line each, with rev, model, mode and round).
+# OUT gets one trace per run (REV-PRECISION-MODEL-MODE-rROUND.json.gz, REV the kit's revision) and
+# runs.jsonl (each run's record, one line each, with rev, model, mode and round).
 set -u
 KIT=$(cd "${1:?KIT dir}" && pwd)
 OUT=${2:?OUT dir}
@@ -23,7 +23,8 @@ ROOT=$(mktemp -d); tar -xJf "$KIT/payload.tar.xz" -C "$ROOT"
 dirs=""
 while read -r name dir; do [[ $dir == - ]] && continue; [[ ":$dirs:" == *":$dir:"* ]] || dirs=${dirs:+$dirs:}$dir; done < <("$KIT/kit/cuda-libs.sh" $(sed -n 's/^cuda_needs: //p' "$KIT/MANIFEST.txt"))
 kit_env "$ROOT" "$dirs" ""
-declare -A BIN=([new]=$ROOT/bin)
+rev=$(sed -n 's/^version: //p' "$KIT/MANIFEST.txt")  # the kit's revision names its runs
+declare -A BIN=(["${rev:-new}"]=$ROOT/bin)
 declare -A EXE=([single]=train_single_gpu [singlempi]=train_single_gpu [naive]=train_dp_naive
                 [naivefused]=train_dp_naive [interleaved]=train_dp_interleaved [bucketed]=train_ddp_bucketed)
 for (( round = 1; round <= ${DPSCALE_PROBE_ROUNDS:-2}; ++round )); do

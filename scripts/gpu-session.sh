@@ -19,14 +19,16 @@
 #      The kit's copy of this script (build-kit/kit/gpu-session.sh) runs the same from the kit
 #      alone, where the repository there is another revision.
 #
-# BASE_REV defaults to kDefaultBase below: the last revision whose finite check ran in passes of
-# its own (two over the gradients and the weights, and a fill, every step) — the code the first
-# H200 run measured (docs/gpu/h200/).
+# BASE_REV defaults to kDefaultBase below: the last revision whose forward added the bias and the
+# ReLU in a pass of its own after each GEMM (since then cuBLASLt's epilogue does it: models/cuda/
+# cuda_lt_linear.h). a0f2802 is the last one whose finite check ran in passes of its own.
+#
+# The device's transport may bring back only a few files: run with --pack there.
 #
 # Exit status: prepare 0 made; run: the kit's (0 every step ok, 1 a step failed or ran out of
 # time, 3 the programs cannot run here); 2 bad arguments.
 set -euo pipefail
-kDefaultBase=a0f2802
+kDefaultBase=74c065d
 
 die() { echo "gpu-session.sh: $*" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
