@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/cpu/cpu_device.h"
@@ -78,6 +79,68 @@ TEST(ModelsCudaVsCpu, OneTrainingStepAgrees) {
   expect_close(g.params_after, c.params_after, "weights after SGD with momentum");
   EXPECT_NEAR(g.loss_mean, c.loss_mean, 1e-5 * std::fabs(c.loss_mean));
   EXPECT_NEAR(g.loss_slot, c.loss_slot, 1e-5 * std::fabs(c.loss_slot));
+}
+
+// One layer's forward (Device::linear_forward) on `dev`: x starts `offset` floats into its
+// buffer, so a 4-byte-aligned x is tried as well as the usual 256-byte one.
+std::vector<float> linear_forward_on(Device& dev, int rows, int n_in, int n_out, bool relu, int offset) {
+  const CounterRng rng(11, 0);
+  std::vector<float> x(static_cast<size_t>(rows) * n_in + static_cast<size_t>(offset)), w(static_cast<size_t>(n_out) * n_in),
+      b(static_cast<size_t>(n_out));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = rng.normal(i);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * rng.normal(x.size() + i);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f * rng.normal(x.size() + w.size() + i);
+  DeviceBuffer<float> xd(dev, x.size()), wd(dev, w.size()), bd(dev, b.size()),
+      yd(dev, static_cast<size_t>(rows) * n_out);
+  dev.upload(xd.data(), x.data(), xd.nbytes());
+  dev.upload(wd.data(), w.data(), wd.nbytes());
+  dev.upload(bd.data(), b.data(), bd.nbytes());
+  dev.linear_forward(xd.data() + offset, wd.data(), bd.data(), yd.data(), rows, n_in, n_out, relu);
+  std::vector<float> y(yd.size());
+  dev.download(y.data(), yd.data(), yd.nbytes());
+  return y;
+}
+
+// The default linear_forward is the GEMM then the bias pass, bit for bit; the ReLU leaves no
+// negative output and, without it, about half are negative (the bias is there: zero weights
+// would give the bias alone).
+TEST(ModelsLinearForward, CpuIsTheGemmThenTheBiasPass) {
+  CpuDevice cpu(1);
+  const int rows = 33, n_in = 40, n_out = 24;
+  const std::vector<float> with = linear_forward_on(cpu, rows, n_in, n_out, true, 0);
+  const std::vector<float> without = linear_forward_on(cpu, rows, n_in, n_out, false, 0);
+  int negative = 0, differ = 0;
+  for (size_t i = 0; i < with.size(); ++i) {
+    negative += without[i] < 0.0f;
+    EXPECT_GE(with[i], 0.0f);
+    differ += with[i] != std::max(without[i], 0.0f);
+  }
+  EXPECT_EQ(differ, 0) << "ReLU of the identity's output";
+  EXPECT_GT(negative, static_cast<int>(without.size()) / 4);
+  EXPECT_LT(negative, static_cast<int>(without.size()) * 3 / 4);
+}
+
+// CUDA's forward (cuBLASLt with the bias and ReLU in the epilogue, or the two passes where it
+// has no kernel) against the CPU's: usual and odd shapes, an aligned and a 4-byte-aligned input.
+TEST(ModelsCudaVsCpu, LinearForwardAgreesAtAnyShapeAndAlignment) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
+  DeviceOptions gpu_opts;
+  gpu_opts.backend = "cuda";
+  auto gpu = make_device(gpu_opts);
+  CpuDevice cpu(1);
+  struct Shape {
+    int rows, n_in, n_out;
+  };
+  for (const Shape sh : {Shape{96, 784, 256}, Shape{1024, 512, 10}, Shape{5, 7, 3}}) {
+    for (bool relu : {true, false}) {
+      for (int offset : {0, 1}) {
+        SCOPED_TRACE(std::to_string(sh.rows) + "x" + std::to_string(sh.n_in) + "->" + std::to_string(sh.n_out) +
+                     (relu ? " relu" : " identity") + " offset " + std::to_string(offset));
+        expect_close(linear_forward_on(*gpu, sh.rows, sh.n_in, sh.n_out, relu, offset),
+                     linear_forward_on(cpu, sh.rows, sh.n_in, sh.n_out, relu, offset), "y");
+      }
+    }
+  }
 }
 
 // The loss of a batch is its row losses summed in double on both backends (kernels.cu): a
