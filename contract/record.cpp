@@ -268,6 +268,10 @@ std::vector<RecordField> build_fields() {
                   "update read it, after the all-reduce, and each updated weight, in the update's own pass; warm-up: "
                   "passes of their own) | `off` (the loss only); \"\" in older records"),
       later_field("finite_check_every", &R::finite_check_every, "`--finite-check-every` (0: off); null in older records"),
+      later_field("forward_epilogue", &R::forward_epilogue,
+                  "how the forward added each layer's bias and ReLU: `pass` (a pass of its own after the GEMM: the CPU) | "
+                  "`cublaslt` (inside the GEMM, cuBLASLt's epilogue: CUDA) | `cublaslt+pass` (CUDA, some layers in a "
+                  "pass: cuBLASLt had no kernel for their call); \"\" in older records"),
       later_field("gpu_shared", &R::gpu_shared,
                   "`--share-gpu` put two or more ranks on one GPU: a correctness run, from which `dpscale report`, "
                   "`compare` and `predict` draw no speedups; absent in older records: false"),

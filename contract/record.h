@@ -113,6 +113,7 @@ struct RunRecord {
   std::optional<std::string> contended_cause;
   // What the per-step finite check covered (absent in older records: "" and null).
   std::string finite_check;                     // "optimizer" | "off"
+  std::string forward_epilogue;                 // "pass" | "cublaslt" | "cublaslt+pass"
   std::optional<int> finite_check_every;        // --finite-check-every
   // --share-gpu placed two or more of the job's ranks on one GPU: a correctness run, not a
   // measurement of scaling (absent in older records: false).

@@ -74,6 +74,10 @@ class Device {
   // Whether linear_forward() runs the bias and the ReLU inside the GEMM (bench_step's parts count
   // them with the GEMMs then, not with the element-wise passes).
   virtual bool fuses_bias_act() const { return false; }
+  // How the forwards so far added the bias and the ReLU, as the record names it
+  // (forward_epilogue): "pass" (a pass after each GEMM), "cublaslt" (every one inside its GEMM),
+  // "cublaslt+pass" (some inside, some — calls cuBLASLt had no kernel for — in a pass).
+  virtual std::string forward_epilogue() const { return "pass"; }
 
   // --- element-wise (elementwise.h) ---
   // y[r, c] = act(y[r, c] + bias[c]) with act = ReLU or identity; one pass.

@@ -99,6 +99,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.tf32 = o.device.tf32;
   r.finite_check = o.finite_check_every > 0 ? "optimizer" : "off";
   r.finite_check_every = o.finite_check_every;
+  r.forward_epilogue = s.device->forward_epilogue();
   r.gpu_shared = ctx.gpu_shared;
   if (mode.data_parallel) r.grad_comm = o.grad_comm;
   if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;

@@ -93,10 +93,18 @@ class CudaDevice final : public Device {
   // where cuBLASLt has no kernel for the call.
   void linear_forward(const float* x, const float* w, const float* bias, float* y, int rows, int n_in, int n_out,
                       bool relu) override {
-    if (lt_linear_->run(x, w, bias, y, rows, n_in, n_out, relu)) return;
+    if (lt_linear_->run(x, w, bias, y, rows, n_in, n_out, relu)) {
+      ++fused_forwards_;
+      return;
+    }
+    ++pass_forwards_;
     Device::linear_forward(x, w, bias, y, rows, n_in, n_out, relu);
   }
   bool fuses_bias_act() const override { return true; }
+  std::string forward_epilogue() const override {
+    if (fused_forwards_ == 0) return "pass";
+    return pass_forwards_ == 0 ? "cublaslt" : "cublaslt+pass";
+  }
   void column_sum(const float* a, int rows, int cols, float* out) override {
     // Row-major A[rows, cols] is column-major Aᵀ[cols, rows]: out = Aᵀ · ones(rows).
     ensure_ones(rows);
@@ -165,6 +173,7 @@ class CudaDevice final : public Device {
   static constexpr size_t kBounceBytes = 256;
   void* bounce_ = nullptr;  // pinned host memory for small downloads
   std::unique_ptr<LtLinear> lt_linear_;
+  int64_t fused_forwards_ = 0, pass_forwards_ = 0;  // linear_forward calls each way
 };
 
 }  // namespace

@@ -157,6 +157,10 @@ TEST(DpNcclK1, TraceHasEventSpansAndBusbw) {
   EXPECT_EQ(rec["bucket_busbw_gbps"].size(), rec["allreduce_unit_bytes"].size());
   EXPECT_FALSE(rec["allreduce_unit_bytes"].empty());
   EXPECT_EQ(rec["cublas_math"], "pedantic");
+  // Inside the GEMM where cuBLASLt has a pedantic-fp32 kernel for the call, else in a pass: the
+  // record names which, in one of its three words.
+  const std::string epilogue = rec["forward_epilogue"].get<std::string>();
+  EXPECT_TRUE(epilogue == "cublaslt" || epilogue == "cublaslt+pass" || epilogue == "pass") << epilogue;
 }
 
 // The loader on a GPU (--prefetch): staged batches in pinned memory go up on the upload lane's

@@ -55,6 +55,7 @@ TEST_P(DpRecord, HasEveryFieldAndOnlyRankZeroPrints) {
   EXPECT_EQ(j["world_size"], k);
   EXPECT_EQ(j["comm"], "mpi");
   EXPECT_EQ(j["cublas_math"], "none");  // the CPU backend runs no cuBLAS
+  EXPECT_EQ(j["forward_epilogue"], "pass");  // the bias and ReLU in a pass after each GEMM
   EXPECT_EQ(j["link"], "none");
   EXPECT_EQ(j["global_batch"], 256);
   EXPECT_EQ(j["local_batch"], 256 / k);
