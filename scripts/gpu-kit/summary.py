@@ -259,7 +259,8 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
         doc += lines + [""]
     # The single runs against the card's peaks.
     tf32_peak = dense_tf32_peak(gpu_name)
-    lines = ["| precision | model | rev | TFLOP/s | peak (TFLOP/s) | % of peak |", "|---|---|---|---:|---:|---:|"]
+    lines = ["| precision | model | rev | TFLOP/s | peak (TFLOP/s) | % of peak | bias + ReLU |",
+             "|---|---|---|---:|---:|---:|---|"]
     for precision in ("fp32", "tf32"):
         peak = (fp32_peak_gflops / 1e3 if fp32_peak_gflops else None) if precision == "fp32" else tf32_peak
         for model in ("large", "xlarge"):
@@ -270,7 +271,9 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
                 e = median_epoch(rec)
                 rate = step_flops(rec) * rec.get("steps_per_epoch", 0) / e / 1e12 if e else None
                 pct = 100 * rate / peak if rate and peak else None
-                lines.append(f"| {precision} | {model} | {rev} | {fmt(rate, 1)} | {fmt(peak, 1)} | {fmt(pct, 1)} |")
+                # The record's forward_epilogue: inside the GEMM or a pass of its own (older records: —).
+                lines.append(f"| {precision} | {model} | {rev} | {fmt(rate, 1)} | {fmt(peak, 1)} | {fmt(pct, 1)} | "
+                             f"{rec.get('forward_epilogue') or '—'} |")
     if len(lines) > 2:
         doc += ["### Single device against the card's peak (fp32: bench_gemm's SMs x lanes x 2 x clock; TF32: "
                 "the datasheet's dense figure; targets: TF32 xlarge >= 40 %, fp32 >= 66 %)", ""] + lines + [""]
