@@ -1,4 +1,4 @@
-// cuda_lt_linear.cu — LtLinear on cuBLASLt (cuda_lt_linear.h), every call checked.
+// cuda_lt_linear.cu — LtLinear on cuBLASLt (cuda_lt_linear.h), every call's status checked.
 //
 // The row-major product y = x · wᵀ is, in cuBLAS's column-major terms, yᵀ[n_out, rows] =
 // op(W)[n_out, n_in] · xᵀ[n_in, rows] with W the stored w read as column-major [n_in, n_out]
