@@ -51,8 +51,9 @@ case $1 in
     B=$ROOT/build-base
     short=$(git -C "$ROOT" rev-parse --short "$rev")
     # A fresh build directory every time: git archive stamps every file with the commit's time, so
-    # over the objects of a later-built revision make would rebuild nothing it should and link the
-    # two revisions' objects together (trainers that crash). A compiler cache keeps this cheap.
+    # over objects built after that time (an earlier prepare of another revision) make would think
+    # them current and link two revisions' objects together (trainers that crash). A compiler
+    # cache keeps the full build cheap.
     rm -rf "$B"
     mkdir -p "$B/src"
     git -C "$ROOT" archive "$rev" | tar -x -C "$B/src"
