@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@
 
 namespace dpscale {
 namespace {
+
+// The CUDA backend (tests below skip first where no GPU answers).
+std::unique_ptr<Device> cuda_device(bool tf32 = false) {
+  DeviceOptions o;
+  o.backend = "cuda";
+  o.tf32 = tf32;
+  return make_device(o);
+}
 
 struct StepResult {
   std::vector<float> logits, grads, params_after;
@@ -65,9 +74,7 @@ TEST(ModelsCudaVsCpu, OneTrainingStepAgrees) {
   if (cuda_device_count() == 0) {
     GTEST_SKIP() << (cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");
   }
-  DeviceOptions gpu_opts;
-  gpu_opts.backend = "cuda";
-  auto gpu = make_device(gpu_opts);
+  auto gpu = cuda_device();
   CpuDevice cpu(1);
   const MlpSpec spec = parse_model("784,256,128,10");
   const int batch = 96;  // not a multiple of a warp or a tile: edges are exercised
@@ -81,40 +88,60 @@ TEST(ModelsCudaVsCpu, OneTrainingStepAgrees) {
   EXPECT_NEAR(g.loss_slot, c.loss_slot, 1e-5 * std::fabs(c.loss_slot));
 }
 
-// One layer's forward (Device::linear_forward) on `dev`: x starts `offset` floats into its
-// buffer, so a 4-byte-aligned x is tried as well as the usual 256-byte one.
-std::vector<float> linear_forward_on(Device& dev, int rows, int n_in, int n_out, bool relu, int offset) {
+// One layer's operands on the host: x starts `offset` floats into its buffer, so a
+// 4-byte-aligned x is tried as well as the usual 256-byte one.
+struct LinearInputs {
+  int rows, n_in, n_out, offset;
+  std::vector<float> x, w, b;
+};
+
+LinearInputs linear_inputs(int rows, int n_in, int n_out, int offset) {
   const CounterRng rng(11, 0);
-  std::vector<float> x(static_cast<size_t>(rows) * n_in + static_cast<size_t>(offset)), w(static_cast<size_t>(n_out) * n_in),
-      b(static_cast<size_t>(n_out));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = rng.normal(i);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * rng.normal(x.size() + i);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f * rng.normal(x.size() + w.size() + i);
-  DeviceBuffer<float> xd(dev, x.size()), wd(dev, w.size()), bd(dev, b.size()),
-      yd(dev, static_cast<size_t>(rows) * n_out);
-  dev.upload(xd.data(), x.data(), xd.nbytes());
-  dev.upload(wd.data(), w.data(), wd.nbytes());
-  dev.upload(bd.data(), b.data(), bd.nbytes());
-  dev.linear_forward(xd.data() + offset, wd.data(), bd.data(), yd.data(), rows, n_in, n_out, relu);
+  LinearInputs in{rows, n_in, n_out, offset, std::vector<float>(static_cast<size_t>(rows) * n_in + offset),
+                  std::vector<float>(static_cast<size_t>(n_out) * n_in), std::vector<float>(static_cast<size_t>(n_out))};
+  for (size_t i = 0; i < in.x.size(); ++i) in.x[i] = rng.normal(i);
+  for (size_t i = 0; i < in.w.size(); ++i) in.w[i] = 0.05f * rng.normal(in.x.size() + i);
+  for (size_t i = 0; i < in.b.size(); ++i) in.b[i] = 0.5f * rng.normal(in.x.size() + in.w.size() + i);
+  return in;
+}
+
+// Device::linear_forward of `in` on `dev`, read back.
+std::vector<float> linear_forward_on(Device& dev, const LinearInputs& in, bool relu) {
+  DeviceBuffer<float> xd(dev, in.x.size()), wd(dev, in.w.size()), bd(dev, in.b.size()),
+      yd(dev, static_cast<size_t>(in.rows) * in.n_out);
+  dev.upload(xd.data(), in.x.data(), xd.nbytes());
+  dev.upload(wd.data(), in.w.data(), wd.nbytes());
+  dev.upload(bd.data(), in.b.data(), bd.nbytes());
+  dev.linear_forward(xd.data() + in.offset, wd.data(), bd.data(), yd.data(), in.rows, in.n_in, in.n_out, relu);
   std::vector<float> y(yd.size());
   dev.download(y.data(), yd.data(), yd.nbytes());
   return y;
 }
 
-// The default linear_forward is the GEMM then the bias pass, bit for bit; the ReLU leaves no
-// negative output and, without it, about half are negative (the bias is there: zero weights
-// would give the bias alone).
-TEST(ModelsLinearForward, CpuIsTheGemmThenTheBiasPass) {
+// The CPU's linear_forward is the layer's formula, y[r, o] = act(Σ_i x[r, i]·w[o, i] + b[o]),
+// against a double-precision sum on the host (a missing bias, a transposed weight or a missing
+// ReLU are off by O(1)); with the ReLU it is the identity's output clamped at 0, bit for bit, and
+// without it about half the outputs are negative (so the clamp was tested on real negatives).
+TEST(ModelsLinearForward, CpuMatchesTheLayerFormula) {
   CpuDevice cpu(1);
-  const int rows = 33, n_in = 40, n_out = 24;
-  const std::vector<float> with = linear_forward_on(cpu, rows, n_in, n_out, true, 0);
-  const std::vector<float> without = linear_forward_on(cpu, rows, n_in, n_out, false, 0);
-  int negative = 0, differ = 0;
-  for (size_t i = 0; i < with.size(); ++i) {
-    negative += without[i] < 0.0f;
-    EXPECT_GE(with[i], 0.0f);
-    differ += with[i] != std::max(without[i], 0.0f);
+  const LinearInputs in = linear_inputs(33, 40, 24, 0);
+  const std::vector<float> with = linear_forward_on(cpu, in, true);
+  const std::vector<float> without = linear_forward_on(cpu, in, false);
+  int negative = 0, differ = 0, off_formula = 0;
+  for (int r = 0; r < in.rows; ++r) {
+    for (int o = 0; o < in.n_out; ++o) {
+      double want = in.b[static_cast<size_t>(o)];
+      for (int i = 0; i < in.n_in; ++i) {
+        want += static_cast<double>(in.x[static_cast<size_t>(r) * in.n_in + i]) * in.w[static_cast<size_t>(o) * in.n_in + i];
+      }
+      const size_t k = static_cast<size_t>(r) * in.n_out + o;
+      off_formula += !(std::fabs(without[k] - want) <= 1e-5 + 1e-4 * std::fabs(want));
+      negative += without[k] < 0.0f;
+      EXPECT_GE(with[k], 0.0f);
+      differ += with[k] != std::max(without[k], 0.0f);
+    }
   }
+  EXPECT_EQ(off_formula, 0) << "of " << without.size() << " outputs differ from x·wᵀ + b";
   EXPECT_EQ(differ, 0) << "ReLU of the identity's output";
   EXPECT_GT(negative, static_cast<int>(without.size()) / 4);
   EXPECT_LT(negative, static_cast<int>(without.size()) * 3 / 4);
@@ -124,9 +151,7 @@ TEST(ModelsLinearForward, CpuIsTheGemmThenTheBiasPass) {
 // has no kernel) against the CPU's: usual and odd shapes, an aligned and a 4-byte-aligned input.
 TEST(ModelsCudaVsCpu, LinearForwardAgreesAtAnyShapeAndAlignment) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
-  DeviceOptions gpu_opts;
-  gpu_opts.backend = "cuda";
-  auto gpu = make_device(gpu_opts);
+  auto gpu = cuda_device();
   CpuDevice cpu(1);
   struct Shape {
     int rows, n_in, n_out;
@@ -136,8 +161,8 @@ TEST(ModelsCudaVsCpu, LinearForwardAgreesAtAnyShapeAndAlignment) {
       for (int offset : {0, 1}) {
         SCOPED_TRACE(std::to_string(sh.rows) + "x" + std::to_string(sh.n_in) + "->" + std::to_string(sh.n_out) +
                      (relu ? " relu" : " identity") + " offset " + std::to_string(offset));
-        expect_close(linear_forward_on(*gpu, sh.rows, sh.n_in, sh.n_out, relu, offset),
-                     linear_forward_on(cpu, sh.rows, sh.n_in, sh.n_out, relu, offset), "y");
+        const LinearInputs in = linear_inputs(sh.rows, sh.n_in, sh.n_out, offset);
+        expect_close(linear_forward_on(*gpu, in, relu), linear_forward_on(cpu, in, relu), "y");
       }
     }
   }
@@ -177,9 +202,7 @@ TEST(ModelsLossSum, CpuMeanOfIdenticalRowsIsTheRowLoss) {
 
 TEST(ModelsCudaVsCpu, MeanOfIdenticalRowsIsTheRowLoss) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
-  DeviceOptions gpu_opts;
-  gpu_opts.backend = "cuda";
-  auto gpu = make_device(gpu_opts);
+  auto gpu = cuda_device();
   expect_mean_is_the_row_loss(*gpu);
   CpuDevice cpu(1);
   // log 2 on both, up to the device's logf (CUDA's is within 1 ulp; 1 ulp of 0.69 is 6e-8).
@@ -188,9 +211,7 @@ TEST(ModelsCudaVsCpu, MeanOfIdenticalRowsIsTheRowLoss) {
 
 TEST(ModelsCudaVsCpu, AccuracyCountAgrees) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
-  DeviceOptions gpu_opts;
-  gpu_opts.backend = "cuda";
-  auto gpu = make_device(gpu_opts);
+  auto gpu = cuda_device();
   CpuDevice cpu(1);
   const MlpSpec spec = parse_model("784,64,10");
   const int batch = 300;
@@ -242,10 +263,7 @@ TEST(ModelsCudaVsCpu, AddIsOneRoundingUnderTf32) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU answers";
   for (bool tf32 : {false, true}) {
     SCOPED_TRACE(tf32 ? "tf32" : "fp32");
-    DeviceOptions o;
-    o.backend = "cuda";
-    o.tf32 = tf32;
-    auto gpu = make_device(o);
+    auto gpu = cuda_device(tf32);
     expect_add_is_one_rounding(*gpu);
   }
 }
