@@ -24,25 +24,25 @@ dirs=""
 while read -r name dir; do [[ $dir == - ]] && continue; [[ ":$dirs:" == *":$dir:"* ]] || dirs=${dirs:+$dirs:}$dir; done < <("$KIT/kit/cuda-libs.sh" $(sed -n 's/^cuda_needs: //p' "$KIT/MANIFEST.txt"))
 kit_env "$ROOT" "$dirs" ""
 rev=$(sed -n 's/^version: //p' "$KIT/MANIFEST.txt")  # the kit's revision names its runs
-declare -A BIN=(["${rev:-new}"]=$ROOT/bin)
+rev=${rev:-new}
 declare -A EXE=([single]=train_single_gpu [singlempi]=train_single_gpu [naive]=train_dp_naive
                 [naivefused]=train_dp_naive [interleaved]=train_dp_interleaved [bucketed]=train_ddp_bucketed)
 for (( round = 1; round <= ${DPSCALE_PROBE_ROUNDS:-2}; ++round )); do
   for model in large xlarge; do
     for mode in single singlempi naive naivefused interleaved bucketed; do
-      for rev in "${!BIN[@]}"; do
-        name=$rev-tf32-$model-$mode-r$round
-        argv=("${BIN[$rev]}/${EXE[$mode]}" --backend cuda --model "$model" --samples 32768 --batch-size 1024
-              --epochs 3 --lr 0.01 --tf32 --quiet --trace "$OUT/$name.json" --trace-steps 33:96)
-        [[ $mode == naivefused ]] && argv+=(--fused)
-        [[ $mode != single ]] && argv=("$ROOT/bin/mpirun" --allow-run-as-root --bind-to none -np 1 "${argv[@]}")
-        rec=$("${argv[@]}" < /dev/null 2> "$OUT/$name.err" | sed -n 's/^RESULTS_JSON: //p' | head -1)
-        if [[ -n $rec ]]; then
-          printf '{"rev": "%s", "model": "%s", "mode": "%s", "round": %d, "record": %s}\n' "$rev" "$model" "$mode" "$round" "$rec" >> "$OUT/runs.jsonl"
-          rm -f "$OUT/$name.err"
-        fi
-        echo "dp-loop: $name ${rec:+ok}${rec:-FAILED}" >&2
-      done
+      name=$rev-tf32-$model-$mode-r$round
+      argv=("$ROOT/bin/${EXE[$mode]}" --backend cuda --model "$model" --samples 32768 --batch-size 1024
+            --epochs 3 --lr 0.01 --tf32 --quiet --trace "$OUT/$name.json" --trace-steps 33:96)
+      [[ $mode == naivefused ]] && argv+=(--fused)
+      [[ $mode != single ]] && argv=("$ROOT/bin/mpirun" --allow-run-as-root --bind-to none -np 1 "${argv[@]}")
+      rec=$("${argv[@]}" < /dev/null 2> "$OUT/$name.err" | sed -n 's/^RESULTS_JSON: //p' | head -1)
+      if [[ -n $rec ]]; then
+        printf '{"rev": "%s", "model": "%s", "mode": "%s", "round": %d, "record": %s}\n' "$rev" "$model" "$mode" "$round" "$rec" >> "$OUT/runs.jsonl"
+        rm -f "$OUT/$name.err"
+        echo "dp-loop: $name ok" >&2
+      else
+        echo "dp-loop: $name FAILED ($OUT/$name.err)" >&2
+      fi
     done
   done
 done
