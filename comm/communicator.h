@@ -55,6 +55,17 @@ class Communicator {
   // `count` floats at `data` (the backend's device memory), summed in place across ranks.
   virtual std::unique_ptr<Work> allreduce_sum(float* data, size_t count) = 0;
   void allreduce_sum_blocking(float* data, size_t count) { allreduce_sum(data, count)->wait(); }
+  // Several all-reduces queued at once, in order, with no compute queued between them (naive's
+  // calls after backward), their Work not kept: the same as allreduce_sum on each. A backend
+  // whose ordering after compute costs per call (NCCL: an event and a stream wait) orders the
+  // whole batch once.
+  struct Range {
+    float* data;
+    size_t count;
+  };
+  virtual void allreduce_sum_batch(const std::vector<Range>& calls) {
+    for (const Range& c : calls) allreduce_sum(c.data, c.count);
+  }
   virtual void finish() = 0;
   virtual void drain() {}
 

@@ -99,24 +99,22 @@ class NcclCommunicator final : public Communicator {
 
   std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override {
     Events& ev = next_events();
-    ev.seq = ++launched_;
-    ev.data = data;
-    ev.count = count;
-    // The gradient was queued on the compute stream; the comm stream starts after it, not
-    // after everything the compute stream will do later.
-    ev.queued_s = steady_seconds();
-    CUDA_CHECK(cudaEventRecord(ev.ready, compute_));
-    CUDA_CHECK(cudaStreamWaitEvent(stream_, ev.ready, 0));
-    CUDA_CHECK(cudaEventRecord(ev.start, stream_));
-    hook_.before(data, count, stream_);
-    if (fmt_ == GradFormat::fp32) {
-      NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
-    } else {
-      allreduce_2byte(data, count);
-    }
-    hook_.after(data, count, stream_);
-    CUDA_CHECK(cudaEventRecord(ev.end, stream_));
+    launch(ev, data, count, nullptr);
     return std::make_unique<NcclWork>(*this, ev.seq, ev.end);
+  }
+
+  // One event on the compute stream and one stream wait for the whole batch, and one start
+  // event: each later call starts where the one before it ended (nothing runs between them on
+  // the comm stream), so its end event times it. Per call that leaves the NCCL call and its end
+  // event. Even where NCCL has nothing to do (one rank: an in-place sum is no operation), each
+  // event and wait costs comm-stream time a call, and naive's calls run in series.
+  void allreduce_sum_batch(const std::vector<Range>& calls) override {
+    cudaEvent_t previous_end = nullptr;
+    for (const Range& c : calls) {
+      Events& ev = next_events();
+      launch(ev, c.data, c.count, previous_end);
+      previous_end = ev.end;
+    }
   }
 
   void set_grad_format(GradFormat fmt, const float* exact) override {
@@ -221,11 +219,11 @@ class NcclCommunicator final : public Communicator {
   void recycle() {
     for (size_t i = 0; i < used_; ++i) {
       float ms = 0.0f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].start, events_[i].end));
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].from, events_[i].end));
       busy_s_ += ms * 1e-3;
       if (log_) {
         float from_anchor = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&from_anchor, anchor_, events_[i].start));
+        CUDA_CHECK(cudaEventElapsedTime(&from_anchor, anchor_, events_[i].from));
         const double start = anchor_host_s_ + from_anchor * 1e-3;
         log_calls_.push_back(CallTiming{events_[i].data, events_[i].count, events_[i].queued_s, start, start + ms * 1e-3});
       }
@@ -305,11 +303,40 @@ class NcclCommunicator final : public Communicator {
 
   struct Events {
     cudaEvent_t ready, start, end;
+    cudaEvent_t from = nullptr;  // where the call's time starts: its start event, or a batch's previous end
     uint64_t seq = 0;  // which all-reduce used them last, for the watchdog's message
     const float* data = nullptr;
     size_t count = 0;
     double queued_s = 0.0;  // host steady clock at the launch (the call log's queued time)
   };
+  // One all-reduce on the comm stream, between its timing events. `after` null: the comm stream
+  // first waits for everything queued on the compute stream so far (the gradient was queued
+  // there; not for what the compute stream does later) and a start event times the call from
+  // there. Otherwise the call follows the one whose end event `after` is, with nothing between
+  // them, and is timed from that event.
+  void launch(Events& ev, float* data, size_t count, cudaEvent_t after) {
+    ev.seq = ++launched_;
+    ev.data = data;
+    ev.count = count;
+    ev.queued_s = steady_seconds();
+    if (after) {
+      ev.from = after;
+    } else {
+      CUDA_CHECK(cudaEventRecord(ev.ready, compute_));
+      CUDA_CHECK(cudaStreamWaitEvent(stream_, ev.ready, 0));
+      CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+      ev.from = ev.start;
+    }
+    hook_.before(data, count, stream_);
+    if (fmt_ == GradFormat::fp32) {
+      NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
+    } else {
+      allreduce_2byte(data, count);
+    }
+    hook_.after(data, count, stream_);
+    CUDA_CHECK(cudaEventRecord(ev.end, stream_));
+  }
+
   // A caller that waits on each all-reduce's Work and never drains (blocking all-reduces) gets
   // the pool back once everything launched is known done, instead of a new set per call.
   Events& next_events() {

@@ -3,7 +3,10 @@
 // the whole flat buffer with --fused), and a wait for all of them: the whole phase is comm_s.
 // The calls run one after another on the comm thread (stream) either way, so queueing them all
 // before waiting costs the same as waiting after each, and on a GPU it keeps the host off the
-// stream, as PyTorch's NCCL all_reduce does.
+// stream, as PyTorch's NCCL all_reduce does. They are queued as one batch: nothing is computed
+// between them, so the comm stream is ordered after backward once, not once a call.
+#include <vector>
+
 #include "sync_strategies.h"
 
 namespace dpscale {
@@ -12,7 +15,16 @@ namespace {
 
 class NaiveSync final : public GradSync {
  public:
-  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm), fused_(fused) {}
+  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm), fused_(fused) {
+    const ParamLayout& layout = model_.layout();
+    if (fused_) {
+      calls_.push_back({model_.grads(), static_cast<size_t>(layout.grad_buffer_count())});
+      return;
+    }
+    for (const FlatTensor& t : layout.tensors()) {
+      calls_.push_back({model_.grads() + t.offset, static_cast<size_t>(count_with_loss_slot(layout, t.index, t.count))});
+    }
+  }
 
   void on_grad_ready(const FlatTensor&) override {}
 
@@ -36,19 +48,12 @@ class NaiveSync final : public GradSync {
 
  private:
   void complete() override {
-    const ParamLayout& layout = model_.layout();
-    if (fused_) {
-      comm_->allreduce_sum(model_.grads(), static_cast<size_t>(layout.grad_buffer_count()));
-    } else {
-      for (const FlatTensor& t : layout.tensors()) {
-        comm_->allreduce_sum(model_.grads() + t.offset,
-                             static_cast<size_t>(count_with_loss_slot(layout, t.index, t.count)));
-      }
-    }
+    comm_->allreduce_sum_batch(calls_);
     comm_->finish();
   }
 
   bool fused_;
+  std::vector<Communicator::Range> calls_;  // in backward's order: each tensor (or the whole buffer)
 };
 
 }  // namespace
