@@ -1,0 +1,232 @@
+// bench_dp_loop.cpp — what the data-parallel loop costs at K = 1, against the single-device loop,
+// in one process: every variant trains the same model, block after block, interleaved.
+//
+//   mpirun -np 1 bench_dp_loop [--backends=cuda] [--models=large,xlarge] [--batch=1024] [--steps=8]
+//                              [--tf32] [--threads=1] [--benchmark_min_time=5] ...
+//
+// dp_loop/<backend>/<model>/batch:B[/tf32] — per iteration, one block of --steps training steps
+// (the trainers' own train_step: forward, loss, backward with the strategy's sync, finish, the
+// update with its finite check, the loss read) with each variant, the device drained before and
+// after each block as an epoch is; the variants' order rotates one place each iteration, so a
+// drift of the machine, or going first, hits every variant alike. The variants:
+//   single          train_single_gpu's sync (none)
+//   naive           train_dp_naive: every tensor's all-reduce after backward, queued as one batch
+//   naive_per_call  the same calls queued one by one, each ordered after compute on its own
+//                   (what naive did before the batch; on the CPU the two are the same)
+//   naive_fused     train_dp_naive --fused: one all-reduce of the whole buffer
+//   interleaved     train_dp_interleaved: each tensor's all-reduce launched from backward
+//   bucketed        train_ddp_bucketed at the default cap
+//   single_events   single with one event recorded on the compute stream per tensor as backward
+//                   writes it — what interleaved's calls add to the compute stream, without
+//                   any comm stream (on the CPU a clock read)
+// At K = 1 no all-reduce moves a byte (NCCL's in-place sum on one rank is no operation; MPI's
+// copies nothing), so what a variant takes over single is its loop's own cost: the ordering
+// between streams (threads), the timing events, the waits. One process, so none of the
+// process-to-process spread that comparing two trainer runs carries (a few per cent on a GPU).
+// Without the trainers' step probe (its per-step reads and timers are the same in every mode).
+// Manual time: the single block. Counters: <variant>_ms (a step, mean over the iterations) and,
+// for each other variant, <variant>_over_single — the median over iterations of the block's time
+// over the same iteration's single block (0.99 = 1% slower than single).
+//
+// Runs in a world of one (mpirun -np 1, or alone): anything larger is refused. CUDA is skipped,
+// saying why, where no GPU answers.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_args.h"
+#include "comm/world.h"
+#include "core/errors.h"
+#include "models/device.h"
+#include "trainers/rank_setup.h"
+#include "trainers/sync_factory.h"
+#include "trainers/train_loop.h"
+
+namespace dpscale::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Naive's calls queued one by one, each ordered after compute on its own (Communicator's
+// allreduce_sum), as they were before they became one batch: the other side of `naive`.
+class NaivePerCallSync final : public GradSync {
+ public:
+  NaivePerCallSync(Mlp& model, Communicator& comm) : GradSync(model, &comm) {}
+  void on_grad_ready(const FlatTensor&) override {}
+  SyncStats stats() const override { return {}; }
+
+ private:
+  void complete() override {
+    const ParamLayout& layout = model_.layout();
+    for (const FlatTensor& t : layout.tensors()) {
+      comm_->allreduce_sum(model_.grads() + t.offset, static_cast<size_t>(count_with_loss_slot(layout, t.index, t.count)));
+    }
+    comm_->finish();
+  }
+};
+
+// Single's loop with one event recorded on the compute stream as each tensor's gradient is
+// written, and nothing else: what interleaved's calls put on the compute stream (the event the
+// comm stream waits on), without the comm stream. An interval timer whose start() is called
+// again at each tensor: each call records the one start event again (cuda_timer.cu); it is
+// never stopped or read. On the CPU a clock read.
+class EventPerTensorSync final : public GradSync {
+ public:
+  explicit EventPerTensorSync(Mlp& model) : GradSync(model, nullptr), events_(model.device().make_interval_timer()) {}
+  void on_grad_ready(const FlatTensor&) override { events_->start(); }
+  SyncStats stats() const override { return {}; }
+
+ private:
+  void complete() override {}
+  std::unique_ptr<IntervalTimer> events_;
+};
+
+struct Variant {
+  std::string name;
+  std::unique_ptr<GradSync> sync;
+};
+
+// One model on one backend, with every variant's sync over the one communicator.
+struct Loop {
+  std::unique_ptr<RankSetup> setup;
+  std::unique_ptr<Communicator> comm;
+  std::vector<Variant> variants;  // single first
+  int steps = 0;
+};
+
+TrainOptions options_for(const std::string& backend, const std::string& model, int batch, int steps, bool tf32,
+                         int threads) {
+  std::vector<std::string> args = {"bench_dp_loop", "--backend", backend, "--model", model, "--batch-size",
+                                   std::to_string(batch), "--samples", std::to_string(static_cast<int64_t>(batch) * steps),
+                                   "--epochs", "1", "--threads", std::to_string(threads), "--quiet"};
+  if (tf32) args.push_back("--tf32");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  TrainOptions o;
+  parse_options(static_cast<int>(argv.size()), argv.data(), Mode::bucketed, o);
+  return o;
+}
+
+std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts, int steps) {
+  auto loop = std::make_unique<Loop>();
+  loop->steps = steps;
+  loop->setup = set_up_rank(opts, RankPlace{});
+  RankSetup& s = *loop->setup;
+  loop->comm = world.make_communicator(*s.device, s.algo, s.link);
+  auto sync_for = [&](Mode mode, bool fused) {
+    TrainOptions o = opts;
+    o.mode = mode;
+    o.fused = fused;
+    return make_grad_sync(o, *s.model, mode == Mode::single ? nullptr : loop->comm.get());
+  };
+  loop->variants.push_back({"single", sync_for(Mode::single, false)});
+  loop->variants.push_back({"naive", sync_for(Mode::naive, false)});
+  loop->variants.push_back({"naive_per_call", std::make_unique<NaivePerCallSync>(*s.model, *loop->comm)});
+  loop->variants.push_back({"naive_fused", sync_for(Mode::naive, true)});
+  loop->variants.push_back({"interleaved", sync_for(Mode::interleaved, false)});
+  loop->variants.push_back({"bucketed", sync_for(Mode::bucketed, false)});
+  loop->variants.push_back({"single_events", std::make_unique<EventPerTensorSync>(*s.model)});
+  warm_up(s, *loop->variants.front().sync);  // also allocates the optimizer's state
+  return loop;
+}
+
+// One block of the loop's steps with `sync`, device drained at both ends; seconds.
+double run_block(Loop& loop, GradSync& sync) {
+  RankSetup& s = *loop.setup;
+  s.device->synchronize();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < loop.steps; ++i) {
+    const int64_t every = s.opts.finite_check_every;
+    const StepLosses l = train_step(s, sync, i, true, every > 0 && i % every == 0);
+    if (!std::isfinite(l.global) || l.nonfinite) throw InputError("the loss or a gradient became non-finite");
+  }
+  s.device->synchronize();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void run_dp_loop(benchmark::State& st, Loop& loop) {
+  const size_t n = loop.variants.size();
+  for (Variant& v : loop.variants) run_block(loop, *v.sync);  // each sync's first block: untimed
+  std::vector<double> sum(n, 0.0);
+  std::vector<std::vector<double>> over_single(n);
+  size_t iteration = 0;
+  for (auto _ : st) {
+    std::vector<double> block(n, 0.0);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t v = (iteration + k) % n;
+      block[v] = run_block(loop, *loop.variants[v].sync);
+    }
+    for (size_t v = 0; v < n; ++v) {
+      sum[v] += block[v];
+      over_single[v].push_back(block[v] / block[0]);
+    }
+    st.SetIterationTime(block[0]);
+    ++iteration;
+  }
+  if (iteration == 0) return;
+  const double steps = static_cast<double>(iteration) * loop.steps;
+  for (size_t v = 0; v < n; ++v) {
+    st.counters[loop.variants[v].name + "_ms"] = 1e3 * sum[v] / steps;
+    if (v > 0) st.counters[loop.variants[v].name + "_over_single"] = median(over_single[v]);
+  }
+}
+
+}  // namespace
+}  // namespace dpscale::bench
+
+int main(int argc, char** argv) {
+  using namespace dpscale;
+  using namespace dpscale::bench;
+  return run_guarded("bench_dp_loop", [&] {
+    int batch = 1024, threads = 1, steps = 8;
+    bool tf32 = false;
+    std::vector<std::string> models = {"large", "xlarge"}, backends = {"cuda"};
+    if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
+    if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
+    if (auto v = take_flag(argc, argv, "--steps")) steps = static_cast<int>(parse_int(*v, "--steps", 1, 100000));
+    if (auto v = take_flag(argc, argv, "--models")) models = split_list(*v);
+    if (auto v = take_flag(argc, argv, "--backends")) backends = split_list(*v);
+    for (int i = 1; i < argc; ++i) {  // a switch: take_flag wants a value
+      if (std::string(argv[i]) != "--tf32") continue;
+      tf32 = true;
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
+    for (const std::string& b : backends) {
+      if (b != "cpu" && b != "cuda") throw InputError("--backends: unknown backend '" + b + "' (use cpu, cuda)");
+    }
+    std::unique_ptr<World> world = make_mpi_world(&argc, &argv);
+    if (world->size() != 1) {
+      throw InputError("runs at K = 1 only (mpirun -np 1): " + std::to_string(world->size()) + " ranks were launched");
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    std::vector<std::unique_ptr<Loop>> loops;  // after the world: its communicators go first
+    for (const std::string& b : backends) {
+      if (b == "cuda" && !(cuda_compiled() && cuda_device_count() > 0)) {
+        std::fprintf(stderr, "# bench_dp_loop: cuda skipped (%s)\n",
+                     cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");
+        continue;
+      }
+      for (const std::string& m : models) {
+        const bool with_tf32 = tf32 && b == "cuda";
+        loops.push_back(make_loop(*world, options_for(b, m, batch, steps, with_tf32, threads), steps));
+        Loop* loop = loops.back().get();
+        if (b == "cuda" && m == models.front()) benchmark::AddCustomContext("cuda_device", loop->setup->device->name());
+        const std::string name = "dp_loop/" + b + "/" + m + "/batch:" + std::to_string(batch) + (with_tf32 ? "/tf32" : "");
+        benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& st) { run_dp_loop(st, *loop); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+  });
+}
