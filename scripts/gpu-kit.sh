@@ -41,7 +41,7 @@ if (( $# == 3 )); then BASE=$(cd "$3" 2>/dev/null && pwd) || die "no base build 
 
 # The programs the kit runs. The test programs hold the GPU-gated tests (run.sh filters them).
 TRAINERS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed)
-PROGRAMS=("${TRAINERS[@]}" dpscale bench_gemm bench_allreduce bench_kernels bench_step
+PROGRAMS=("${TRAINERS[@]}" dpscale bench_gemm bench_allreduce bench_kernels bench_step bench_dp_loop
           test_models test_dp_nccl test_dp_nccl_multi test_nccl_order test_dp_exactness test_single_gpu)
 for p in "${PROGRAMS[@]}"; do [[ -x $BIN/$p ]] || die "$BIN/$p is not built (cmake --build $BUILD)"; done
 if [[ -n $BASE ]]; then

@@ -10,7 +10,7 @@
 #      then runs the kit's CPU self-test once. Both folders are ignored by git.
 #   2. on the GPU machine, from the repository root, with build-kit/ carried there:
 #        scripts/gpu-session.sh run build-kit OUT [--pack]
-#      runs build-kit/run.sh into OUT/<card>/ (e.g. OUT/h100-80gb-hbm3/): the kit's 12 files,
+#      runs build-kit/run.sh into OUT/<card>/ (e.g. OUT/h100-80gb-hbm3/): the kit's 14 files,
 #      00-summary.md first, ready to commit as docs/gpu/<card>/. --pack leaves two files instead,
 #      OUT/<card>.tar.gz (that folder) and OUT/<card>-summary.md, for a transport that brings back
 #      only a few files. Budget DPSCALE_KIT_BUDGET_S (default here 420 s); to rerun some steps

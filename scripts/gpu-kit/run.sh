@@ -7,8 +7,9 @@
 #
 # Steps (kit/steps.sh, in order of value, each under a cap printed against the budget before
 # the first starts): the stream-ordering and exactness tests on the GPU, NCCL at K = 2 and 4 (on
-# one GPU: --share-gpu) early; the new trainers against the base revision's on this card (when
-# the kit carries one: kit/ab.sh); the step's parts (bench_step); bench_gemm on cuBLAS, pedantic
+# one GPU: --share-gpu) early; the DP loop at K = 1 against single in one process
+# (bench_dp_loop); the new trainers against the base revision's on this card (when the kit
+# carries one: kit/ab.sh); the step's parts (bench_step); bench_gemm on cuBLAS, pedantic
 # against default math, against the GPU's fp32 peak; train_single_gpu on the four presets at the
 # workshop's single-GPU settings, fp32 and --tf32; the element-wise passes and the optimizer's
 # finite check (bench_kernels); the CPU-pinned DP tests; one DP trainer per mode at K = 1 over
@@ -17,9 +18,10 @@
 # cudart/cuBLAS/NCCL (kit/cuda-libs.sh), and — when the kit's programs cannot run on its CUDA —
 # rebuild them there with its nvcc (kit/build-here.sh).
 #
-# OUTDIR (new or empty) receives 12 files: 00-summary.md (read this first), system.txt,
-# tests.log, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_step-fp32.json,
-# bench_step-tf32.json, bench_kernels.json, bench_gemm.json, bench_allreduce.txt, run.log.
+# OUTDIR (new or empty) receives 14 files: 00-summary.md (read this first), system.txt,
+# tests.log, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_dp_loop-fp32.json,
+# bench_dp_loop-tf32.json, bench_step-fp32.json, bench_step-tf32.json, bench_kernels.json,
+# bench_gemm.json, bench_allreduce.txt, run.log.
 # Time: DPSCALE_KIT_BUDGET_S (default 540 s) bounds the whole run; each step gets what is left.
 # DPSCALE_KIT_ONLY=REGEX runs only the steps whose names match (e.g. '^ab$|^bench:').
 # Exit status: 0 every step ok; 1 a step failed or ran out of time (the summary says which);
@@ -69,9 +71,10 @@ summarize() {
   for f in "$OUT"/*; do
     [[ -f $f ]] && sed -i -e "s|$OUT|OUT|g" -e "s|$WORK|WORK|g" -e "s|$KIT|KIT|g" "$f"
   done
-  # Every step's file exists, empty if the step never ran: the reader finds all twelve.
-  for f in system.txt tests.log train-fp32.jsonl train-tf32.jsonl ab.jsonl bench_step-fp32.json bench_step-tf32.json \
-           bench_kernels.json bench_gemm.json bench_allreduce.txt; do
+  # Every step's file exists, empty if the step never ran: the reader finds all fourteen.
+  for f in system.txt tests.log train-fp32.jsonl train-tf32.jsonl ab.jsonl bench_dp_loop-fp32.json \
+           bench_dp_loop-tf32.json bench_step-fp32.json bench_step-tf32.json bench_kernels.json bench_gemm.json \
+           bench_allreduce.txt; do
     [[ -e $OUT/$f ]] || : > "$OUT/$f"
   done
 }

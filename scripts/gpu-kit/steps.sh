@@ -55,6 +55,7 @@ kit_plan() {
     echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
     echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
     echo "tests:test_single_gpu 60 step_test test_single_gpu SingleBadOption.*:SingleFiniteStep.*"
+    echo "bench:dp_loop 120 step_dp_loop"
     if [[ -n ${BASE_BIN:-} ]]; then echo "ab 240 step_ab"; fi
     echo "bench:step 90 step_parts"
     echo "gemm 90 step_gemm"
@@ -148,6 +149,27 @@ step_train() {  # step_train NAME CAP PRECISION single|dp
 # The new code against the base revision's, point by point (ab.sh), into ab.jsonl.
 step_ab() {  # step_ab NAME CAP
   run_step "$1" "$2" - "$KIT/kit/ab.sh" "$BASE_BIN" "$BIN" "$OUT/ab.jsonl" "$ROOT/bin/mpirun" "$SELF"
+}
+
+# The DP loop's own cost at K = 1 in one process (bench_dp_loop): single and each DP variant, block
+# after block, interleaved — what trainer runs against single cannot show under their
+# process-to-process spread. fp32 and TF32 on large and xlarge (the self-test: the CPU, the small
+# preset at batch 64, fp32 only).
+step_dp_loop() {  # step_dp_loop NAME CAP
+  local mpirun=("$ROOT/bin/mpirun" --allow-run-as-root --oversubscribe --bind-to none -np 1)
+  if (( SELF )); then
+    run_step "$1" "$2" - "${mpirun[@]}" "$BIN/bench_dp_loop" --backends=cpu --models=small --batch=64 --steps=4 \
+      --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_dp_loop-fp32.json" --benchmark_out_format=json
+    return 0
+  fi
+  local precision extra
+  for precision in fp32 tf32; do
+    extra=()
+    [[ $precision == tf32 ]] && extra=(--tf32)
+    run_step "$1:$precision" "$(( $2 / 2 ))" - "${mpirun[@]}" "$BIN/bench_dp_loop" --backends=cuda --models=large,xlarge \
+      "${extra[@]}" --steps=8 --benchmark_min_time=2 --benchmark_out="$OUT/bench_dp_loop-$precision.json" \
+      --benchmark_out_format=json
+  done
 }
 
 # The step's parts (bench_step parts/...): GEMMs, element-wise passes, the optimizer with its check,

@@ -4,7 +4,7 @@ steps wrote (standard library only: the GPU machine's python3 is enough).
 
     python3 kit/summary.py OUTDIR WORKDIR SELF_TEST(0|1) > 00-summary.md
 
-Reads OUTDIR/{system.txt, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_step-*.json,
+Reads OUTDIR/{system.txt, train-fp32.jsonl, train-tf32.jsonl, ab.jsonl, bench_dp_loop-*.json, bench_step-*.json,
 bench_kernels.json, bench_gemm.json, bench_allreduce.txt} and WORKDIR/{steps.tsv, gtest-*.json,
 report-*.md}. Nothing is computed that a file does not hold, except ratios, which say what they
 divide, and a step's FLOPs (from the record's widths and batch: 2·B·in·out per GEMM, three GEMMs
@@ -302,6 +302,26 @@ def parts_table(out):
     return lines if len(lines) > 2 else []
 
 
+DP_LOOP_VARIANTS = ("naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events")
+
+
+def dp_loop_table(out):
+    """bench_dp_loop-*.json: each DP variant's step over single's in one process, per model and precision."""
+    lines = ["| benchmark | single (ms/step) | " + " | ".join(DP_LOOP_VARIANTS) + " |",
+             "|---|---:|" + "---:|" * len(DP_LOOP_VARIANTS)]
+    for precision in ("fp32", "tf32"):
+        try:
+            data = json.loads(read(os.path.join(out, f"bench_dp_loop-{precision}.json")))
+        except json.JSONDecodeError:
+            continue
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") == "aggregate" or not b.get("name", "").startswith("dp_loop/"):
+                continue
+            cells = " | ".join(fmt(b.get(f"{v}_over_single"), 3) for v in DP_LOOP_VARIANTS)
+            lines.append(f"| {b['name'].replace('/manual_time', '')} | {fmt(b.get('single_ms'), 3)} | {cells} |")
+    return lines if len(lines) > 2 else []
+
+
 def kernels_tables(out):
     """bench_kernels.json: the optimizer with its finite check three ways, and the element-wise passes."""
     try:
@@ -364,6 +384,12 @@ def main():
         doc += ["## The base revision against this one, on this card (ab.jsonl; kit/ab.sh)", "",
                 f"Base: {base_revision(out)}. Each run's median epoch; the two revisions back to back at each point.",
                 ""] + ab
+    loop = dp_loop_table(out)
+    if loop:
+        doc += ["## The DP loop at K = 1 in one process (bench_dp_loop-fp32.json, bench_dp_loop-tf32.json)", "",
+                "Each variant's block of steps over the single block of the same iteration, median over the"
+                " iterations (1.000 = as fast as single; bench/bench_dp_loop.cpp says what each variant is).", ""]
+        doc += loop + [""]
     parts = parts_table(out)
     if parts:
         doc += ["## The step's parts (bench_step-fp32.json, bench_step-tf32.json; ms per step)", ""] + parts + [""]

@@ -11,7 +11,7 @@ Three groups, each one CTest test (tests/kit/CMakeLists.txt):
             shared object from this machine's OpenBLAS / Open MPI / PMIx / hwloc (the dynamic
             loader's own log, LD_DEBUG=files) — and the same check flags the build's own
             binaries, so it can fail
-  SelfTest  run.sh OUTDIR --self-test on this CPU: exit 0, the twelve files with the summary
+  SelfTest  run.sh OUTDIR --self-test on this CPU: exit 0, the fourteen files with the summary
             first, and their records: counts, fields, finite numbers
 
     DPSCALE_SOURCE_DIR=. DPSCALE_BUILD_DIR=build DPSCALE_KIT_DIR=/tmp/kit python3 tests/kit/test_kit.py -v Build
@@ -34,7 +34,7 @@ KIT = os.environ.get("DPSCALE_KIT_DIR", os.path.join(BUILD, "kit-test", "kit"))
 OUT = KIT + "-selftest-out"
 LIMIT = 64 * 1024 * 1024
 TRAINERS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"]
-PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "test_models",
+PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "bench_dp_loop", "test_models",
                        "test_dp_nccl", "test_dp_nccl_multi", "test_dp_exactness", "test_single_gpu"]
 # What the GPU machine must provide itself: the C library family and CUDA's libraries.
 SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|lib(c|m|dl|rt|pthread|resolv|util)\.so)")
@@ -137,7 +137,7 @@ class Shape(unittest.TestCase):
             with self.subTest(program=p):
                 deps = ldd(os.path.normpath(os.path.join(self.root, "bin", p)), self.lib)
                 self.assertTrue(deps, f"ldd said nothing about {p}")
-                if os.path.basename(p).startswith("train_") or p == "bench_allreduce":  # the programs that link both
+                if os.path.basename(p).startswith("train_") or p in ("bench_allreduce", "bench_dp_loop"):  # link both
                     self.assertTrue(deps.get("libopenblas.so.0", "").startswith(self.lib + "/"), deps)
                     self.assertTrue(deps.get("libmpi.so.40", "").startswith(self.lib + "/"), deps)
                 for name, where in deps.items():
@@ -205,9 +205,9 @@ def finite(x):
 
 
 class SelfTest(unittest.TestCase):
-    FILES = ["00-summary.md", "ab.jsonl", "bench_allreduce.txt", "bench_gemm.json", "bench_kernels.json",
-             "bench_step-fp32.json", "bench_step-tf32.json", "run.log", "system.txt", "tests.log", "train-fp32.jsonl",
-             "train-tf32.jsonl"]
+    FILES = ["00-summary.md", "ab.jsonl", "bench_allreduce.txt", "bench_dp_loop-fp32.json", "bench_dp_loop-tf32.json",
+             "bench_gemm.json", "bench_kernels.json", "bench_step-fp32.json", "bench_step-tf32.json", "run.log",
+             "system.txt", "tests.log", "train-fp32.jsonl", "train-tf32.jsonl"]
 
     @classmethod
     def setUpClass(cls):
@@ -221,13 +221,14 @@ class SelfTest(unittest.TestCase):
     def test_exits_zero(self):
         self.assertEqual(self.r.returncode, 0, self.r.stderr + "\n" + self.read("00-summary.md"))
 
-    def test_twelve_files_summary_first(self):
+    def test_every_file_summary_first(self):
         self.assertEqual(sorted(os.listdir(OUT)), self.FILES)
         s = self.read("00-summary.md")
         for heading in ["# dpscale GPU kit — CPU self-test", "## Steps", "## Tests", "## Single device",
                         "## dpscale report, fp32", "## The base revision against this one",
                         "### The finite check's share of a step", "### Data-parallel trainers at K = 1 against single",
-                        "## The step's parts", "### The update and its finite check", "## GEMMs of a training step",
+                        "## The DP loop at K = 1 in one process", "## The step's parts",
+                        "### The update and its finite check", "## GEMMs of a training step",
                         "## All-reduce at K = 1"]:
             self.assertIn(heading, s)
         # Every step row says ok (a row: | name | status | seconds | note |): with a base revision
@@ -235,7 +236,7 @@ class SelfTest(unittest.TestCase):
         steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
         self.assertEqual([n for n, _ in steps],
                          ["tests:test_nccl_order", "tests:test_dp_nccl_multi", "tests:test_dp_nccl", "tests:test_models",
-                          "tests:test_single_gpu", "ab", "bench:step", "gemm", "train:fp32:single", "train:tf32:single",
+                          "tests:test_single_gpu", "bench:dp_loop", "ab", "bench:step", "gemm", "train:fp32:single", "train:tf32:single",
                           "bench:kernels", "tests:test_dp_exactness", "allreduce"])
         self.assertEqual([st for _, st in steps if st != "ok"], [])
 
@@ -290,6 +291,20 @@ class SelfTest(unittest.TestCase):
         self.assertEqual([b["name"].split("/manual_time")[0] for b in opt], ["optimizer/cpu/small/n:1462592"])
         for k in ["plain_ms", "separate_ms", "fused_ms"]:
             self.assertTrue(finite(opt[0][k]) and opt[0][k] > 0, (k, opt[0][k]))
+
+    def test_dp_loop_record(self):
+        rows = [b for b in json.loads(self.read("bench_dp_loop-fp32.json"))["benchmarks"] if b.get("run_type") != "aggregate"]
+        self.assertEqual([b["name"].split("/manual_time")[0] for b in rows], ["dp_loop/cpu/small/batch:64"])
+        b = rows[0]
+        variants = ["single", "naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events"]
+        for v in variants:
+            self.assertTrue(finite(b[f"{v}_ms"]) and b[f"{v}_ms"] > 0, (v, b[f"{v}_ms"]))
+        # Each ratio is a median of per-iteration ratios, so it need not equal the means' ratio; a
+        # step of the same model at K = 1 is within a factor of two of single's on any machine.
+        for v in variants[1:]:
+            self.assertTrue(finite(b[f"{v}_over_single"]) and 0.5 < b[f"{v}_over_single"] < 2, (v, b[f"{v}_over_single"]))
+        self.assertNotIn("single_over_single", b)
+        self.assertEqual(self.read("bench_dp_loop-tf32.json"), "")  # the self-test runs fp32 only
 
     def test_gemm_record(self):
         data = json.loads(self.read("bench_gemm.json"))
