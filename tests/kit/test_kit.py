@@ -302,8 +302,8 @@ class SelfTest(unittest.TestCase):
         # Each ratio is a median of per-iteration ratios, so it need not equal the means' ratio; a
         # step of the same model at K = 1 is within a factor of two of single's on any machine.
         for v in variants[1:]:
-            self.assertTrue(finite(b[f"{v}_over_single"]) and 0.5 < b[f"{v}_over_single"] < 2, (v, b[f"{v}_over_single"]))
-        self.assertNotIn("single_over_single", b)
+            self.assertTrue(finite(b[f"{v}_speedup"]) and 0.5 < b[f"{v}_speedup"] < 2, (v, b[f"{v}_speedup"]))
+        self.assertNotIn("single_speedup", b)
         self.assertEqual(self.read("bench_dp_loop-tf32.json"), "")  # the self-test runs fp32 only
 
     def test_gemm_record(self):
