@@ -163,6 +163,39 @@ TEST(DpNcclK1, TraceHasEventSpansAndBusbw) {
   EXPECT_TRUE(epilogue == "cublaslt" || epilogue == "cublaslt+pass" || epilogue == "pass") << epilogue;
 }
 
+// Naive's calls go to the comm stream as one batch: one wait for backward, then each call timed
+// from the end event of the one before (nothing runs between them). So in the trace each step's
+// calls lie end to end — every later call starts where the previous one ended — in backward's
+// order (the tensor indices ascend). Called one by one, each call would start after a stream
+// wait and a start event of its own (on an H200 about 1.3 µs after the previous end).
+TEST(DpNcclK1, NaiveCallsRunAsOneBatchEndToEnd) {
+  REQUIRE_GPUS(1);
+  ScratchDir dir("nccl-naive-batch");
+  const std::string init = dir.file("init.safetensors"), path = dir.file("trace.json");
+  write_random_checkpoint(init, kTinyModel, 9);
+  const auto rec = run_dp(kModes[0], 1, args_for("cuda", init, dir.file("w.safetensors")) +
+                                            std::vector<std::string>{"--trace", path, "--trace-steps", "2:3"});
+  ASSERT_EQ(rec["allreduce_calls_per_step"], 6);  // three layers, weight and bias each
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::vector<std::vector<nlohmann::json>> calls(2);
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["tid"] == 2) calls.at(e["args"]["step"].get<int>() - 2).push_back(e);
+  }
+  for (auto& step : calls) {
+    ASSERT_EQ(step.size(), 6u);
+    std::sort(step.begin(), step.end(), [](const auto& a, const auto& b) { return a["args"]["call"] < b["args"]["call"]; });
+    for (size_t i = 1; i < step.size(); ++i) {
+      const double prev_end = step[i - 1]["ts"].get<double>() + step[i - 1]["dur"].get<double>();
+      // Both ends are the same event read through the same anchor: equal up to the float
+      // milliseconds' rounding (well under 0.01 µs this close to the anchor).
+      EXPECT_NEAR(step[i]["ts"].get<double>(), prev_end, 0.01) << "call " << i << " does not start where call "
+                                                                << i - 1 << " ended";
+      EXPECT_GT(step[i]["args"]["first_tensor"].get<int>(), step[i - 1]["args"]["last_tensor"].get<int>());
+    }
+  }
+}
+
 // The loader on a GPU (--prefetch): staged batches in pinned memory go up on the upload lane's
 // copy stream, ordered against compute by events. The same rows in the same order, so the
 // weights are bit for bit those of the run without it — also with two uploads per step
