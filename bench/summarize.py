@@ -78,6 +78,13 @@ def main(out):
         print(f"Step {n}: step {r['step_ms']:.1f} ms, GEMMs alone {r['gemm_ms']:.1f} ms, "
               f"gemm/step = {r['gemm_over_step']:.3f} (target 0.85): {verdict(r['gemm_over_step'] >= 0.85)}")
 
+    loop = load(os.path.join(out, "dp_loop.json"))
+    for n, r in loop.items():
+        ratios = "  ".join(f"{v} {r[v + '_speedup']:.3f}" for v in
+                           ("naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events")
+                           if v + "_speedup" in r)
+        print(f"DP loop at K = 1, {n}: single {r['single_ms']:.2f} ms/step; speedup against it: {ratios}")
+
     size = 64 << 20
     busbw = {}
     for k in (2, 3, 4):

@@ -6,8 +6,9 @@
 #   QUICK=1 scripts/bench-micro.sh build        fewer shapes and sizes, one repetition (1m35s on the 2-core VM)
 #   REPS=5  scripts/bench-micro.sh build        repetitions per benchmark (default 3; medians shown)
 #
-# Runs bench_gemm, bench_kernels, bench_step, then bench_allreduce under mpirun at K = 2, 3, 4
-# (real shared-memory times), and ring vs star again on an emulated 10 GbE link.
+# Runs bench_gemm, bench_kernels, bench_step, bench_dp_loop (mpirun -np 1), then bench_allreduce
+# under mpirun at K = 2, 3, 4 (real shared-memory times), and ring vs star again on an emulated
+# 10 GbE link.
 # JSON for every run lands in BUILD_DIR/bench-micro/ (the library's --benchmark_out), and
 # bench/summarize.py prints the summary from it; `bench/summarize.py BUILD_DIR/bench-micro --keep
 # bench/results/micro` makes the small copy that bench/README.md's tables are read from.
@@ -23,7 +24,7 @@ mkdir -p "$OUT"
 # `bench/summarize.py $OUT --keep DIR` copies it with the JSON.
 exec > >(tee "$OUT/console.txt") 2>&1
 
-for exe in bench_gemm bench_kernels bench_step bench_allreduce; do
+for exe in bench_gemm bench_kernels bench_step bench_dp_loop bench_allreduce; do
   [[ -x "$BIN/$exe" ]] || { echo "bench-micro: $BIN/$exe not built (run: cmake --build $BUILD)" >&2; exit 2; }
 done
 command -v mpirun >/dev/null || { echo "bench-micro: mpirun not found (install openmpi-bin)" >&2; exit 2; }
@@ -59,6 +60,10 @@ mpi_flags=()
 if mpirun --version 2>&1 | grep -q "Open MPI"; then
   mpi_flags=(--allow-run-as-root --oversubscribe)
 fi
+
+echo; echo "## The DP loop at K = 1 against single, in one process (small, batch 256, 1 thread)"
+mpirun "${mpi_flags[@]}" -np 1 "$BIN/bench_dp_loop" --backends=cpu --models=small --batch=256 --steps=4 "${common[@]}" \
+  --benchmark_out="$OUT/dp_loop.json" --benchmark_out_format=json
 for k in 2 3 4; do
   echo
   echo "## All-reduce, K = $k ranks (mpirun -np $k), float32 sum"
