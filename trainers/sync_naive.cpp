@@ -15,9 +15,10 @@ namespace {
 
 class NaiveSync final : public GradSync {
  public:
-  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm), fused_(fused) {
+  // Per tensor: the tensors and the slot; fused: the whole buffer, its zero padding included.
+  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm) {
     const ParamLayout& layout = model_.layout();
-    if (fused_) {
+    if (fused) {
       calls_.push_back({model_.grads(), static_cast<size_t>(layout.grad_buffer_count())});
       return;
     }
@@ -29,19 +30,11 @@ class NaiveSync final : public GradSync {
   void on_grad_ready(const FlatTensor&) override {}
 
   SyncStats stats() const override {
-    const ParamLayout& layout = model_.layout();
     SyncStats s;
-    s.calls_per_step = fused_ ? 1 : static_cast<int>(layout.tensors().size());
-    // Per tensor: the tensors and the slot; fused: the whole buffer, its zero padding included.
-    if (fused_) {
-      s.floats_per_step = layout.grad_buffer_count();
-      s.bytes_per_step = wire_bytes(model_.grads(), s.floats_per_step);
-      return s;
-    }
-    for (const FlatTensor& t : layout.tensors()) {
-      const int64_t n = count_with_loss_slot(layout, t.index, t.count);
-      s.floats_per_step += n;
-      s.bytes_per_step += wire_bytes(model_.grads() + t.offset, n);
+    s.calls_per_step = static_cast<int>(calls_.size());
+    for (const Communicator::Range& c : calls_) {
+      s.floats_per_step += static_cast<int64_t>(c.count);
+      s.bytes_per_step += wire_bytes(c.data, static_cast<int64_t>(c.count));
     }
     return s;
   }
@@ -52,8 +45,7 @@ class NaiveSync final : public GradSync {
     comm_->finish();
   }
 
-  bool fused_;
-  std::vector<Communicator::Range> calls_;  // in backward's order: each tensor (or the whole buffer)
+  std::vector<Communicator::Range> calls_;  // in backward's order: each tensor, or the whole buffer
 };
 
 }  // namespace
