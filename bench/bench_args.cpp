@@ -40,6 +40,19 @@ std::optional<std::string> take_flag(int& argc, char** argv, const std::string& 
   return value;
 }
 
+bool take_switch(int& argc, char** argv, const std::string& name) {
+  bool seen = false;
+  for (int i = 1; i < argc;) {
+    if (argv[i] == name) {
+      erase_args(argc, argv, i, 1);
+      seen = true;
+    } else {
+      ++i;
+    }
+  }
+  return seen;
+}
+
 int drop_flags(int& argc, char** argv, const std::string& prefix) {
   int removed = 0;
   for (int i = 1; i < argc;) {

@@ -18,6 +18,9 @@ namespace dpscale::bench {
 // The last occurrence wins. InputError when "--name" is the last argument (no value).
 std::optional<std::string> take_flag(int& argc, char** argv, const std::string& name);
 
+// Removes every "--name" (a switch: no value) from argv; whether there was one.
+bool take_switch(int& argc, char** argv, const std::string& name);
+
 // Removes every argument starting with `prefix` (e.g. "--benchmark_out", which also catches
 // --benchmark_out_format; the library only takes the "--flag=value" form). Returns the count.
 int drop_flags(int& argc, char** argv, const std::string& prefix);

@@ -185,25 +185,19 @@ int main(int argc, char** argv) {
   using namespace dpscale::bench;
   return run_guarded("bench_dp_loop", [&] {
     int batch = 1024, threads = 1, steps = 8;
-    bool tf32 = false;
+    const bool tf32 = take_switch(argc, argv, "--tf32");
     std::vector<std::string> models = {"large", "xlarge"}, backends = {"cuda"};
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
     if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
     if (auto v = take_flag(argc, argv, "--steps")) steps = static_cast<int>(parse_int(*v, "--steps", 1, 100000));
     if (auto v = take_flag(argc, argv, "--models")) models = split_list(*v);
     if (auto v = take_flag(argc, argv, "--backends")) backends = split_list(*v);
-    for (int i = 1; i < argc; ++i) {  // a switch: take_flag wants a value
-      if (std::string(argv[i]) != "--tf32") continue;
-      tf32 = true;
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      break;
-    }
     for (const std::string& b : backends) {
       if (b != "cpu" && b != "cuda") throw InputError("--backends: unknown backend '" + b + "' (use cpu, cuda)");
     }
     std::unique_ptr<World> world = make_mpi_world(&argc, &argv);
     if (world->size() != 1) {
+      if (world->rank() != 0) return 2;  // one line for the job, from rank 0
       throw InputError("runs at K = 1 only (mpirun -np 1): " + std::to_string(world->size()) + " ranks were launched");
     }
     benchmark::Initialize(&argc, argv);

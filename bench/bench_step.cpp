@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
   using namespace dpscale::bench;
   return run_guarded("bench_step", [&] {
     int batch = 1024, threads = 1;
-    bool tf32 = false;
+    const bool tf32 = take_switch(argc, argv, "--tf32");
     std::vector<std::string> models = {"medium"}, parts = {"cuda"};
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
     if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
@@ -300,14 +300,6 @@ int main(int argc, char** argv) {
       }
     }
     if (auto v = take_flag(argc, argv, "--parts")) parts = split_list(*v);
-    // A switch: "--tf32" alone (take_flag wants a value, so it is looked for here).
-    for (int i = 1; i < argc; ++i) {
-      if (std::string(argv[i]) != "--tf32") continue;
-      tf32 = true;
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      break;
-    }
     for (const std::string& p : parts) {
       if (p != "cpu" && p != "cuda" && p != "none") throw InputError("--parts: unknown backend '" + p + "' (use cpu, cuda, none)");
     }

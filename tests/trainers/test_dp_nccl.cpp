@@ -128,17 +128,27 @@ TEST(DpNcclK1, TwoByteGradientsRoundOnlyTheWire) {
   }
 }
 
+// A K = 1 run of `mode` over NCCL with --trace on steps 2 and 3: its record and its trace.
+struct Traced {
+  nlohmann::json record, trace;
+};
+Traced run_traced(const NcclMode& mode, const std::string& scratch, unsigned seed) {
+  ScratchDir dir(scratch);
+  const std::string init = dir.file("init.safetensors"), path = dir.file("trace.json");
+  write_random_checkpoint(init, kTinyModel, seed);
+  Traced t;
+  t.record = run_dp(mode, 1, args_for("cuda", init, dir.file("w.safetensors")) +
+                                 std::vector<std::string>{"--trace", path, "--trace-steps", "2:3"});
+  std::ifstream in(path);
+  t.trace = nlohmann::json::parse(in);
+  return t;
+}
+
 // --trace on CUDA: the step and compute spans come from CUDA events, the comm spans from the
 // all-reduces' start/end events on the comm stream; per-bucket busbw reaches the record.
 TEST(DpNcclK1, TraceHasEventSpansAndBusbw) {
   REQUIRE_GPUS(1);
-  ScratchDir dir("nccl-trace");
-  const std::string init = dir.file("init.safetensors"), path = dir.file("trace.json");
-  write_random_checkpoint(init, kTinyModel, 5);
-  const auto rec = run_dp(kModes[2], 1, args_for("cuda", init, dir.file("w.safetensors")) +
-                                            std::vector<std::string>{"--trace", path, "--trace-steps", "2:3"});
-  std::ifstream in(path);
-  const nlohmann::json trace = nlohmann::json::parse(in);
+  const auto [rec, trace] = run_traced(kModes[2], "nccl-trace", 5);
   int steps = 0, backward = 0, comm = 0;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
@@ -170,14 +180,8 @@ TEST(DpNcclK1, TraceHasEventSpansAndBusbw) {
 // wait and a start event of its own (on an H200 about 1.3 µs after the previous end).
 TEST(DpNcclK1, NaiveCallsRunAsOneBatchEndToEnd) {
   REQUIRE_GPUS(1);
-  ScratchDir dir("nccl-naive-batch");
-  const std::string init = dir.file("init.safetensors"), path = dir.file("trace.json");
-  write_random_checkpoint(init, kTinyModel, 9);
-  const auto rec = run_dp(kModes[0], 1, args_for("cuda", init, dir.file("w.safetensors")) +
-                                            std::vector<std::string>{"--trace", path, "--trace-steps", "2:3"});
+  const auto [rec, trace] = run_traced(kModes[0], "nccl-naive-batch", 9);
   ASSERT_EQ(rec["allreduce_calls_per_step"], 6);  // three layers, weight and bias each
-  std::ifstream in(path);
-  const nlohmann::json trace = nlohmann::json::parse(in);
   std::vector<std::vector<nlohmann::json>> calls(2);
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X" && e["tid"] == 2) calls.at(e["args"]["step"].get<int>() - 2).push_back(e);
