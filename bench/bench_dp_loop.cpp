@@ -75,7 +75,8 @@ class NaivePerCallSync final : public GradSync {
 // written, and nothing else: what interleaved's calls put on the compute stream (the event the
 // comm stream waits on), without the comm stream. An interval timer whose start() is called
 // again at each tensor: each call records the one start event again (cuda_timer.cu); it is
-// never stopped or read. On the CPU a clock read.
+// never stopped or read. A timing event, where interleaved's are not (they only order the comm
+// stream): if anything dearer, so its cost bounds theirs from above. On the CPU a clock read.
 class EventPerTensorSync final : public GradSync {
  public:
   explicit EventPerTensorSync(Mlp& model) : GradSync(model, nullptr), events_(model.device().make_interval_timer()) {}
