@@ -12,7 +12,7 @@
 //   single          train_single_gpu's sync (none)
 //   naive           train_dp_naive: every tensor's all-reduce after backward, queued as one batch
 //   naive_per_call  the same calls queued one by one, each ordered after compute on its own
-//                   (what naive did before the batch; on the CPU the two are the same)
+//                   (against naive: what the batch saves; on the CPU the two are the same)
 //   naive_fused     train_dp_naive --fused: one all-reduce of the whole buffer
 //   interleaved     train_dp_interleaved: each tensor's all-reduce launched from backward
 //   bucketed        train_ddp_bucketed at the default cap
@@ -22,7 +22,8 @@
 // At K = 1 no all-reduce moves a byte (NCCL's in-place sum on one rank is no operation; MPI's
 // copies nothing), so what a variant takes over single is its loop's own cost: the ordering
 // between streams (threads), the timing events, the waits. One process, so none of the
-// process-to-process spread that comparing two trainer runs carries (a few per cent on a GPU).
+// process-to-process spread that comparing two trainer runs carries (on a GPU 1.7–27% between
+// runs of one `single`: docs/gpu/README.md).
 // Without the trainers' step probe (its per-step reads and timers are the same in every mode).
 // Manual time: the single block. Counters: <variant>_ms (a step, mean over the iterations) and,
 // for each other variant, <variant>_speedup — the median over iterations of the same iteration's
@@ -54,7 +55,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Naive's calls queued one by one, each ordered after compute on its own (Communicator's
-// allreduce_sum), as they were before they became one batch: the other side of `naive`.
+// allreduce_sum), not as one batch: the other side of `naive`.
 class NaivePerCallSync final : public GradSync {
  public:
   NaivePerCallSync(Mlp& model, Communicator& comm) : GradSync(model, &comm) {}
