@@ -9,6 +9,9 @@ tensor's span), the wait in finish() (the exposed all-reduce) and the optimizer.
 add their difference from the single run of the same model and round (+us).
 
     python3 scripts/dp_loop_gaps.py OUT [OUT...]    # one table, every run of every folder
+    python3 scripts/dp_loop_gaps.py --spans OUT [OUT...]
+        # per revision, model and round: each compute-track span (forward + loss, every tensor's
+        # backward, the optimizer), single's median and each other mode's difference from it
 """
 import glob
 import gzip
@@ -63,22 +66,57 @@ def parts_of(events):
     return {k: statistics.median(r[k] for r in rows) for k in PARTS} | {"n": len(rows)}
 
 
+def spans_of(events):
+    """Median microseconds of each compute-track span of rank 0 over the traced steps, in trace order."""
+    durs = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == 1 and not e["name"].startswith("wait in finish"):
+            durs.setdefault(e["name"], []).append(e["dur"])
+    return {name: statistics.median(d) for name, d in durs.items()}
+
+
+def print_spans(traces):
+    """One table per revision, model and round: a row per span, single's median, the others' differences."""
+    groups = {}
+    for (rev, prec, model, rnd, mode), events in traces.items():
+        groups.setdefault((rev, prec, model, rnd), {})[mode] = spans_of(events)
+    for (rev, prec, model, rnd), modes in sorted(groups.items()):
+        if "single" not in modes:
+            continue
+        others = [m for m in MODES if m in modes and m != "single"]
+        print(f"{rev}, {prec}, {model}, round {rnd}: each span's median (us), single's and the others' difference")
+        print()
+        print("| span | single | " + " | ".join(others) + " |")
+        print("|---|---:|" + "---:|" * len(others))
+        for name, us in modes["single"].items():
+            cells = [f"{modes[m][name] - us:+.1f}" if name in modes[m] else "—" for m in others]
+            print(f"| {name} | {us:.1f} | " + " | ".join(cells) + " |")
+        print()
+
+
 def main(argv):
-    dirs = argv[1:]
+    args = argv[1:]
+    spans = bool(args) and args[0] == "--spans"
+    dirs = args[1:] if spans else args
     if not dirs or not all(os.path.isdir(d) for d in dirs):
-        print("usage: dp_loop_gaps.py OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)", file=sys.stderr)
+        print("usage: dp_loop_gaps.py [--spans] OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)", file=sys.stderr)
         return 2
-    runs = {}
+    runs, traces = {}, {}
     for path in sorted(p for d in dirs for p in glob.glob(os.path.join(d, "*.json*"))):
         m = NAME.match(os.path.basename(path))
         if not m:
             continue
-        p = parts_of(load(path))
+        key = (m["rev"], m["prec"], m["model"], m["round"], m["mode"])
+        traces[key] = load(path)
+        p = parts_of(traces[key])
         if p:
-            runs[(m["rev"], m["prec"], m["model"], m["round"], m["mode"])] = p
+            runs[key] = p
     if not runs:
         print(f"dp_loop_gaps.py: no traces in {', '.join(dirs)}", file=sys.stderr)
         return 2
+    if spans:
+        print_spans(traces)
+        return 0
     print("| rev | model | round | mode | steps | " + " | ".join(f"{k} (us)" for k in PARTS) + " |")
     print("|---|---|---|---|---:|" + "---:|" * len(PARTS))
     for key in sorted(runs, key=lambda k: (k[0], k[1], k[2], k[3], MODES.index(k[4]) if k[4] in MODES else len(MODES))):
