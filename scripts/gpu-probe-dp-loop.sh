@@ -5,7 +5,8 @@
 # the comm track the comm stream's). Two controls beside them: `singlempi`, train_single_gpu
 # launched by mpirun as the DP trainers are (what the launcher alone costs), and `naivefused`,
 # naive with --fused (one all-reduce a step instead of one per tensor). DPSCALE_PROBE_ROUNDS
-# rounds (default 2), the modes interleaved. Runs on the GPU machine from a kit
+# rounds (default 2), the modes interleaved, their order turned one place each round (round 1
+# starts with single, round 2 with singlempi, ...): no mode always runs first. Runs on the GPU machine from a kit
 # (scripts/gpu-kit.sh KIT BUILD), as run.sh does, without its steps; only the kit's own trainers:
 #
 #   scripts/gpu-probe-dp-loop.sh KIT OUT
@@ -27,9 +28,11 @@ rev=$(sed -n 's/^version: //p' "$KIT/MANIFEST.txt")  # the kit's revision names 
 rev=${rev:-new}
 declare -A EXE=([single]=train_single_gpu [singlempi]=train_single_gpu [naive]=train_dp_naive
                 [naivefused]=train_dp_naive [interleaved]=train_dp_interleaved [bucketed]=train_ddp_bucketed)
+MODES=(single singlempi naive naivefused interleaved bucketed)
 for (( round = 1; round <= ${DPSCALE_PROBE_ROUNDS:-2}; ++round )); do
+  turned=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   for model in large xlarge; do
-    for mode in single singlempi naive naivefused interleaved bucketed; do
+    for mode in "${turned[@]}"; do
       name=$rev-tf32-$model-$mode-r$round
       argv=("$ROOT/bin/${EXE[$mode]}" --backend cuda --model "$model" --samples 32768 --batch-size 1024
             --epochs 3 --lr 0.01 --tf32 --quiet --trace "$OUT/$name.json" --trace-steps 33:96)
