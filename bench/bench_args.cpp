@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,6 +104,15 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+MedianInterval median_interval(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size()), half = 1.96 * std::sqrt(n);
+  const auto j = static_cast<long long>(std::floor((n - half) / 2.0));
+  const auto k = static_cast<long long>(std::ceil(1.0 + (n + half) / 2.0));
+  const auto at = [&](long long rank) { return v[static_cast<size_t>(std::clamp<long long>(rank, 1, static_cast<long long>(v.size())) - 1)]; };
+  return {at(j), at(k)};
 }
 
 int usable_cores() {

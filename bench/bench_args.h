@@ -36,6 +36,14 @@ std::vector<std::string> split_list(const std::string& text);  // "a,b,c" -> {a,
 // Median of a non-empty list (the mean of the middle two for an even count).
 double median(std::vector<double> v);
 
+// A distribution-free 95% interval of the median of a non-empty sample: its order statistics
+// x(j) and x(k) (1-based), j = floor((n − 1.96·√n) / 2), k = ceil(1 + (n + 1.96·√n) / 2), within
+// [1, n] — the binomial's normal approximation (a little wide for small n; n = 100: x(40), x(61)).
+struct MedianInterval {
+  double lo, hi;
+};
+MedianInterval median_interval(std::vector<double> v);
+
 // Reports nothing and never fails: what ranks other than 0 hand to RunSpecifiedBenchmarks.
 class NullReporter final : public benchmark::BenchmarkReporter {
  public:

@@ -317,7 +317,8 @@ def dp_loop_table(out):
         for b in data.get("benchmarks", []):
             if b.get("run_type") == "aggregate" or not b.get("name", "").startswith("dp_loop/"):
                 continue
-            cells = " | ".join(fmt(b.get(f"{v}_speedup"), 3) for v in DP_LOOP_VARIANTS)
+            cells = " | ".join(f"{fmt(b.get(f'{v}_speedup'), 3)} ({fmt(b.get(f'{v}_speedup_lo'), 3)}–"
+                               f"{fmt(b.get(f'{v}_speedup_hi'), 3)})" for v in DP_LOOP_VARIANTS)
             lines.append(f"| {b['name'].replace('/manual_time', '')} | {fmt(b.get('single_ms'), 3)} | {cells} |")
     return lines if len(lines) > 2 else []
 
@@ -388,8 +389,8 @@ def main():
     if loop:
         doc += ["## The DP loop at K = 1 in one process (bench_dp_loop-fp32.json, bench_dp_loop-tf32.json)", "",
                 "Each variant's speedup at K = 1: the single block of steps over the variant's block of the same"
-                " iteration, median over the iterations (0.990: a step 1% longer than single's; the goal is at least"
-                " 0.99). bench/bench_dp_loop.cpp says what each variant is.", ""]
+                " iteration, median over the iterations, and in brackets its 95% interval (0.990: a step 1% longer"
+                " than single's; the goal is at least 0.99). bench/bench_dp_loop.cpp says what each variant is.", ""]
         doc += loop + [""]
     parts = parts_table(out)
     if parts:

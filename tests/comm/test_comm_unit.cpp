@@ -1,6 +1,7 @@
 // test_comm_unit.cpp — the arithmetic around the all-reduce, no MPI needed: algbw/busbw,
 // rank 0's traffic, the α-β link model against the textbook's own numbers, algorithm names,
 // and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list;
+// the bench programs' own flags and the median's interval (bench_args.h);
 // which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL); what
 // --share-gpu tells NCCL (comm/nccl_shared_gpu.h).
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 
 #include "allreduce_options.h"
 #include "allreduce_table.h"
+#include "bench_args.h"
 #include "comm/allreduce_algos.h"
 #include "comm/inflight.h"
 #include "comm/nccl_shared_gpu.h"
@@ -145,6 +147,37 @@ TEST(BenchOptions, TakesOursLeavesTheLibrarys) {
   EXPECT_FALSE(o.link.enabled());
   EXPECT_EQ(a.rest(), (std::vector<std::string>{"bench_allreduce", "--benchmark_filter=ring", "--benchmark_format=json"}));
   EXPECT_EQ(a.ptrs[a.argc], nullptr);
+}
+
+// bench_args.h: a switch is taken out wherever it stands, every copy of it, and nothing else;
+// a flag's value is the last one given.
+TEST(BenchArgs, SwitchAndFlagTakenOutOfArgv) {
+  Argv a({"bench_step", "--tf32", "--models=large", "--benchmark_filter=parts", "--tf32", "--tf32x", "--batch", "64",
+          "--batch=128"});
+  EXPECT_TRUE(bench::take_switch(a.argc, a.ptrs.data(), "--tf32"));
+  EXPECT_EQ(bench::take_flag(a.argc, a.ptrs.data(), "--batch"), "128");
+  EXPECT_EQ(a.rest(), (std::vector<std::string>{"bench_step", "--models=large", "--benchmark_filter=parts", "--tf32x"}));
+  EXPECT_EQ(a.ptrs[a.argc], nullptr);
+  EXPECT_FALSE(bench::take_switch(a.argc, a.ptrs.data(), "--tf32"));
+  EXPECT_EQ(a.argc, 4);
+}
+
+// The median's 95% interval from order statistics: at n = 100 the 40th and 61st values (the
+// tables' ranks), whatever order the sample came in; the median inside it; one value alone is its
+// own interval; a small sample's is its whole range.
+TEST(BenchArgs, MedianIntervalIsTheOrderStatistics) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // x(r) = r
+  const bench::MedianInterval ci = bench::median_interval(v);
+  EXPECT_EQ(ci.lo, 40.0);
+  EXPECT_EQ(ci.hi, 61.0);
+  EXPECT_EQ(bench::median(v), 50.5);
+  const bench::MedianInterval one = bench::median_interval({0.98});
+  EXPECT_EQ(one.lo, 0.98);
+  EXPECT_EQ(one.hi, 0.98);
+  const bench::MedianInterval five = bench::median_interval({3.0, 1.0, 5.0, 2.0, 4.0});
+  EXPECT_EQ(five.lo, 1.0);
+  EXPECT_EQ(five.hi, 5.0);
 }
 
 TEST(BenchOptions, LinkEmulation) {

@@ -303,6 +303,8 @@ class SelfTest(unittest.TestCase):
         # step of the same model at K = 1 is within a factor of two of single's on any machine.
         for v in variants[1:]:
             self.assertTrue(finite(b[f"{v}_speedup"]) and 0.5 < b[f"{v}_speedup"] < 2, (v, b[f"{v}_speedup"]))
+            self.assertLessEqual(b[f"{v}_speedup_lo"], b[f"{v}_speedup"], v)
+            self.assertLessEqual(b[f"{v}_speedup"], b[f"{v}_speedup_hi"], v)
         self.assertNotIn("single_speedup", b)
         self.assertEqual(self.read("bench_dp_loop-tf32.json"), "")  # the self-test runs fp32 only
 
