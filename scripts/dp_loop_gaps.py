@@ -9,6 +9,9 @@ tensor's span), the wait in finish() (the exposed all-reduce) and the optimizer.
 add their difference from the single run of the same model and round (+us).
 
     python3 scripts/dp_loop_gaps.py OUT [OUT...]    # one table, every run of every folder
+    python3 scripts/dp_loop_gaps.py --calls OUT [OUT...]
+        # per run: the comm track's calls a step, the median duration of a call after the first
+        # and the median gap from one call's end to the next one's start, over every traced step
     python3 scripts/dp_loop_gaps.py --spans OUT [OUT...]
         # per revision, model and round: each compute-track span (forward + loss, every tensor's
         # backward, the optimizer), single's median and each other mode's difference from it
@@ -94,12 +97,33 @@ def print_spans(traces):
         print()
 
 
+def print_calls(traces):
+    """Per run with all-reduces: calls a step, and the medians of a later call's span and of the gap before it."""
+    print("| rev | model | round | mode | calls a step | later call (us) | gap before it (us) |")
+    print("|---|---|---|---|---:|---:|---:|")
+    for (rev, prec, model, rnd, mode), events in sorted(traces.items()):
+        steps = {}
+        for e in events:
+            if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == 2:
+                steps.setdefault(e["args"]["step"], []).append(e)
+        durs, gaps = [], []
+        for calls in steps.values():
+            calls.sort(key=lambda e: e["args"]["call"])
+            for a, b in zip(calls, calls[1:]):
+                durs.append(b["dur"])
+                gaps.append(b["ts"] - (a["ts"] + a["dur"]))
+        if durs:
+            n = statistics.median(len(c) for c in steps.values())
+            print(f"| {rev} | {model} | {rnd} | {mode} | {n:g} | {statistics.median(durs):.3f} | {statistics.median(gaps):.3f} |")
+
+
 def main(argv):
     args = argv[1:]
-    spans = bool(args) and args[0] == "--spans"
-    dirs = args[1:] if spans else args
+    view = args[0] if args and args[0] in ("--spans", "--calls") else ""
+    dirs = args[1:] if view else args
     if not dirs or not all(os.path.isdir(d) for d in dirs):
-        print("usage: dp_loop_gaps.py [--spans] OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)", file=sys.stderr)
+        print("usage: dp_loop_gaps.py [--spans | --calls] OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)",
+              file=sys.stderr)
         return 2
     runs, traces = {}, {}
     for path in sorted(p for d in dirs for p in glob.glob(os.path.join(d, "*.json*"))):
@@ -114,8 +138,11 @@ def main(argv):
     if not runs:
         print(f"dp_loop_gaps.py: no traces in {', '.join(dirs)}", file=sys.stderr)
         return 2
-    if spans:
+    if view == "--spans":
         print_spans(traces)
+        return 0
+    if view == "--calls":
+        print_calls(traces)
         return 0
     print("| rev | model | round | mode | steps | " + " | ".join(f"{k} (us)" for k in PARTS) + " |")
     print("|---|---|---|---|---:|" + "---:|" * len(PARTS))
