@@ -34,8 +34,8 @@ KIT = os.environ.get("DPSCALE_KIT_DIR", os.path.join(BUILD, "kit-test", "kit"))
 OUT = KIT + "-selftest-out"
 LIMIT = 64 * 1024 * 1024
 TRAINERS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"]
-PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "bench_dp_loop", "test_models",
-                       "test_dp_nccl", "test_dp_nccl_multi", "test_dp_exactness", "test_single_gpu"]
+PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "bench_dp_loop",
+                       "test_models", "test_dp_nccl", "test_dp_nccl_multi", "test_dp_exactness", "test_single_gpu"]
 # What the GPU machine must provide itself: the C library family and CUDA's libraries.
 SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|lib(c|m|dl|rt|pthread|resolv|util)\.so)")
 CUDA = re.compile(r"^lib(cudart|cublas|cublasLt|nccl|cuda|nvidia-ml)\.so")
@@ -236,7 +236,8 @@ class SelfTest(unittest.TestCase):
         steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
         self.assertEqual([n for n, _ in steps],
                          ["tests:test_nccl_order", "tests:test_dp_nccl_multi", "tests:test_dp_nccl", "tests:test_models",
-                          "tests:test_single_gpu", "bench:dp_loop", "ab", "bench:step", "gemm", "train:fp32:single", "train:tf32:single",
+                          "tests:test_single_gpu", "bench:dp_loop", "ab", "bench:step", "gemm", "train:fp32:single",
+                          "train:tf32:single",
                           "bench:kernels", "tests:test_dp_exactness", "allreduce"])
         self.assertEqual([st for _, st in steps if st != "ok"], [])
 
