@@ -255,7 +255,10 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
                     cells.append(f"{fmt(s1 / d, 3)}" if s1 and d else "—")
                 lines.append(f"| {precision} | {model} | {rev} | {fmt(s1)} | " + " | ".join(cells) + " |")
     if len(lines) > 2:
-        doc += ["### Data-parallel trainers at K = 1 against single (single's epoch / the mode's: target >= 0.99)", ""]
+        doc += ["### Data-parallel trainers at K = 1 against single (single's epoch / the mode's: target >= 0.99)", "",
+                "Each a process of its own, single run first in its group: the process-to-process spread and the order"
+                " are in these ratios. The same loops in one process, interleaved, with intervals: \"The DP loop at"
+                " K = 1 in one process\".", ""]
         doc += lines + [""]
     # The single runs against the card's peaks.
     tf32_peak = dense_tf32_peak(gpu_name)
