@@ -22,8 +22,8 @@
 // At K = 1 no all-reduce moves a byte (NCCL's in-place sum on one rank is no operation; MPI's
 // copies nothing), so what a variant takes over single is its loop's own cost: the ordering
 // between streams (threads), the timing events, the waits. One process, so none of the
-// process-to-process spread that comparing two trainer runs carries (on a GPU 1.7–27% between
-// runs of one `single`: docs/gpu/README.md).
+// process-to-process spread that comparing two trainer runs carries (on an H100 up to 27% between
+// three runs of one `single`: docs/gpu/README.md).
 // Without the trainers' step probe (its per-step reads and timers are the same in every mode).
 // Manual time: the single block. Counters: <variant>_ms (a step, mean over the iterations) and,
 // for each other variant, <variant>_speedup — the median over iterations of the same iteration's
@@ -101,7 +101,6 @@ struct Loop {
   std::unique_ptr<RankSetup> setup;
   std::unique_ptr<Communicator> comm;
   std::vector<Variant> variants;  // single first
-  int steps = 0;
 };
 
 TrainOptions options_for(const std::string& backend, const std::string& model, int batch, int steps, bool tf32,
@@ -117,9 +116,9 @@ TrainOptions options_for(const std::string& backend, const std::string& model, i
   return o;
 }
 
-std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts, int steps) {
+// --samples is one block's rows, so an epoch (steps_per_epoch) is the block.
+std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts) {
   auto loop = std::make_unique<Loop>();
-  loop->steps = steps;
   loop->setup = set_up_rank(opts, RankPlace{});
   RankSetup& s = *loop->setup;
   loop->comm = world.make_communicator(*s.device, s.algo, s.link);
@@ -145,9 +144,8 @@ double run_block(Loop& loop, GradSync& sync) {
   RankSetup& s = *loop.setup;
   s.device->synchronize();
   const auto t0 = Clock::now();
-  for (int i = 0; i < loop.steps; ++i) {
-    const int64_t every = s.opts.finite_check_every;
-    const StepLosses l = train_step(s, sync, i, true, every > 0 && i % every == 0);
+  for (int64_t i = 0; i < s.steps_per_epoch; ++i) {
+    const StepLosses l = train_step(s, sync, i, true, checks_finite(s, i));
     if (!std::isfinite(l.global) || l.nonfinite) throw InputError("the loss or a gradient became non-finite");
   }
   s.device->synchronize();
@@ -174,7 +172,7 @@ void run_dp_loop(benchmark::State& st, Loop& loop) {
     ++iteration;
   }
   if (iteration == 0) return;
-  const double steps = static_cast<double>(iteration) * loop.steps;
+  const double steps = static_cast<double>(iteration) * static_cast<double>(loop.setup->steps_per_epoch);
   for (size_t v = 0; v < n; ++v) {
     st.counters[loop.variants[v].name + "_ms"] = 1e3 * sum[v] / steps;
     if (v == 0) continue;
@@ -220,7 +218,7 @@ int main(int argc, char** argv) {
       }
       for (const std::string& m : models) {
         const bool with_tf32 = tf32 && b == "cuda";
-        loops.push_back(make_loop(*world, options_for(b, m, batch, steps, with_tf32, threads), steps));
+        loops.push_back(make_loop(*world, options_for(b, m, batch, steps, with_tf32, threads)));
         Loop* loop = loops.back().get();
         if (b == "cuda" && m == models.front()) benchmark::AddCustomContext("cuda_device", loop->setup->device->name());
         const std::string name = "dp_loop/" + b + "/" + m + "/batch:" + std::to_string(batch) + (with_tf32 ? "/tf32" : "");

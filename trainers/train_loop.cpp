@@ -15,13 +15,11 @@ namespace dpscale {
 
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// Whether step `n` (counted from 0 over warm-up and training alike) checks its gradients and
-// weights for non-finite values (--finite-check-every).
 bool checks_finite(const RankSetup& s, int64_t n) {
   return s.opts.finite_check_every > 0 && n % s.opts.finite_check_every == 0;
 }
+
+namespace {
 
 SgdConfig sgd_config(const TrainOptions& o) {
   return SgdConfig{static_cast<float>(o.lr), static_cast<float>(o.momentum), static_cast<float>(o.weight_decay)};

@@ -40,6 +40,10 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
 // nothing. run_training starts with it.
 void warm_up(RankSetup& s, GradSync& sync);
 
+// Whether step `n` (counted from 0 over warm-up and training alike) checks its gradients and
+// weights for non-finite values (--finite-check-every).
+bool checks_finite(const RankSetup& s, int64_t n);
+
 // One step on global batch `batch_index`: forward, loss, backward with the strategy's sync,
 // finish, and the SGD update when `update`. Returns its losses. `check_finite`: also check the
 // gradients and weights for NaN/inf (--finite-check-every). `probe` may be null.
