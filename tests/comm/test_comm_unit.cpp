@@ -172,6 +172,13 @@ TEST(BenchArgs, MedianIntervalIsTheOrderStatistics) {
   EXPECT_EQ(ci.lo, 40.0);
   EXPECT_EQ(ci.hi, 61.0);
   EXPECT_EQ(bench::median(v), 50.5);
+  // Values that are not their ranks (x(r) = r²): an interval built from values around the median
+  // (50.5 ± 10.5) instead of from ranks would give 1600 and 3721 only by accident.
+  std::vector<double> sq;
+  for (int i = 1; i <= 100; ++i) sq.push_back(static_cast<double>(i) * i);
+  const bench::MedianInterval sq_ci = bench::median_interval(sq);
+  EXPECT_EQ(sq_ci.lo, 1600.0);
+  EXPECT_EQ(sq_ci.hi, 3721.0);
   const bench::MedianInterval one = bench::median_interval({0.98});
   EXPECT_EQ(one.lo, 0.98);
   EXPECT_EQ(one.hi, 0.98);
