@@ -3,6 +3,7 @@
 # one with the CUDA toolkit, NCCL and Python but none of Debian's packages and no network.
 #
 #   scripts/gpu-kit.sh DIR [BUILD_DIR [BASE_BUILD_DIR]]   (BUILD_DIR: a CUDA-enabled build, default build)
+#   scripts/gpu-kit.sh --programs   the programs a kit carries from BUILD_DIR/bin, one a line
 #   DPSCALE_KIT_XZ=-1 scripts/gpu-kit.sh ...  faster, larger (xz level; default -6)
 #   BASE_BUILD_DIR: a build of an earlier revision (scripts/gpu-session.sh prepare makes one): its
 #   four trainers ride along as base/, and run.sh times them against this build's, side by side
@@ -30,6 +31,19 @@
 set -euo pipefail
 
 die() { echo "gpu-kit.sh: $*" >&2; exit 2; }
+
+# The programs the kit runs. The test programs hold the GPU-gated tests (run.sh filters them).
+# `gpu-kit.sh --programs` prints them, one a line: what gpu-session.sh builds and test_kit.py
+# checks, so that a program the kit gains is built and checked without a second list to edit.
+TRAINERS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed)
+PROGRAMS=("${TRAINERS[@]}" dpscale bench_gemm bench_allreduce bench_kernels bench_step bench_dp_loop
+          test_models test_dp_nccl test_dp_nccl_multi test_nccl_order test_dp_exactness test_single_gpu)
+if [[ ${1:-} == --programs ]]; then
+  (( $# == 1 )) || die "usage: scripts/gpu-kit.sh --programs"
+  printf '%s\n' "${PROGRAMS[@]}"
+  exit 0
+fi
+
 (( $# >= 1 && $# <= 3 )) || die "usage: scripts/gpu-kit.sh DIR [BUILD_DIR [BASE_BUILD_DIR]]"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$1
@@ -39,10 +53,6 @@ BIN=$BUILD/bin
 BASE=""
 if (( $# == 3 )); then BASE=$(cd "$3" 2>/dev/null && pwd) || die "no base build directory '$3'"; fi
 
-# The programs the kit runs. The test programs hold the GPU-gated tests (run.sh filters them).
-TRAINERS=(train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed)
-PROGRAMS=("${TRAINERS[@]}" dpscale bench_gemm bench_allreduce bench_kernels bench_step bench_dp_loop
-          test_models test_dp_nccl test_dp_nccl_multi test_nccl_order test_dp_exactness test_single_gpu)
 for p in "${PROGRAMS[@]}"; do [[ -x $BIN/$p ]] || die "$BIN/$p is not built (cmake --build $BUILD)"; done
 if [[ -n $BASE ]]; then
   for p in "${TRAINERS[@]}"; do [[ -x $BASE/bin/$p ]] || die "$BASE/bin/$p is not built (the base build needs the four trainers)"; done

@@ -43,9 +43,9 @@ case $1 in
       die "no build/: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release (a CUDA toolkit must be found)"
     # Configured again: the records' version (git describe) is fixed when CMake configures.
     cmake -S "$ROOT" -B "$ROOT/build" > /dev/null
-    cmake --build "$ROOT/build" -j "$(nproc)" --target train_single_gpu train_dp_naive train_dp_interleaved \
-      train_ddp_bucketed dpscale bench_gemm bench_allreduce bench_kernels bench_step test_models test_dp_nccl \
-      test_dp_nccl_multi test_nccl_order test_dp_exactness test_single_gpu
+    # Every program the kit carries, built from this tree (one left stale would ship old code).
+    mapfile -t programs < <("$ROOT/scripts/gpu-kit.sh" --programs)
+    cmake --build "$ROOT/build" -j "$(nproc)" --target "${programs[@]}"
     objdump -p "$ROOT/build/bin/train_single_gpu" | grep 'NEEDED *libcudart' > /dev/null ||
       die "build/ has no CUDA backend (no CUDA toolkit found at configure time)"
     B=$ROOT/build-base

@@ -34,8 +34,9 @@ KIT = os.environ.get("DPSCALE_KIT_DIR", os.path.join(BUILD, "kit-test", "kit"))
 OUT = KIT + "-selftest-out"
 LIMIT = 64 * 1024 * 1024
 TRAINERS = ["train_single_gpu", "train_dp_naive", "train_dp_interleaved", "train_ddp_bucketed"]
-PROGRAMS = TRAINERS + ["dpscale", "bench_gemm", "bench_allreduce", "bench_kernels", "bench_step", "bench_dp_loop",
-                       "test_models", "test_dp_nccl", "test_dp_nccl_multi", "test_dp_exactness", "test_single_gpu"]
+# The kit's own list (gpu-kit.sh --programs), the one gpu-session.sh builds from.
+PROGRAMS = subprocess.run(["bash", os.path.join(SRC, "scripts", "gpu-kit.sh"), "--programs"], capture_output=True,
+                          text=True, check=True).stdout.split()
 # What the GPU machine must provide itself: the C library family and CUDA's libraries.
 SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|lib(c|m|dl|rt|pthread|resolv|util)\.so)")
 CUDA = re.compile(r"^lib(cudart|cublas|cublasLt|nccl|cuda|nvidia-ml)\.so")
@@ -133,6 +134,7 @@ class Shape(unittest.TestCase):
         self.assertEqual(outside_compat, [], "the C++ runtime belongs in compat/ only")
 
     def test_programs_resolve_openblas_mpi_and_the_rest_inside_the_kit(self):
+        self.assertTrue(set(TRAINERS + ["bench_dp_loop", "test_dp_nccl"]) <= set(PROGRAMS), PROGRAMS)
         for p in PROGRAMS + ["orterun", "orted"] + ["../base/bin/" + t for t in TRAINERS]:
             with self.subTest(program=p):
                 deps = ldd(os.path.normpath(os.path.join(self.root, "bin", p)), self.lib)
