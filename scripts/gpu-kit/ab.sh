@@ -7,9 +7,12 @@
 #   kit/ab.sh BASE_BIN NEW_BIN OUT_JSONL MPIRUN SELF(0|1)
 #
 # Points, most valuable first (a run its cap cuts short keeps what it finished):
-#   large TF32: single, and the three DP modes at K = 1; single and bucketed again with
-#     --finite-check-every 0 (what the per-step finite check costs: with it against without)
-#   xlarge TF32, large fp32, xlarge fp32: single and the three DP modes at K = 1
+#   large TF32: single, the three DP modes at K = 1, single again; single and bucketed again
+#     with --finite-check-every 0 (what the per-step finite check costs: with it against without)
+#   xlarge TF32, large fp32, xlarge fp32: single, the three DP modes at K = 1, single again
+# Single opens and closes each group of DP modes, so the summary sets each DP run against the
+# single runs on both sides of it: a machine that drifts within a group (warming up, a neighbour
+# starting) moves the reference with it rather than into the DP modes' ratios.
 # at the workshop's single-GPU settings (32768 samples, batch 1024, lr 0.01, 5 epochs). The
 # self-test (SELF=1) runs the same points on the CPU with two tiny models.
 # DPSCALE_AB_ONLY=REGEX keeps the points whose line ("tf32 large single 0") matches;
@@ -34,11 +37,9 @@ declare -A EXE=([single]=train_single_gpu [naive]=train_dp_naive [interleaved]=t
 
 # points: PRECISION MODEL MODE CHECK_EVERY
 points() {
-  for mode in single naive interleaved bucketed; do echo "tf32 large $mode 1"; done
-  echo "tf32 large single 0"
-  echo "tf32 large bucketed 0"
-  for p in "tf32 xlarge" "fp32 large" "fp32 xlarge"; do
-    for mode in single naive interleaved bucketed; do echo "$p $mode 1"; done
+  for p in "tf32 large" "tf32 xlarge" "fp32 large" "fp32 xlarge"; do
+    for mode in single naive interleaved bucketed single; do echo "$p $mode 1"; done
+    if [[ $p == "tf32 large" ]]; then echo "$p single 0"; echo "$p bucketed 0"; fi
   done
 }
 

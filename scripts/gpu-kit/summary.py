@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 
 # The workshop's single-GPU epochs on an A100 80GB (seeds/workshop-data-parallelism-on-gpu.txt,
@@ -207,7 +208,8 @@ def median_epoch(record):
 def ab_tables(out, fp32_peak_gflops, gpu_name):
     """The base revision against the new code, from ab.jsonl (kit/ab.sh): the finite check's share
     of a step, each DP mode at K = 1 against single, and the single runs' fraction of the peak.
-    Times are each run's median epoch; a point run in several rounds, the median of those."""
+    Times are each run's median epoch; a point run more than once (single opens and closes each
+    group of DP modes; rounds), the median of its runs' (for two, their mean)."""
     rows = jsonl(os.path.join(out, "ab.jsonl"))
     if not rows:
         return []
@@ -219,10 +221,13 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
             runs.setdefault(key, []).append(r["record"])
         else:
             failed.append(f"{'/'.join(str(k) for k in key)}: {r.get('reason', '?')}")
-    # One record per point: the round whose median epoch is the median of the rounds' (upper
-    # median for an even count: one of the measured runs, never a blend).
-    t = {k: sorted(v, key=lambda rec: median_epoch(rec) or 0)[len(v) // 2] for k, v in runs.items()}
-    rounds = max(len(v) for v in runs.values()) if runs else 0
+    # One time per point: the median of its runs' median epochs. Single runs twice a group, before
+    # and after the DP modes, so its time is the mean of the two around them, not whichever ran
+    # first. A record (for fields other than time): any of the point's runs.
+    t = {k: v[0] for k, v in runs.items()}
+    epoch = {k: statistics.median(e) if e else None
+             for k, e in ((k, [x for x in map(median_epoch, v) if x is not None]) for k, v in runs.items())}
+    rounds = max((len(v) for k, v in runs.items() if k[3] != "single"), default=0)
     doc = []
     revs = ["base", "new"]
     # The finite check's share: with it (every step) against without it.
@@ -231,8 +236,7 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
     for (rev, precision, model, mode, check), rec in sorted(t.items(), key=lambda kv: str(kv[0])):
         if check != 0:
             continue
-        on = t.get((rev, precision, model, mode, 1))
-        a, b = median_epoch(on) if on else None, median_epoch(rec)
+        a, b = epoch.get((rev, precision, model, mode, 1)), epoch[(rev, precision, model, mode, check)]
         share = (a - b) / a if a and b else None
         lines.append(f"| {precision} | {model} | {mode} | {rev} | {fmt(a)} | {fmt(b)} | "
                      f"{fmt(100 * share, 1) + ' %' if share is not None else '—'} |")
@@ -244,21 +248,19 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
     for precision in ("fp32", "tf32"):
         for model in ("large", "xlarge"):
             for rev in revs:
-                single = t.get((rev, precision, model, "single", 1))
-                if not single:
+                if (rev, precision, model, "single", 1) not in t:
                     continue
-                s1 = median_epoch(single)
+                s1 = epoch[(rev, precision, model, "single", 1)]
                 cells = []
                 for mode in ("naive", "interleaved", "bucketed"):
-                    dp = t.get((rev, precision, model, mode, 1))
-                    d = median_epoch(dp) if dp else None
+                    d = epoch.get((rev, precision, model, mode, 1))
                     cells.append(f"{fmt(s1 / d, 3)}" if s1 and d else "—")
                 lines.append(f"| {precision} | {model} | {rev} | {fmt(s1)} | " + " | ".join(cells) + " |")
     if len(lines) > 2:
         doc += ["### Data-parallel trainers at K = 1 against single (single's epoch / the mode's: target >= 0.99)", "",
-                "Each a process of its own, single run first in its group: the process-to-process spread and the order"
-                " are in these ratios. The same loops in one process, interleaved, with intervals: \"The DP loop at"
-                " K = 1 in one process\".", ""]
+                "Each a process of its own; single's time is the mean of its runs before and after the DP modes"
+                " (ab.sh). The process-to-process spread is in these ratios; the same loops in one process,"
+                " interleaved, with intervals: \"The DP loop at K = 1 in one process\".", ""]
         doc += lines + [""]
     # The single runs against the card's peaks.
     tf32_peak = dense_tf32_peak(gpu_name)
@@ -271,7 +273,7 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
                 rec = t.get((rev, precision, model, "single", 1))
                 if not rec:
                     continue
-                e = median_epoch(rec)
+                e = epoch[(rev, precision, model, "single", 1)]
                 rate = step_flops(rec) * rec.get("steps_per_epoch", 0) / e / 1e12 if e else None
                 pct = 100 * rate / peak if rate and peak else None
                 # The record's forward_epilogue: inside the GEMM or a pass of its own (older records: —).

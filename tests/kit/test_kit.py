@@ -22,6 +22,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -261,9 +262,15 @@ class SelfTest(unittest.TestCase):
                     self.assertEqual("--tf32" in l["run"]["argv"], precision == "tf32")
 
     def test_side_by_side_records(self):
-        # 18 points (4 modes x large TF32, 2 with the check off, 3 x 4 modes more), each by both revisions.
+        # 22 points (4 groups of single, 3 DP modes, single again; 2 with the check off), each by both revisions.
         lines = [json.loads(l) for l in self.read("ab.jsonl").splitlines() if l.strip()]
-        self.assertEqual(len(lines), 36)
+        self.assertEqual(len(lines), 44)
+        # Each group: single opens and closes it, around the DP modes (both revisions alike).
+        for rev in ("base", "new"):
+            for precision, model in [("tf32", "large"), ("tf32", "xlarge"), ("fp32", "large"), ("fp32", "xlarge")]:
+                group = [l["mode"] for l in lines if (l["rev"], l["precision"], l["model"], l["finite_check_every"])
+                         == (rev, precision, model, 1)]
+                self.assertEqual(group, ["single", "naive", "interleaved", "bucketed", "single"], (rev, precision, model))
         self.assertEqual(sorted({l["rev"] for l in lines}), ["base", "new"])
         for l in lines:
             self.assertIn("record", l, l)
@@ -275,6 +282,17 @@ class SelfTest(unittest.TestCase):
             if l["rev"] == "new":
                 self.assertEqual(r["finite_check_every"], l["finite_check_every"])
                 self.assertEqual(r["finite_check"], "optimizer" if l["finite_check_every"] else "off")
+        # The summary's ratio: the mean of the two single runs around the DP modes over each mode's run.
+        summary = self.read("00-summary.md")
+        for rev in ("base", "new"):
+            def epochs(mode):
+                return [statistics.median(l["record"]["epoch_times_s"]) for l in lines
+                        if (l["rev"], l["precision"], l["model"], l["mode"], l["finite_check_every"])
+                        == (rev, "tf32", "large", mode, 1)]
+            singles = epochs("single")
+            self.assertEqual(len(singles), 2)
+            ratios = " | ".join(f"{sum(singles) / 2 / epochs(m)[0]:.3f}" for m in ("naive", "interleaved", "bucketed"))
+            self.assertIn(f"| tf32 | large | {rev} | {sum(singles) / 2:.4f} | {ratios} |", summary)
         off = [l for l in lines if l["finite_check_every"] == 0]
         self.assertEqual(sorted((l["mode"], l["rev"]) for l in off),
                          [("bucketed", "base"), ("bucketed", "new"), ("single", "base"), ("single", "new")])
