@@ -100,12 +100,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 MedianInterval median_interval(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const double n = static_cast<double>(v.size()), half = 1.96 * std::sqrt(n);

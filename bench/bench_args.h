@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/median.h"
+
 namespace dpscale::bench {
 
 // Removes "--name=value" or "--name value" from argv and returns the value; nullopt if absent.
@@ -33,8 +35,7 @@ std::string benchmark_format(int argc, char** argv);
 long long parse_int(const std::string& text, const std::string& what, long long lo, long long hi);
 std::vector<std::string> split_list(const std::string& text);  // "a,b,c" -> {a, b, c}
 
-// Median of a non-empty list (the mean of the middle two for an even count).
-double median(std::vector<double> v);
+using dpscale::median;  // core/median.h
 
 // A distribution-free 95% interval of the median of a non-empty sample: its order statistics
 // x(j) and x(k) (1-based), j = floor((n − 1.96·√n) / 2), k = ceil(1 + (n + 1.96·√n) / 2), within

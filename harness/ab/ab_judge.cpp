@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "contract/modes.h"
+#include "core/median.h"
 #include "harness/report/analysis.h"
 #include "harness/sweep/machine_state.h"
 
@@ -99,8 +100,6 @@ Pairs pair_rounds(const Rounds& a, const Rounds& b, double idle, const GateOptio
   return p;
 }
 
-double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : median_of(v); }
-
 double usual_probe_of(const ResultsFile& a, const ResultsFile& b) {
   std::vector<const MachineState*> states;
   for (const ResultsFile* f : {&a, &b}) {
@@ -140,7 +139,7 @@ json throughput_points(const ResultsFile& a, const ResultsFile& b, const GateOpt
   for (const auto& [k, b_rounds] : bs) {
     const auto ia = as.find(k);
     const Pairs p = pair_rounds(ia == as.end() ? Rounds{} : ia->second, b_rounds, idle, o);
-    points.push_back(paired_point(k, "throughput", p, median_or_zero(p.a_thr), median_or_zero(p.b_thr), "samples/s"));
+    points.push_back(paired_point(k, "throughput", p, median(p.a_thr), median(p.b_thr), "samples/s"));
   }
   return points;
 }
@@ -176,7 +175,7 @@ json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOption
       a_speedups.push_back(dp.a_thr[i] / single.a_thr[s->second]);
       b_speedups.push_back(dp.b_thr[i] / single.b_thr[s->second]);
     }
-    points.push_back(paired_point(k, "speedup", sp, median_or_zero(a_speedups), median_or_zero(b_speedups), "×"));
+    points.push_back(paired_point(k, "speedup", sp, median(a_speedups), median(b_speedups), "×"));
   }
   return points;
 }

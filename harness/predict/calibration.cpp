@@ -11,8 +11,9 @@
 
 #include "contract/allreduce_algo.h"
 #include "contract/option_values.h"
-#include "harness/sweep/results_file.h"
 #include "core/errors.h"
+#include "core/median.h"
+#include "harness/sweep/results_file.h"
 
 namespace dpscale::predict {
 
@@ -66,10 +67,7 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   }
   if (out.empty()) throw InputError(path + ": no successful single-device run to calibrate compute from");
   for (SingleRun& s : out) {
-    std::vector<double>& v = epochs[s.spec.key()];
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    s.epoch_s = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    s.epoch_s = median(epochs[s.spec.key()]);
   }
   return out;
 }

@@ -7,10 +7,11 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
+#include "core/errors.h"
+#include "core/median.h"
+#include "harness/common/table.h"
 #include "harness/sweep/machine_state.h"
 #include "harness/sweep/results_file.h"
-#include "harness/common/table.h"
-#include "core/errors.h"
 
 namespace dpscale::predict {
 
@@ -64,7 +65,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
     for (const auto& [cap, es] : caps) {
       for (const SweepEntry* e : es) dilations.push_back(e->record->link_dilation);
     }
-    const double dilation = median_of(dilations);
+    const double dilation = median(dilations);
     for (const auto& [cap, es] : caps) {  // ascending caps
       std::vector<double> measured;
       for (const SweepEntry* e : es) {
@@ -75,7 +76,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
       r.link_dilation = dilation;
       const EpochPrediction p = predict_recorded(s->second, r, terms);
       cell.predicted.rows.push_back({cap, p.calls_per_step, p.exposed_s, p.epoch_s});
-      cell.measured_epoch_s.push_back(median_of(measured));
+      cell.measured_epoch_s.push_back(median(measured));
     }
     judge_caps(cell.predicted);
     for (size_t i = 0; i < cell.measured_epoch_s.size(); ++i) {

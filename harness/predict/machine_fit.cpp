@@ -9,9 +9,10 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
+#include "core/errors.h"
+#include "core/median.h"
 #include "harness/sweep/machine_state.h"
 #include "harness/sweep/results_file.h"
-#include "core/errors.h"
 #include "predict_table.h"
 
 namespace dpscale::predict {
@@ -150,7 +151,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     epochs[model_key(r.model, r.widths)].push_back(r.avg_epoch_s);
   }
   for (SingleRun& s : c.singles) {
-    s.epoch_s = median_of(epochs[s.spec.key()]);
+    s.epoch_s = median(epochs[s.spec.key()]);
   }
   std::map<std::string, const SingleRun*> single_of;
   for (const SingleRun& s : c.singles) single_of[s.spec.key()] = &s;
@@ -200,7 +201,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     return m.calls > 0 ? (st.busy - m.busy) / m.calls : 0.0;
   };
   for (const Step& st : naive.empty() ? overlapped : naive) over.push_back(overhead_of(st));
-  if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median_of(over));
+  if (!over.empty()) c.terms.call_overhead_s = std::max(0.0, median(over));
   // σ, from the overlapped runs' compute beyond φ and their launches, per MiB their all-reduces moved inside backward.
   for (const Step& st : overlapped) {
     const SyncSetup sync = sync_of(*st.r);
@@ -220,7 +221,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     const double t_c0 = c.terms.compute_at(st.t_c * k, static_cast<double>(st.s->spec.n_params()), k, st.oversub);
     if (moved > 0) sig.push_back((st.compute - t_c0 - c.terms.call_overhead_s * inside) / (st.oversub * moved));
   }
-  if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median_of(sig));
+  if (!sig.empty()) c.terms.contention_s_per_mib = std::max(0.0, median(sig));
 
   auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? " run" : " runs"); };
   const std::string phi_from =

@@ -8,11 +8,12 @@
 
 #include "calibration.h"
 #include "contract/option_values.h"
+#include "core/errors.h"
+#include "core/median.h"
+#include "harness/common/table.h"
 #include "harness/report/analysis.h"
 #include "harness/sweep/machine_state.h"
 #include "harness/sweep/results_file.h"
-#include "harness/common/table.h"
-#include "core/errors.h"
 
 namespace dpscale::predict {
 
@@ -39,9 +40,9 @@ ErrorSummary summarize(const std::vector<ValidationRow>& rows, const std::string
   }
   s.points = static_cast<int>(err.size());
   if (s.points > 0) {
-    s.median_abs = median_of(abs_err);
+    s.median_abs = median(abs_err);
     s.p90_abs = p90(abs_err);
-    s.signed_median = median_of(err);
+    s.signed_median = median(err);
   }
   return s;
 }
@@ -115,13 +116,13 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
     row.world_size = r0.world_size;
     row.bucket_cap_mb = r0.bucket_cap_mb;
     row.runs = static_cast<int>(es.size());
-    row.measured_epoch_s = median_of(me);
-    row.predicted_epoch_s = median_of(pe);
+    row.measured_epoch_s = median(me);
+    row.predicted_epoch_s = median(pe);
     row.error = (row.predicted_epoch_s - row.measured_epoch_s) / row.measured_epoch_s;
-    row.measured_comm_s = median_of(mc);
-    row.predicted_comm_s = median_of(pc);
-    row.measured_compute_s = median_of(mk);
-    row.predicted_compute_s = median_of(pk);
+    row.measured_comm_s = median(mc);
+    row.predicted_comm_s = median(pc);
+    row.measured_compute_s = median(mk);
+    row.predicted_compute_s = median(pk);
     row.measured_calls = r0.allreduce_calls_per_step;
     row.single_epoch_s = predict_epoch(s->second, Workload{r0.n_samples, r0.global_batch}, SyncSetup{}, CommModel{}, 1).epoch_s;
     row.measured_speedup = row.single_epoch_s / row.measured_epoch_s;

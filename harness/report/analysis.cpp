@@ -7,6 +7,7 @@
 #include <set>
 
 #include "contract/modes.h"
+#include "core/median.h"
 
 namespace dpscale {
 
@@ -55,10 +56,8 @@ std::vector<double> median_curve(const std::vector<const RunRecord*>& recs,
 }  // namespace
 
 Spread spread_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return {med, v.front(), v.back()};
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {median(v), *lo, *hi};
 }
 
 const PointStats* Analysis::find(const Point& k) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/json_int.h"
+#include "core/median.h"
 #include "models/gemm/gemm_probe.h"
 
 namespace dpscale {
@@ -171,12 +172,6 @@ bool lost_alike(const MachineState& a, std::optional<double> a_delay, const Mach
   return std::fabs(*a_delay - *b_delay) <= lim.alike_run_delay * (1 - std::max(*a_delay, *b_delay));
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double usual_probe(const std::vector<const MachineState*>& states) {
   std::vector<double> v;
   for (const MachineState* s : states) {
@@ -184,7 +179,7 @@ double usual_probe(const std::vector<const MachineState*>& states) {
       if (p > 0) v.push_back(p);
     }
   }
-  return v.empty() ? 0.0 : median_of(v);
+  return median(v);
 }
 
 MachineWatch::MachineWatch(double probe_s, int cpus, int nice, std::string gemm)
@@ -208,7 +203,7 @@ MachineState MachineWatch::after_run(StateRecorder& recorder, std::optional<doub
   last_ = probe();
   MachineState s = recorder.finish(last_);
   s.nice = nice_;
-  s.disturbed = disturbance(s, run_delay_share, probes_.empty() ? 0.0 : median_of(probes_));
+  s.disturbed = disturbance(s, run_delay_share, median(probes_));
   return s;
 }
 

@@ -97,8 +97,6 @@ bool lost_alike(const MachineState& a, std::optional<double> a_delay, const Mach
 // A median, not the best: this machine's idle probe scatters by 20% from second to second.
 double usual_probe(const std::vector<const MachineState*>& states);
 
-double median_of(std::vector<double> v);  // v must not be empty
-
 // Measures around one run: construct before it starts, call finish() after it was reaped.
 class StateRecorder {
  public:

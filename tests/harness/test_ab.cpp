@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/modes.h"
+#include "core/median.h"
 #include "harness/ab/ab.h"
 #include "harness/ab/ab_judge.h"
 #include "harness/sweep/machine_state.h"
@@ -323,7 +324,7 @@ TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
     }
   }
   ASSERT_EQ(ratios.size(), 6u) << r.err;
-  EXPECT_LT(median_of(ratios), 0.85);
+  EXPECT_LT(median(ratios), 0.85);
   ASSERT_TRUE(r.exit_code == 1 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
   const json out = json::parse(r.out);
   for (const json& p : out["points"]) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/median.h"
+
 namespace dpscale {
 
 namespace {
@@ -41,8 +43,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
     for (size_t r = 0; r < k; ++r) {
       if (r != slow) rest.push_back(c[r]);
     }
-    std::sort(rest.begin(), rest.end());
-    others = rest.size() % 2 ? rest[rest.size() / 2] : 0.5 * (rest[rest.size() / 2 - 1] + rest[rest.size() / 2]);
+    others = median(rest);
     imbalance = std::max(0.0, c[slow] - others);
   }
   const double exposed = k ? in.ranks[slow].wait : 0.0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/errors.h"
+#include "core/median.h"
 #include "trainers/diagnosis/build_slowdown.h"
 #include "trainers/diagnosis/trace.h"
 
@@ -220,7 +221,6 @@ double StepProbe::delay_s() const {
   return delay_.pct / 100.0 * recent_step_s();
 }
 
-
 std::vector<int64_t> StepProbe::unit_bytes() const { return unit_bytes_; }
 
 std::vector<double> StepProbe::unit_median_s() const {
@@ -243,12 +243,6 @@ void StepProbe::optimizer_end() {
 }
 
 namespace {
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 // The 10th percentile: a rank's CPU time per step only grows with what the machine does to it
 // (caches another process evicted), so its fast steps are its own speed.
 double low_quantile(std::vector<double> v) {

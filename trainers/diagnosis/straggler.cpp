@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/median.h"
+
 namespace dpscale {
 
 namespace {
@@ -14,10 +16,7 @@ double median_except(const std::vector<RankMedians>& ranks, int skip, double Ran
   for (size_t r = 0; r < ranks.size(); ++r) {
     if (static_cast<int>(r) != skip) rest.push_back(ranks[r].*field);
   }
-  if (rest.empty()) return 0.0;
-  std::sort(rest.begin(), rest.end());
-  const size_t n = rest.size();
-  return n % 2 ? rest[n / 2] : 0.5 * (rest[n / 2 - 1] + rest[n / 2]);
+  return median(rest);
 }
 
 // The excess of the largest value over the median of the rest, and whose it is.
