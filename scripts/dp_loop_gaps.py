@@ -25,7 +25,10 @@ import statistics
 import sys
 
 NAME = re.compile(r"^(?P<rev>[a-z0-9]+)-(?P<prec>fp32|tf32)-(?P<model>[a-z0-9]+)-(?P<mode>[a-z]+)-r(?P<round>\d+)\.json(\.gz)?$")
-MODES = ["single", "singlempi", "naive", "naivefused", "interleaved", "bucketed"]
+# The probe's modes in its order (gpu-probe-dp-loop.sh): the fused* ones are naivefused with one of
+# NCCL's or CUDA's settings changed.
+MODES = ["single", "singlempi", "naive", "naivefused", "interleaved", "bucketed", "fusednocumem", "fusednonvls",
+         "fusedoneconn"]
 PARTS = ("cycle", "step", "gap", "forward", "backward", "finish", "optimizer")
 
 

@@ -6,7 +6,14 @@
 # launched by mpirun as the DP trainers are (what the launcher alone costs), and `naivefused`,
 # naive with --fused (one all-reduce a step instead of one per tensor). DPSCALE_PROBE_ROUNDS
 # rounds (default 2), the modes interleaved, their order turned one place each round (round 1
-# starts with single, round 2 with singlempi, ...): no mode always runs first. Runs on the GPU machine from a kit
+# starts with the first mode, round 2 with the second, ...): no mode always runs first.
+# DPSCALE_PROBE_MODES picks the modes (default: the six above). Three more ask why a process
+# holding an NCCL communicator ran backward's last layers slower than singlempi: naivefused with
+# NCCL_CUMEM_ENABLE=0 (`fusednocumem`: NCCL's buffers from cudaMalloc, not the cuMem API),
+# NCCL_NVLS_ENABLE=0 (`fusednonvls`: no NVLink SHARP resources) or CUDA_DEVICE_MAX_CONNECTIONS=1
+# (`fusedoneconn`: every stream through one hardware queue), e.g.
+#   DPSCALE_PROBE_MODES="singlempi naivefused fusednocumem fusednonvls fusedoneconn" DPSCALE_PROBE_ROUNDS=3
+# Runs on the GPU machine from a kit
 # (scripts/gpu-kit.sh KIT BUILD), as run.sh does, without its steps; only the kit's own trainers:
 #
 #   scripts/gpu-probe-dp-loop.sh KIT OUT
@@ -15,6 +22,16 @@
 # OUT gets one trace per run (REV-PRECISION-MODEL-MODE-rROUND.json.gz, REV the kit's revision) and
 # runs.jsonl (each run's record, one line each, with rev, model, mode and round).
 set -u
+declare -A EXE=([single]=train_single_gpu [singlempi]=train_single_gpu [naive]=train_dp_naive
+                [naivefused]=train_dp_naive [interleaved]=train_dp_interleaved [bucketed]=train_ddp_bucketed
+                [fusednocumem]=train_dp_naive [fusednonvls]=train_dp_naive [fusedoneconn]=train_dp_naive)
+# The setting each control changes, passed to the rank by mpirun (-x).
+declare -A SETTING=([fusednocumem]=NCCL_CUMEM_ENABLE=0 [fusednonvls]=NCCL_NVLS_ENABLE=0
+                    [fusedoneconn]=CUDA_DEVICE_MAX_CONNECTIONS=1)
+read -r -a MODES <<< "${DPSCALE_PROBE_MODES:-single singlempi naive naivefused interleaved bucketed}"
+for mode in "${MODES[@]}"; do
+  [[ -n ${EXE[$mode]:-} ]] || { echo "gpu-probe-dp-loop.sh: unknown mode '$mode' in DPSCALE_PROBE_MODES (${!EXE[*]})" >&2; exit 2; }
+done
 KIT=$(cd "${1:?KIT dir}" && pwd)
 OUT=${2:?OUT dir}
 mkdir -p "$OUT"
@@ -26,9 +43,6 @@ while read -r name dir; do [[ $dir == - ]] && continue; [[ ":$dirs:" == *":$dir:
 kit_env "$ROOT" "$dirs" ""
 rev=$(sed -n 's/^version: //p' "$KIT/MANIFEST.txt")  # the kit's revision names its runs
 rev=${rev:-new}
-declare -A EXE=([single]=train_single_gpu [singlempi]=train_single_gpu [naive]=train_dp_naive
-                [naivefused]=train_dp_naive [interleaved]=train_dp_interleaved [bucketed]=train_ddp_bucketed)
-MODES=(single singlempi naive naivefused interleaved bucketed)
 for (( round = 1; round <= ${DPSCALE_PROBE_ROUNDS:-2}; ++round )); do
   turned=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   for model in large xlarge; do
@@ -36,8 +50,10 @@ for (( round = 1; round <= ${DPSCALE_PROBE_ROUNDS:-2}; ++round )); do
       name=$rev-tf32-$model-$mode-r$round
       argv=("$ROOT/bin/${EXE[$mode]}" --backend cuda --model "$model" --samples 32768 --batch-size 1024
             --epochs 3 --lr 0.01 --tf32 --quiet --trace "$OUT/$name.json" --trace-steps 33:96)
-      [[ $mode == naivefused ]] && argv+=(--fused)
-      [[ $mode != single ]] && argv=("$ROOT/bin/mpirun" --allow-run-as-root --bind-to none -np 1 "${argv[@]}")
+      [[ $mode == naivefused || $mode == fused* ]] && argv+=(--fused)
+      setting=()
+      [[ -n ${SETTING[$mode]:-} ]] && setting=(-x "${SETTING[$mode]}")
+      [[ $mode != single ]] && argv=("$ROOT/bin/mpirun" --allow-run-as-root --bind-to none "${setting[@]}" -np 1 "${argv[@]}")
       rec=$("${argv[@]}" < /dev/null 2> "$OUT/$name.err" | sed -n 's/^RESULTS_JSON: //p' | head -1)
       if [[ -n $rec ]]; then
         printf '{"rev": "%s", "model": "%s", "mode": "%s", "round": %d, "record": %s}\n' "$rev" "$model" "$mode" "$round" "$rec" >> "$OUT/runs.jsonl"
