@@ -218,11 +218,12 @@ const std::vector<int64_t> kOverlapTensorBytes = {10240, 40, 262144, 1024, 26214
 // layer's dW), so the first two big all-reduces run entirely under compute and the third half;
 // what stays exposed is ≈ 1 GEMM of ≈ 6 GEMMs of comm plus the small tail, comm ≈ 60 % of
 // compute. On two cores the four threads of two ranks (compute and comm each) take CPU from one
-// another, which the triad counts as exposed: over 30 runs of this test's interleaved run
-// (mpirun -np 2, its options, --triad 15) on a 2-core VM running nothing else, overlap 32–80 %,
-// median 58 %, and one run at 0 % (that whole run overlapped nothing, though each of its rounds
-// ran every phase). So the figure is the median of three runs, above 30 %: a triad that reports
-// ~0 % whatever happens still fails, and naive's shows ~0 % by construction (the test above).
+// another, which the triad counts as exposed: 50 runs of this test's interleaved run on the
+// 2-core VM with nothing else running read 42–100 %, median 69.5 %
+// (results/triad/blocks-vs-rounds, build A; docs/diagnosis.md), and single runs under load have
+// read 45 % and below. So the figure is the median of three runs, above 30 %: a triad that
+// reports ~0 % whatever happens still fails, and naive's shows ~0 % by construction (the test
+// above).
 TEST(DpDiagnosis, TriadOfInterleavedOnALinkAsFastAsItsCompute) {
   const std::vector<std::string> run = {"--backend", "cpu", "--model", kOverlapModel, "--samples", "8192",
                                         "--batch-size", "2048", "--epochs", "1", "--warmup-steps", "1", "--quiet",

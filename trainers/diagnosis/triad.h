@@ -9,12 +9,9 @@
 //                 link emulation, no compute (the gradients are zeroed first so repeated sums
 //                 stay finite)
 //
-// N rounds, each one step of every phase, the phases' order turned one place a round (full,
-// compute-only, comm-only; then compute-only, comm-only, full; ...): a load that comes and goes
-// lands on the three phases alike, not on one phase's block of steps. Each step starts at a
-// barrier with every device idle and ends at a device synchronisation; its time is the slowest
-// rank's host clock; a phase's time is the median of its N steps. The weights are saved before
-// and restored after, so the run's result is unchanged.
+// Each phase starts at a barrier; its time is the slowest rank's, host clock around N steps and
+// one device synchronisation at the end (as nccl-tests times N launches). The weights are saved
+// before and restored after, so the run's result is unchanged.
 //
 //   exposed = full − compute_only      overlap = 100·max(0, min(1, 1 − exposed / comm_only))
 // (OSU's overlap formula.)
