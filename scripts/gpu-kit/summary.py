@@ -205,29 +205,48 @@ def median_epoch(record):
     return t[n // 2] if n % 2 else (t[n // 2 - 1] + t[n // 2]) / 2
 
 
-def ab_tables(out, fp32_peak_gflops, gpu_name):
-    """The base revision against the new code, from ab.jsonl (kit/ab.sh): the finite check's share
-    of a step, each DP mode at K = 1 against single, and the single runs' fraction of the peak.
+def ab_points(out):
+    """ab.jsonl (kit/ab.sh) by point, (rev, precision, model, mode, finite_check_every):
+    (a record of the point, for fields other than time; the point's time; rounds; failed runs).
     Times are each run's median epoch; a point run more than once (single opens and closes each
-    group of DP modes; rounds), the median of its runs' (for two, their mean)."""
-    rows = jsonl(os.path.join(out, "ab.jsonl"))
-    if not rows:
-        return []
+    group of DP modes; rounds), the median of its runs' (for two, their mean): single's time is
+    then the mean of the two around the DP modes, not whichever ran first."""
     runs = {}
     failed = []
-    for r in rows:
+    for r in jsonl(os.path.join(out, "ab.jsonl")):
         key = (r.get("rev"), r.get("precision"), r.get("model"), r.get("mode"), r.get("finite_check_every"))
         if "record" in r:
             runs.setdefault(key, []).append(r["record"])
         else:
             failed.append(f"{'/'.join(str(k) for k in key)}: {r.get('reason', '?')}")
-    # One time per point: the median of its runs' median epochs. Single runs twice a group, before
-    # and after the DP modes, so its time is the mean of the two around them, not whichever ran
-    # first. A record (for fields other than time): any of the point's runs.
     t = {k: v[0] for k, v in runs.items()}
     epoch = {k: statistics.median(e) if e else None
              for k, e in ((k, [x for x in map(median_epoch, v) if x is not None]) for k, v in runs.items())}
     rounds = max((len(v) for k, v in runs.items() if k[3] != "single"), default=0)
+    return t, epoch, rounds, failed
+
+
+def check_share(epoch, rev, precision, model, mode):
+    """The finite check's share of a step: (epoch with it every step - without) / with; None unmeasured."""
+    a, b = epoch.get((rev, precision, model, mode, 1)), epoch.get((rev, precision, model, mode, 0))
+    return (a - b) / a if a and b else None
+
+
+def peak_fraction(t, epoch, rev, precision, model, fp32_peak_gflops, gpu_name):
+    """(single's TFLOP/s, the card's peak for the precision, the fraction): from ab.jsonl's single runs."""
+    rec = t.get((rev, precision, model, "single", 1))
+    e = epoch.get((rev, precision, model, "single", 1))
+    peak = (fp32_peak_gflops / 1e3 if fp32_peak_gflops else None) if precision == "fp32" else dense_tf32_peak(gpu_name)
+    rate = step_flops(rec) * rec.get("steps_per_epoch", 0) / e / 1e12 if rec and e else None
+    return rate, peak, (rate / peak if rate and peak else None)
+
+
+def ab_tables(out, fp32_peak_gflops, gpu_name):
+    """The base revision against the new code, from ab.jsonl (kit/ab.sh): the finite check's share
+    of a step, each DP mode at K = 1 against single, and the single runs' fraction of the peak."""
+    t, epoch, rounds, failed = ab_points(out)
+    if not t and not failed:
+        return []
     doc = []
     revs = ["base", "new"]
     # The finite check's share: with it (every step) against without it.
@@ -237,7 +256,7 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
         if check != 0:
             continue
         a, b = epoch.get((rev, precision, model, mode, 1)), epoch[(rev, precision, model, mode, check)]
-        share = (a - b) / a if a and b else None
+        share = check_share(epoch, rev, precision, model, mode)
         lines.append(f"| {precision} | {model} | {mode} | {rev} | {fmt(a)} | {fmt(b)} | "
                      f"{fmt(100 * share, 1) + ' %' if share is not None else '—'} |")
     if len(lines) > 2:
@@ -263,19 +282,16 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
                 " interleaved, with intervals: \"The DP loop at K = 1 in one process\".", ""]
         doc += lines + [""]
     # The single runs against the card's peaks.
-    tf32_peak = dense_tf32_peak(gpu_name)
     lines = ["| precision | model | rev | TFLOP/s | peak (TFLOP/s) | % of peak | bias + ReLU |",
              "|---|---|---|---:|---:|---:|---|"]
     for precision in ("fp32", "tf32"):
-        peak = (fp32_peak_gflops / 1e3 if fp32_peak_gflops else None) if precision == "fp32" else tf32_peak
         for model in ("large", "xlarge"):
             for rev in revs:
                 rec = t.get((rev, precision, model, "single", 1))
                 if not rec:
                     continue
-                e = epoch[(rev, precision, model, "single", 1)]
-                rate = step_flops(rec) * rec.get("steps_per_epoch", 0) / e / 1e12 if e else None
-                pct = 100 * rate / peak if rate and peak else None
+                rate, peak, frac = peak_fraction(t, epoch, rev, precision, model, fp32_peak_gflops, gpu_name)
+                pct = 100 * frac if frac is not None else None
                 # The record's forward_epilogue: inside the GEMM or a pass of its own (older records: —).
                 lines.append(f"| {precision} | {model} | {rev} | {fmt(rate, 1)} | {fmt(peak, 1)} | {fmt(pct, 1)} | "
                              f"{rec.get('forward_epilogue') or '—'} |")
@@ -314,18 +330,84 @@ def dp_loop_table(out):
     """bench_dp_loop-*.json: each DP variant's speedup at K = 1 in one process, per model and precision."""
     lines = ["| benchmark | single (ms/step) | " + " | ".join(DP_LOOP_VARIANTS) + " |",
              "|---|---:|" + "---:|" * len(DP_LOOP_VARIANTS)]
+    for _, _, b in dp_loop_rows(out):
+        cells = " | ".join(f"{fmt(b.get(f'{v}_speedup'), 3)} ({fmt(b.get(f'{v}_speedup_lo'), 3)}–"
+                           f"{fmt(b.get(f'{v}_speedup_hi'), 3)})" for v in DP_LOOP_VARIANTS)
+        lines.append(f"| {b['name'].replace('/manual_time', '')} | {fmt(b.get('single_ms'), 3)} | {cells} |")
+    return lines if len(lines) > 2 else []
+
+
+def dp_loop_rows(out):
+    """(precision, model, benchmark) of each bench_dp_loop-PRECISION.json row (dp_loop/BACKEND/MODEL/...)."""
     for precision in ("fp32", "tf32"):
         try:
             data = json.loads(read(os.path.join(out, f"bench_dp_loop-{precision}.json")))
         except json.JSONDecodeError:
             continue
         for b in data.get("benchmarks", []):
-            if b.get("run_type") == "aggregate" or not b.get("name", "").startswith("dp_loop/"):
+            name = b.get("name", "")
+            if b.get("run_type") != "aggregate" and name.startswith("dp_loop/") and name.count("/") >= 2:
+                yield precision, name.split("/")[2], b
+
+
+def interval_verdict(lo, hi, target):
+    """At least `target`, read from a 95% interval: met when the whole interval clears it, not met
+    when the whole interval falls short, undecided when the interval straddles it."""
+    if lo is None or hi is None:
+        return "not measured"
+    return "met" if lo >= target else "not met" if hi < target else "undecided"
+
+
+def gtest_results(work, exe, prefix):
+    """(passed, failed, skipped) of exe's tests whose full name starts with prefix (gtest JSON)."""
+    try:
+        data = json.loads(read(os.path.join(work, f"gtest-{exe}.json")))
+    except json.JSONDecodeError:
+        return 0, 0, 0
+    passed = failed = skipped = 0
+    for suite in data.get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            if not f"{suite['name']}.{t['name']}".startswith(prefix):
                 continue
-            cells = " | ".join(f"{fmt(b.get(f'{v}_speedup'), 3)} ({fmt(b.get(f'{v}_speedup_lo'), 3)}–"
-                               f"{fmt(b.get(f'{v}_speedup_hi'), 3)})" for v in DP_LOOP_VARIANTS)
-            lines.append(f"| {b['name'].replace('/manual_time', '')} | {fmt(b.get('single_ms'), 3)} | {cells} |")
-    return lines if len(lines) > 2 else []
+            if t.get("failures"):
+                failed += 1
+            elif t.get("result") == "SKIPPED":
+                skipped += 1
+            else:
+                passed += 1
+    return passed, failed, skipped
+
+
+def goals_table(out, work, fp32_peak_gflops, gpu_name):
+    """The GPU work's goals, each with what this run measured and a verdict: the finite check's
+    share (at most 1%: one pair of runs each, so a verdict on the value alone), the DP trainers'
+    step at K = 1 against single's in one process (at least 0.99, from bench_dp_loop's 95%
+    interval), the single runs against the card's peak (TF32 xlarge at least 40%, fp32 at least
+    66%) and NCCL's exactness at K = 2 and 4 (every case passed)."""
+    t, epoch, _, _ = ab_points(out)
+    rows = []
+    for mode in ("single", "bucketed"):
+        share = check_share(epoch, "new", "tf32", "large", mode)
+        rows.append((f"finite check's share of a step, large TF32, {mode} (ab.jsonl, new)", "<= 1 %",
+                     f"{fmt(100 * share, 1)} %" if share is not None else "—",
+                     "not measured" if share is None else "met" if share <= 0.01 else "not met"))
+    for precision, model, b in sorted(dp_loop_rows(out), key=lambda r: (r[0], r[1])):
+        for v in ("naive", "interleaved", "bucketed"):
+            lo, hi = b.get(f"{v}_speedup_lo"), b.get(f"{v}_speedup_hi")
+            rows.append((f"{v} at K = 1 against single, {model} {precision.upper()} (bench_dp_loop)", ">= 0.99",
+                         f"{fmt(b.get(f'{v}_speedup'), 3)} ({fmt(lo, 3)}–{fmt(hi, 3)})", interval_verdict(lo, hi, 0.99)))
+    for precision, model, target in (("tf32", "xlarge", 0.40), ("fp32", "large", 0.66), ("fp32", "xlarge", 0.66)):
+        rate, peak, frac = peak_fraction(t, epoch, "new", precision, model, fp32_peak_gflops, gpu_name)
+        rows.append((f"single {model} {precision.upper()}, share of the card's peak (ab.jsonl, new)",
+                     f">= {100 * target:.0f} %", f"{fmt(100 * frac, 1)} % of {fmt(peak, 1)} TFLOP/s" if frac else "—",
+                     "not measured" if frac is None else "met" if frac >= target else "not met"))
+    passed, failed, skipped = gtest_results(work, "test_dp_nccl_multi", "Modes/DpNcclMultiExactness.")
+    rows.append(("NCCL exactness at K = 2 and 4, three modes (test_dp_nccl_multi)", "6 of 6 pass",
+                 f"{passed} passed, {failed} failed, {skipped} skipped",
+                 "met" if passed == 6 and failed == 0 else "not met" if failed else "not measured"))
+    lines = ["| goal | target | measured | verdict |", "|---|---|---|---|"]
+    lines += [f"| {g} | {target} | {m} | {v} |" for g, target, m, v in rows]
+    return lines
 
 
 def kernels_tables(out):
@@ -376,6 +458,12 @@ def main():
             f" runtime {sysk.get('cuda_runtime', '—')}; cuBLAS {sysk.get('cublas', '—')}; NCCL {sysk.get('nccl', '—')}",
             f"- CPU: {sysk.get('cpu', '?')}", ""]
     doc += ["## Steps", ""] + steps_table(work) + [""]
+    ctx = gemm_context(out)
+    peak = float(ctx["cuda_fp32_peak_gflops"]) if ctx.get("cuda_fp32_peak_gflops") else None
+    doc += ["## Against the goals", "",
+            "Each goal with what this run measured (the tables below hold the numbers)."
+            + (" On the CPU self-test the verdicts only show that the rows are computed." if self_test else ""), ""]
+    doc += goals_table(out, work, peak, sysk.get("gpu", "")) + [""]
     doc += ["## Tests", ""] + tests_table(out, work) + [""]
     doc += ["## Single device" + ("" if self_test else ": the workshop's settings (32768 samples, batch 1024, 5 epochs)"),
             ""] + single_table(out, self_test) + [""]
@@ -383,8 +471,6 @@ def main():
         report = read(os.path.join(work, f"report-{precision}.md")).strip()
         doc += [f"## dpscale report, {precision} (train-{precision}.jsonl; K = 1: DP speedups show the DP loop's own cost)",
                 "", "```", report or "(no report)", "```", ""]
-    ctx = gemm_context(out)
-    peak = float(ctx["cuda_fp32_peak_gflops"]) if ctx.get("cuda_fp32_peak_gflops") else None
     ab = ab_tables(out, peak, sysk.get("gpu", ""))
     if ab:
         doc += ["## The base revision against this one, on this card (ab.jsonl; kit/ab.sh)", "",

@@ -227,7 +227,7 @@ class SelfTest(unittest.TestCase):
     def test_every_file_summary_first(self):
         self.assertEqual(sorted(os.listdir(OUT)), self.FILES)
         s = self.read("00-summary.md")
-        for heading in ["# dpscale GPU kit — CPU self-test", "## Steps", "## Tests", "## Single device",
+        for heading in ["# dpscale GPU kit — CPU self-test", "## Steps", "## Against the goals", "## Tests", "## Single device",
                         "## dpscale report, fp32", "## The base revision against this one",
                         "### The finite check's share of a step", "### Data-parallel trainers at K = 1 against single",
                         "## The DP loop at K = 1 in one process", "## The step's parts",
@@ -328,6 +328,21 @@ class SelfTest(unittest.TestCase):
             self.assertLessEqual(b[f"{v}_speedup"], b[f"{v}_speedup_hi"], v)
         self.assertNotIn("single_speedup", b)
         self.assertEqual(self.read("bench_dp_loop-tf32.json"), "")  # the self-test runs fp32 only
+        # The goals' rows read the same record: the verdict is where the interval lies against 0.99.
+        summary = self.read("00-summary.md")
+        for v in ("naive", "interleaved", "bucketed"):
+            lo, hi = b[f"{v}_speedup_lo"], b[f"{v}_speedup_hi"]
+            verdict = "met" if lo >= 0.99 else "not met" if hi < 0.99 else "undecided"
+            self.assertIn(f"| {v} at K = 1 against single, small FP32 (bench_dp_loop) | >= 0.99 | "
+                          f"{b[f'{v}_speedup']:.3f} ({lo:.3f}–{hi:.3f}) | {verdict} |", summary)
+
+    def test_goal_verdict_from_an_interval(self):
+        sys.path.insert(0, os.path.join(KIT, "kit"))
+        import summary
+        self.assertEqual(summary.interval_verdict(0.99, 1.01, 0.99), "met")
+        self.assertEqual(summary.interval_verdict(0.98, 0.9899, 0.99), "not met")
+        self.assertEqual(summary.interval_verdict(0.985, 0.99, 0.99), "undecided")
+        self.assertEqual(summary.interval_verdict(None, 1.0, 0.99), "not measured")
 
     def test_gemm_record(self):
         data = json.loads(self.read("bench_gemm.json"))
