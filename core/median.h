@@ -1,6 +1,8 @@
 // median.h — the median of a list of numbers: the middle one, or the mean of the middle two for
-// an even count; 0 for an empty list. The one definition every median in dpscale uses (the
-// straggler rule's, the triad's, the reports', the benches').
+// an even count; 0 for an empty list. What the straggler and bottleneck rules, the reports, ab,
+// predict, the machine probes and the benches call a median. (Three places keep the upper
+// median, v[n/2], a value that was measured: predict's dilation of a sweep, and the step probe's
+// recent step time and per-call durations.)
 #pragma once
 
 #include <algorithm>
