@@ -220,8 +220,8 @@ const std::vector<int64_t> kOverlapTensorBytes = {10240, 40, 262144, 1024, 26214
 // compute. On two cores the four threads of two ranks (compute and comm each) take CPU from one
 // another, which the triad counts as exposed: 50 runs of this test's interleaved run on the
 // 2-core VM with nothing else running read 42–100 %, median 69.5 %
-// (results/triad/blocks-vs-rounds, build A; docs/diagnosis.md), and single runs under load have
-// read 45 % and below. So the figure is the median of three runs, above 30 %: a triad that
+// (results/triad/blocks-vs-rounds, build A; docs/diagnosis.md), and runs outside that experiment
+// have read as low as 0 %. So the figure is the median of three runs, above 30 %: a triad that
 // reports ~0 % whatever happens still fails, and naive's shows ~0 % by construction (the test
 // above).
 TEST(DpDiagnosis, TriadOfInterleavedOnALinkAsFastAsItsCompute) {
