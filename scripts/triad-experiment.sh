@@ -3,7 +3,7 @@
 # from one run to the next on this machine, for two builds side by side: A's and B's
 # train_dp_interleaved alternate (A B, then B A, ...) on test_dp_diagnosis's overlap set-up
 # (784,16,256,256,256,256,10 at K = 2 under mpirun, --link 0:100 --link-dilation auto:100, where
-# communication is about 60 % of compute), each run's record one line of OUT/runs.jsonl with
+# communication is about 60 % of compute), each run's record one line appended to OUT/runs.jsonl with
 # "build": "A" | "B". `table` prints, per build, the overlap's median, quartiles and range, how
 # many runs fell below 30 % (the test's bound), and the median phase times. Each line keeps the
 # record's triad fields, its version, run id, dilation and run delay.
@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = "table" ]; then
-  exec /usr/bin/python3 - "${2:?OUT dir}/runs.jsonl" <<'EOF'
+  [[ $# -eq 2 && -f $2/runs.jsonl ]] || { echo "triad-experiment.sh: table OUT: no OUT/runs.jsonl" >&2; exit 2; }
+  exec /usr/bin/python3 - "$2/runs.jsonl" <<'EOF'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def q(v, p):  # the p-quantile by rank (nearest, no interpolation)
@@ -33,9 +34,14 @@ for b in ("A", "B"):
 EOF
 fi
 
-A=$(cd "${1:?A_BIN}" && pwd) B=$(cd "${2:?B_BIN}" && pwd)
-OUT=${3:?OUT dir}
+die() { echo "triad-experiment.sh: $*" >&2; exit 2; }
+(( $# >= 3 && $# <= 5 )) || die "usage: scripts/triad-experiment.sh A_BIN B_BIN OUT [ROUNDS [N]] | table OUT"
+for d in "$1" "$2"; do [[ -x $d/train_dp_interleaved ]] || die "no train_dp_interleaved in '$d' (a build's bin/)"; done
+A=$(cd "$1" && pwd) B=$(cd "$2" && pwd)
+OUT=$3
 ROUNDS=${4:-15} N=${5:-15}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive whole number (got '$ROUNDS')"
+[[ $N =~ ^[1-9][0-9]*$ ]] || die "N (--triad) must be a positive whole number (got '$N')"
 mkdir -p "$OUT"
 args=(--backend cpu --model 784,16,256,256,256,256,10 --samples 8192 --batch-size 2048 --epochs 1
       --warmup-steps 1 --quiet --link 0:100 --link-dilation auto:100 --triad "$N")
