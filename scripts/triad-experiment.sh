@@ -6,7 +6,7 @@
 # communication is about 60 % of compute), each run's record one line appended to OUT/runs.jsonl with
 # "build": "A" | "B". `table` prints, per build, the overlap's median, quartiles and range, how
 # many runs fell below 30 % (the test's bound), and the median phase times. Each line keeps the
-# record's triad fields, its version, run id, dilation and run delay.
+# record's triad fields, its version, mode, K, dilation, epoch time and run delay.
 #
 #   scripts/triad-experiment.sh A_BIN B_BIN OUT [ROUNDS [N]]   (ROUNDS pairs of runs, default 15; --triad N, default 15)
 #   scripts/triad-experiment.sh table OUT
