@@ -5,6 +5,7 @@
 
 #include "bench_args.h"
 #include "contract/allreduce_algo.h"
+#include "core/median.h"
 
 namespace dpscale::bench {
 

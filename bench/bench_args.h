@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "core/median.h"
-
 namespace dpscale::bench {
 
 // Removes "--name=value" or "--name value" from argv and returns the value; nullopt if absent.
@@ -34,8 +32,6 @@ std::string benchmark_format(int argc, char** argv);
 // naming `what` otherwise.
 long long parse_int(const std::string& text, const std::string& what, long long lo, long long hi);
 std::vector<std::string> split_list(const std::string& text);  // "a,b,c" -> {a, b, c}
-
-using dpscale::median;  // core/median.h
 
 // A distribution-free 95% interval of the median of a non-empty sample: its order statistics
 // x(j) and x(k) (1-based), j = floor((n − 1.96·√n) / 2), k = ceil(1 + (n + 1.96·√n) / 2), within

@@ -46,6 +46,7 @@
 #include "bench_args.h"
 #include "comm/world.h"
 #include "core/errors.h"
+#include "core/median.h"
 #include "models/device.h"
 #include "trainers/rank_setup.h"
 #include "trainers/sync_factory.h"

@@ -1,7 +1,8 @@
 // test_comm_unit.cpp — the arithmetic around the all-reduce, no MPI needed: algbw/busbw,
 // rank 0's traffic, the α-β link model against the textbook's own numbers, algorithm names,
 // and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list;
-// the bench programs' own flags and the median's interval (bench_args.h);
+// the bench programs' own flags and the median's interval (bench_args.h); the median itself
+// (core/median.h);
 // which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL); what
 // --share-gpu tells NCCL (comm/nccl_shared_gpu.h).
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "comm/nccl_shared_gpu.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
+#include "core/median.h"
 
 namespace dpscale {
 namespace {
@@ -171,7 +173,7 @@ TEST(BenchArgs, MedianIntervalIsTheOrderStatistics) {
   const bench::MedianInterval ci = bench::median_interval(v);
   EXPECT_EQ(ci.lo, 40.0);
   EXPECT_EQ(ci.hi, 61.0);
-  EXPECT_EQ(bench::median(v), 50.5);
+  EXPECT_EQ(median(v), 50.5);
   // Values that are not their ranks (x(r) = r²): an interval built from values around the median
   // (50.5 ± 10.5) instead of from ranks would give 1600 and 3721 only by accident.
   std::vector<double> sq;
@@ -185,6 +187,15 @@ TEST(BenchArgs, MedianIntervalIsTheOrderStatistics) {
   const bench::MedianInterval five = bench::median_interval({3.0, 1.0, 5.0, 2.0, 4.0});
   EXPECT_EQ(five.lo, 1.0);
   EXPECT_EQ(five.hi, 5.0);
+}
+
+// core/median.h: the middle value of an odd count, the mean of the middle two of an even one
+// (not the upper or the lower of them), whatever the order; 0 for none.
+TEST(CoreMedian, MiddleOrMeanOfTheMiddleTwo) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({7.0}), 7.0);
+  EXPECT_EQ(median({}), 0.0);
 }
 
 TEST(BenchOptions, LinkEmulation) {
