@@ -227,9 +227,10 @@ def ab_points(out):
 
 
 def check_share(epoch, rev, precision, model, mode):
-    """The finite check's share of a step: (epoch with it every step - without) / with; None unmeasured."""
+    """(epoch with the finite check every step, epoch without, the check's share of a step: (with -
+    without) / with); Nones where unmeasured."""
     a, b = epoch.get((rev, precision, model, mode, 1)), epoch.get((rev, precision, model, mode, 0))
-    return (a - b) / a if a and b else None
+    return a, b, (a - b) / a if a and b else None
 
 
 def peak_fraction(t, epoch, rev, precision, model, fp32_peak_gflops, gpu_name):
@@ -241,10 +242,11 @@ def peak_fraction(t, epoch, rev, precision, model, fp32_peak_gflops, gpu_name):
     return rate, peak, (rate / peak if rate and peak else None)
 
 
-def ab_tables(out, fp32_peak_gflops, gpu_name):
-    """The base revision against the new code, from ab.jsonl (kit/ab.sh): the finite check's share
-    of a step, each DP mode at K = 1 against single, and the single runs' fraction of the peak."""
-    t, epoch, rounds, failed = ab_points(out)
+def ab_tables(points, fp32_peak_gflops, gpu_name):
+    """The base revision against the new code, from ab.jsonl's points (ab_points): the finite
+    check's share of a step, each DP mode at K = 1 against single, and the single runs' fraction
+    of the peak."""
+    t, epoch, rounds, failed = points
     if not t and not failed:
         return []
     doc = []
@@ -255,8 +257,7 @@ def ab_tables(out, fp32_peak_gflops, gpu_name):
     for (rev, precision, model, mode, check), rec in sorted(t.items(), key=lambda kv: str(kv[0])):
         if check != 0:
             continue
-        a, b = epoch.get((rev, precision, model, mode, 1)), epoch[(rev, precision, model, mode, check)]
-        share = check_share(epoch, rev, precision, model, mode)
+        a, b, share = check_share(epoch, rev, precision, model, mode)
         lines.append(f"| {precision} | {model} | {mode} | {rev} | {fmt(a)} | {fmt(b)} | "
                      f"{fmt(100 * share, 1) + ' %' if share is not None else '—'} |")
     if len(lines) > 2:
@@ -326,11 +327,12 @@ def parts_table(out):
 DP_LOOP_VARIANTS = ("naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events")
 
 
-def dp_loop_table(out):
-    """bench_dp_loop-*.json: each DP variant's speedup at K = 1 in one process, per model and precision."""
+def dp_loop_table(rows):
+    """bench_dp_loop-*.json's rows (dp_loop_rows): each DP variant's speedup at K = 1 in one
+    process, per model and precision."""
     lines = ["| benchmark | single (ms/step) | " + " | ".join(DP_LOOP_VARIANTS) + " |",
              "|---|---:|" + "---:|" * len(DP_LOOP_VARIANTS)]
-    for _, _, b in dp_loop_rows(out):
+    for _, _, b in rows:
         cells = " | ".join(f"{fmt(b.get(f'{v}_speedup'), 3)} ({fmt(b.get(f'{v}_speedup_lo'), 3)}–"
                            f"{fmt(b.get(f'{v}_speedup_hi'), 3)})" for v in DP_LOOP_VARIANTS)
         lines.append(f"| {b['name'].replace('/manual_time', '')} | {fmt(b.get('single_ms'), 3)} | {cells} |")
@@ -338,7 +340,8 @@ def dp_loop_table(out):
 
 
 def dp_loop_rows(out):
-    """(precision, model, benchmark) of each bench_dp_loop-PRECISION.json row (dp_loop/BACKEND/MODEL/...)."""
+    """[(precision, model, benchmark)] of each bench_dp_loop-PRECISION.json row (dp_loop/BACKEND/MODEL/...)."""
+    rows = []
     for precision in ("fp32", "tf32"):
         try:
             data = json.loads(read(os.path.join(out, f"bench_dp_loop-{precision}.json")))
@@ -347,7 +350,8 @@ def dp_loop_rows(out):
         for b in data.get("benchmarks", []):
             name = b.get("name", "")
             if b.get("run_type") != "aggregate" and name.startswith("dp_loop/") and name.count("/") >= 2:
-                yield precision, name.split("/")[2], b
+                rows.append((precision, name.split("/")[2], b))
+    return rows
 
 
 def interval_verdict(lo, hi, target):
@@ -378,20 +382,20 @@ def gtest_results(work, exe, prefix):
     return passed, failed, skipped
 
 
-def goals_table(out, work, fp32_peak_gflops, gpu_name):
+def goals_table(points, loop_rows, work, fp32_peak_gflops, gpu_name):
     """The GPU work's goals, each with what this run measured and a verdict: the finite check's
     share (at most 1%: one pair of runs each, so a verdict on the value alone), the DP trainers'
     step at K = 1 against single's in one process (at least 0.99, from bench_dp_loop's 95%
     interval), the single runs against the card's peak (TF32 xlarge at least 40%, fp32 at least
     66%) and NCCL's exactness at K = 2 and 4 (every case passed)."""
-    t, epoch, _, _ = ab_points(out)
+    t, epoch, _, _ = points
     rows = []
     for mode in ("single", "bucketed"):
-        share = check_share(epoch, "new", "tf32", "large", mode)
+        share = check_share(epoch, "new", "tf32", "large", mode)[2]
         rows.append((f"finite check's share of a step, large TF32, {mode} (ab.jsonl, new)", "<= 1 %",
                      f"{fmt(100 * share, 1)} %" if share is not None else "—",
                      "not measured" if share is None else "met" if share <= 0.01 else "not met"))
-    for precision, model, b in sorted(dp_loop_rows(out), key=lambda r: (r[0], r[1])):
+    for precision, model, b in sorted(loop_rows, key=lambda r: (r[0], r[1])):
         for v in ("naive", "interleaved", "bucketed"):
             lo, hi = b.get(f"{v}_speedup_lo"), b.get(f"{v}_speedup_hi")
             rows.append((f"{v} at K = 1 against single, {model} {precision.upper()} (bench_dp_loop)", ">= 0.99",
@@ -463,7 +467,8 @@ def main():
     doc += ["## Against the goals", "",
             "Each goal with what this run measured (the tables below hold the numbers)."
             + (" On the CPU self-test the verdicts only show that the rows are computed." if self_test else ""), ""]
-    doc += goals_table(out, work, peak, sysk.get("gpu", "")) + [""]
+    points, loop_rows = ab_points(out), dp_loop_rows(out)  # each file read once, for the goals and the tables
+    doc += goals_table(points, loop_rows, work, peak, sysk.get("gpu", "")) + [""]
     doc += ["## Tests", ""] + tests_table(out, work) + [""]
     doc += ["## Single device" + ("" if self_test else ": the workshop's settings (32768 samples, batch 1024, 5 epochs)"),
             ""] + single_table(out, self_test) + [""]
@@ -471,12 +476,12 @@ def main():
         report = read(os.path.join(work, f"report-{precision}.md")).strip()
         doc += [f"## dpscale report, {precision} (train-{precision}.jsonl; K = 1: DP speedups show the DP loop's own cost)",
                 "", "```", report or "(no report)", "```", ""]
-    ab = ab_tables(out, peak, sysk.get("gpu", ""))
+    ab = ab_tables(points, peak, sysk.get("gpu", ""))
     if ab:
         doc += ["## The base revision against this one, on this card (ab.jsonl; kit/ab.sh)", "",
                 f"Base: {base_revision(out)}. Each run's median epoch; the two revisions back to back at each point.",
                 ""] + ab
-    loop = dp_loop_table(out)
+    loop = dp_loop_table(loop_rows)
     if loop:
         doc += ["## The DP loop at K = 1 in one process (bench_dp_loop-fp32.json, bench_dp_loop-tf32.json)", "",
                 "Each variant's speedup at K = 1: the single block of steps over the variant's block of the same"

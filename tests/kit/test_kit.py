@@ -293,6 +293,20 @@ class SelfTest(unittest.TestCase):
             self.assertEqual(len(singles), 2)
             ratios = " | ".join(f"{sum(singles) / 2 / epochs(m)[0]:.3f}" for m in ("naive", "interleaved", "bucketed"))
             self.assertIn(f"| tf32 | large | {rev} | {sum(singles) / 2:.4f} | {ratios} |", summary)
+        # The goals' finite-check rows: (check every step − check off) / check every step, each the
+        # median epoch, single's "every step" time the mean of its two runs; at most 1 % is met.
+        for mode in ("single", "bucketed"):
+            def epoch(check):
+                e = [statistics.median(l["record"]["epoch_times_s"]) for l in lines
+                     if (l["rev"], l["precision"], l["model"], l["mode"], l["finite_check_every"])
+                     == ("new", "tf32", "large", mode, check)]
+                return sum(e) / len(e)
+            share = (epoch(1) - epoch(0)) / epoch(1)
+            self.assertIn(f"| finite check's share of a step, large TF32, {mode} (ab.jsonl, new) | <= 1 % | "
+                          f"{100 * share:.1f} % | {'met' if share <= 0.01 else 'not met'} |", summary)
+        # The six NCCL exactness cases skip on the CPU: counted as such, and no verdict drawn.
+        self.assertIn("| NCCL exactness at K = 2 and 4, three modes (test_dp_nccl_multi) | 6 of 6 pass | "
+                      "0 passed, 0 failed, 6 skipped | not measured |", summary)
         off = [l for l in lines if l["finite_check_every"] == 0]
         self.assertEqual(sorted((l["mode"], l["rev"]) for l in off),
                          [("bucketed", "base"), ("bucketed", "new"), ("single", "base"), ("single", "new")])
