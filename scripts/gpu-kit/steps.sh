@@ -37,13 +37,15 @@ run_step() {
 }
 
 # The steps in order of value, so that a run its budget cuts short still brings back the most
-# important evidence first: the ordering and exactness tests on the GPU (a wrong answer makes
-# every timing moot) — NCCL summing across K = 2 and 4 ranks early, on the GPUs there are (shared
-# with --share-gpu where fewer) —, then the new code against the base revision's on this card
-# (when the kit carries one: ab.sh), the step's parts, then what the GPU is worth (cuBLAS per GEMM
-# shape, pedantic against default math; one K = 1 training run per preset, against the workshop's
-# single-GPU epochs), then the rest. One line per step: NAME CAP_S FUNCTION ARGS... (a test filter
-# has no spaces). DPSCALE_KIT_ONLY=REGEX keeps the steps whose name matches (a rerun of some).
+# important evidence first: the ordering tests on the GPU (a wrong answer makes every timing
+# moot), NCCL summing across K = 2 and 4 ranks (on the GPUs there are, shared with --share-gpu
+# where fewer), the finite check's CUDA test; then what the goals are read from, in the
+# order the summary needs them: the DP loop at K = 1 in one process, cuBLAS per GEMM shape (the
+# card's fp32 peak), the new code against the base revision's on this card (when the kit carries
+# one: ab.sh; the finite check's share and single's share of the peak); then the rest, which a
+# GPU session's budget may cut (docs/gpu/README.md: what each step took). One line per step:
+# NAME CAP_S FUNCTION ARGS... (a test filter has no spaces). DPSCALE_KIT_ONLY=REGEX keeps the
+# steps whose name matches (a rerun of some).
 kit_plan() {
   local t=150 tr=150
   (( SELF )) && { t=120; tr=120; }
@@ -52,13 +54,13 @@ kit_plan() {
   {
     echo "tests:test_nccl_order 90 step_test test_nccl_order *"
     echo "tests:test_dp_nccl_multi 180 step_test test_dp_nccl_multi *"
-    echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
-    echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
     echo "tests:test_single_gpu 60 step_test test_single_gpu SingleBadOption.*:SingleFiniteStep.*"
+    echo "tests:test_models 60 step_test test_models ModelsCudaVsCpu.*:ModelsLossSum.*"
     echo "bench:dp_loop 120 step_dp_loop"
-    if [[ -n ${BASE_BIN:-} ]]; then echo "ab 240 step_ab"; fi
-    echo "bench:step 90 step_parts"
     echo "gemm 90 step_gemm"
+    if [[ -n ${BASE_BIN:-} ]]; then echo "ab 240 step_ab"; fi
+    echo "tests:test_dp_nccl $t step_test test_dp_nccl *"
+    echo "bench:step 90 step_parts"
     echo "train:fp32:single $tr step_train fp32 single"
     echo "train:tf32:single $tr step_train tf32 single"
     echo "bench:kernels 60 step_kernels"

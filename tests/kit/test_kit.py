@@ -238,8 +238,8 @@ class SelfTest(unittest.TestCase):
         # the side-by-side step replaces the two DP training steps.
         steps = re.findall(r"(?m)^\| ([\w:]+) \| ([a-z ]+) \| [\d.]+ \|", s)
         self.assertEqual([n for n, _ in steps],
-                         ["tests:test_nccl_order", "tests:test_dp_nccl_multi", "tests:test_dp_nccl", "tests:test_models",
-                          "tests:test_single_gpu", "bench:dp_loop", "ab", "bench:step", "gemm", "train:fp32:single",
+                         ["tests:test_nccl_order", "tests:test_dp_nccl_multi", "tests:test_single_gpu", "tests:test_models",
+                          "bench:dp_loop", "gemm", "ab", "tests:test_dp_nccl", "bench:step", "train:fp32:single",
                           "train:tf32:single",
                           "bench:kernels", "tests:test_dp_exactness", "allreduce"])
         self.assertEqual([st for _, st in steps if st != "ok"], [])
