@@ -11,6 +11,10 @@
 // drift of the machine, or going first, hits every variant alike. The variants:
 //   single          train_single_gpu's sync (none)
 //   naive           train_dp_naive: every tensor's all-reduce after backward, queued as one batch
+//   naive_logged    the same with the communicator's call log on every step: each call timed
+//                   by an end event of its own (against naive: what that costs; the trainers
+//                   keep the log one step in eight on a GPU, every step on the CPU, where the
+//                   two are the same: call_log_sampling.h)
 //   naive_per_call  the same calls queued one by one, each ordered after compute on its own
 //                   (against naive: what the batch saves; on the CPU the two are the same)
 //   naive_fused     train_dp_naive --fused: one all-reduce of the whole buffer
@@ -19,6 +23,8 @@
 //   single_events   single with one event recorded on the compute stream per tensor as backward
 //                   writes it — what interleaved's calls add to the compute stream, without
 //                   any comm stream (on the CPU a clock read)
+// Every DP variant keeps the call log on the steps the trainers would (call_log_sampling.h: here
+// each block's first step on a GPU), and the log is taken after each step, as the trainers do.
 // At K = 1 no all-reduce moves a byte (NCCL's in-place sum on one rank is no operation; MPI's
 // copies nothing), so what a variant takes over single is its loop's own cost: the ordering
 // between streams (threads), the timing events, the waits. One process, so none of the
@@ -48,6 +54,7 @@
 #include "core/errors.h"
 #include "core/median.h"
 #include "models/device.h"
+#include "trainers/diagnosis/call_log_sampling.h"
 #include "trainers/rank_setup.h"
 #include "trainers/sync_factory.h"
 #include "trainers/train_loop.h"
@@ -95,6 +102,8 @@ class EventPerTensorSync final : public GradSync {
 struct Variant {
   std::string name;
   std::unique_ptr<GradSync> sync;
+  bool comm = false;              // its sync calls the communicator
+  bool log_every_step = false;    // its call log kept on every step, whatever the device
 };
 
 // One model on one backend, with every variant's sync over the one communicator.
@@ -130,32 +139,40 @@ std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts) {
     return make_grad_sync(o, *s.model, mode == Mode::single ? nullptr : loop->comm.get());
   };
   loop->variants.push_back({"single", sync_for(Mode::single, false)});
-  loop->variants.push_back({"naive", sync_for(Mode::naive, false)});
-  loop->variants.push_back({"naive_per_call", std::make_unique<NaivePerCallSync>(*s.model, *loop->comm)});
-  loop->variants.push_back({"naive_fused", sync_for(Mode::naive, true)});
-  loop->variants.push_back({"interleaved", sync_for(Mode::interleaved, false)});
-  loop->variants.push_back({"bucketed", sync_for(Mode::bucketed, false)});
+  loop->variants.push_back({"naive", sync_for(Mode::naive, false), true});
+  loop->variants.push_back({"naive_logged", sync_for(Mode::naive, false), true, true});
+  loop->variants.push_back({"naive_per_call", std::make_unique<NaivePerCallSync>(*s.model, *loop->comm), true});
+  loop->variants.push_back({"naive_fused", sync_for(Mode::naive, true), true});
+  loop->variants.push_back({"interleaved", sync_for(Mode::interleaved, false), true});
+  loop->variants.push_back({"bucketed", sync_for(Mode::bucketed, false), true});
   loop->variants.push_back({"single_events", std::make_unique<EventPerTensorSync>(*s.model)});
   warm_up(s, *loop->variants.front().sync);  // also allocates the optimizer's state
   return loop;
 }
 
-// One block of the loop's steps with `sync`, device drained at both ends; seconds.
-double run_block(Loop& loop, GradSync& sync) {
+// One block of the loop's steps with the variant's sync, device drained at both ends; seconds.
+// A DP variant's call log as the trainers' step probe keeps it (step_probe.cpp).
+double run_block(Loop& loop, Variant& v) {
   RankSetup& s = *loop.setup;
+  const bool every = v.log_every_step || s.device->host_visible();
   s.device->synchronize();
   const auto t0 = Clock::now();
+  if (v.comm && every) loop.comm->log_calls(true);
   for (int64_t i = 0; i < s.steps_per_epoch; ++i) {
-    const StepLosses l = train_step(s, sync, i, true, checks_finite(s, i));
+    if (v.comm && !every) loop.comm->log_calls(call_log_on(i, false));
+    const StepLosses l = train_step(s, *v.sync, i, true, checks_finite(s, i));
+    if (v.comm) loop.comm->take_call_log();
     if (!std::isfinite(l.global) || l.nonfinite) throw InputError("the loss or a gradient became non-finite");
   }
   s.device->synchronize();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (v.comm) loop.comm->log_calls(false);
+  return seconds;
 }
 
 void run_dp_loop(benchmark::State& st, Loop& loop) {
   const size_t n = loop.variants.size();
-  for (Variant& v : loop.variants) run_block(loop, *v.sync);  // each sync's first block: untimed
+  for (Variant& v : loop.variants) run_block(loop, v);  // each sync's first block: untimed
   std::vector<double> sum(n, 0.0);
   std::vector<std::vector<double>> speedup(n);
   size_t iteration = 0;
@@ -163,7 +180,7 @@ void run_dp_loop(benchmark::State& st, Loop& loop) {
     std::vector<double> block(n, 0.0);
     for (size_t k = 0; k < n; ++k) {
       const size_t v = (iteration + k) % n;
-      block[v] = run_block(loop, *loop.variants[v].sync);
+      block[v] = run_block(loop, loop.variants[v]);
     }
     for (size_t v = 0; v < n; ++v) {
       sum[v] += block[v];

@@ -99,8 +99,9 @@ class Communicator {
   Namer namer_;
 
  public:
-  // When on, each all-reduce's CallTiming is kept until taken (after finish()). A
-  // communicator that cannot time single calls on the host (NCCL) keeps none.
+  // When on, each all-reduce's CallTiming is kept until taken (after finish(); NCCL's after
+  // drain(), when it reads its events). Switched only between steps, with nothing in flight.
+  // NCCL times a batch's calls one by one only while it is on (allreduce_sum_batch).
   virtual void log_calls(bool) {}
   virtual std::vector<CallTiming> take_call_log() { return {}; }
   // --inject-delay RANK:MS:link on this rank: every all-reduce holds `extra_s_per_step` times

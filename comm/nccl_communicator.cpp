@@ -105,15 +105,17 @@ class NcclCommunicator final : public Communicator {
 
   // One event on the compute stream and one stream wait for the whole batch, and one start
   // event: each later call starts where the one before it ended (nothing runs between them on
-  // the comm stream), so its end event times it. Per call that leaves the NCCL call and its end
-  // event. Even where NCCL has nothing to do (one rank: an in-place sum is no operation), each
-  // event and wait costs comm-stream time a call, and naive's calls run in series.
+  // the comm stream). While the call log is on, each call's end event times it; while it is off
+  // only the last call has one, timed from the batch's start: the busy time is the same sum
+  // (the calls run back to back), and the calls before the last cost the comm stream nothing but
+  // the NCCL call. Where NCCL has nothing to do (one rank: an in-place sum is no operation), an
+  // end event per call is what naive's calls put on the stream, in series.
   void allreduce_sum_batch(const std::vector<Range>& calls) override {
-    cudaEvent_t previous_end = nullptr;
-    for (const Range& c : calls) {
+    cudaEvent_t after = nullptr;
+    for (size_t i = 0; i < calls.size(); ++i) {
       Events& ev = next_events();
-      launch(ev, c.data, c.count, previous_end);
-      previous_end = ev.end;
+      launch(ev, calls[i].data, calls[i].count, after, log_ || i + 1 == calls.size());
+      after = ev.timed ? ev.end : ev.from;
     }
   }
 
@@ -203,14 +205,23 @@ class NcclCommunicator final : public Communicator {
   }
   std::string describe_unfinished(uint64_t last_seq) const {
     const auto i = holding_up(in_flight(), last_seq);
-    if (i) return describe_allreduce(events_[*i].seq, events_[*i].data, events_[*i].count);
-    return "all-reduce #" + std::to_string(last_seq);
+    if (!i) return "all-reduce #" + std::to_string(last_seq);
+    std::string d = describe_allreduce(events_[*i].seq, events_[*i].data, events_[*i].count);
+    // Every rank keeps the log on the same steps, so all of them name the same call.
+    if (!events_[*i].timed) d += " or a later one of its batch (timed together on this step)";
+    return d;
   }
 
  private:
+  // A call without an end event of its own (a batch's, the log off) is known done when the next
+  // timed call is: the batch's last call always has one.
   std::vector<InFlight> in_flight() const {
-    std::vector<InFlight> v;
-    for (size_t i = 0; i < used_; ++i) v.push_back({events_[i].seq, cudaEventQuery(events_[i].end) != cudaErrorNotReady});
+    std::vector<InFlight> v(used_);
+    bool done = true;
+    for (size_t i = used_; i-- > 0;) {
+      if (events_[i].timed) done = cudaEventQuery(events_[i].end) != cudaErrorNotReady;
+      v[i] = {events_[i].seq, done};
+    }
     return v;
   }
 
@@ -218,6 +229,7 @@ class NcclCommunicator final : public Communicator {
   // free their events. The comm stream is idle now: a fresh anchor for the next calls.
   void recycle() {
     for (size_t i = 0; i < used_; ++i) {
+      if (!events_[i].timed) continue;  // its time is in the next timed call's
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].from, events_[i].end));
       busy_s_ += ms * 1e-3;
@@ -304,6 +316,7 @@ class NcclCommunicator final : public Communicator {
   struct Events {
     cudaEvent_t ready, start, end;
     cudaEvent_t from = nullptr;  // where the call's time starts: its start event, or a batch's previous end
+    bool timed = true;           // its end event recorded (a batch's calls but the last, log off: not)
     uint64_t seq = 0;  // which all-reduce used them last, for the watchdog's message
     const float* data = nullptr;
     size_t count = 0;
@@ -312,9 +325,10 @@ class NcclCommunicator final : public Communicator {
   // One all-reduce on the comm stream, between its timing events. `after` null: the comm stream
   // first waits for everything queued on the compute stream so far (the gradient was queued
   // there; not for what the compute stream does later) and a start event times the call from
-  // there. Otherwise the call follows the one whose end event `after` is, with nothing between
-  // them, and is timed from that event.
-  void launch(Events& ev, float* data, size_t count, cudaEvent_t after) {
+  // there. Otherwise the call follows the one before it with nothing between them, and is timed
+  // from `after`: that call's end event, or where that call's time started when it had none.
+  // `timed` false: no end event (allreduce_sum_batch).
+  void launch(Events& ev, float* data, size_t count, cudaEvent_t after, bool timed = true) {
     ev.seq = ++launched_;
     ev.data = data;
     ev.count = count;
@@ -334,7 +348,8 @@ class NcclCommunicator final : public Communicator {
       allreduce_2byte(data, count);
     }
     hook_.after(data, count, stream_);
-    CUDA_CHECK(cudaEventRecord(ev.end, stream_));
+    ev.timed = timed;
+    if (timed) CUDA_CHECK(cudaEventRecord(ev.end, stream_));
   }
 
   // A caller that waits on each all-reduce's Work and never drains (blocking all-reduces) gets

@@ -324,7 +324,7 @@ def parts_table(out):
     return lines if len(lines) > 2 else []
 
 
-DP_LOOP_VARIANTS = ("naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events")
+DP_LOOP_VARIANTS = ("naive", "naive_logged", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events")
 
 
 def dp_loop_table(rows):

@@ -331,7 +331,7 @@ class SelfTest(unittest.TestCase):
         rows = [b for b in json.loads(self.read("bench_dp_loop-fp32.json"))["benchmarks"] if b.get("run_type") != "aggregate"]
         self.assertEqual([b["name"].split("/manual_time")[0] for b in rows], ["dp_loop/cpu/small/batch:64"])
         b = rows[0]
-        variants = ["single", "naive", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events"]
+        variants = ["single", "naive", "naive_logged", "naive_per_call", "naive_fused", "interleaved", "bucketed", "single_events"]
         for v in variants:
             self.assertTrue(finite(b[f"{v}_ms"]) and b[f"{v}_ms"] > 0, (v, b[f"{v}_ms"]))
         # Each ratio is a median of per-iteration ratios, so it need not equal the means' ratio; a

@@ -1,5 +1,6 @@
 // test_diagnosis_units.cpp — the diagnosis's pieces without MPI: the bottleneck rule (diagnosis.h) on
-// numbers chosen to sit on each side of its threshold, and the loader (loader.h): the rows it
+// numbers chosen to sit on each side of its threshold, which steps keep the call log on a GPU
+// (call_log_sampling.h), and the loader (loader.h): the rows it
 // hands out, in training order, with and without prefetching, and that prefetching hides the
 // fetch time behind a step's.
 //
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "trainers/diagnosis/call_log_sampling.h"
 #include "trainers/diagnosis/diagnosis.h"
 #include "trainers/loader.h"
 
@@ -24,6 +26,18 @@ DiagnosisInput two_ranks(RankStep a, RankStep b, double step, double busy = 0.0)
   in.busy_s = busy;
   in.data_parallel = true;
   return in;
+}
+
+// The steps that keep the call log on a GPU: the first (a run of a few steps still has its
+// per-bucket bandwidth), then one in eight; every step where asked (the CPU, --trace).
+TEST(CallLogSampling, FirstStepThenOneInEightUnlessEveryStep) {
+  std::vector<int64_t> sampled, every;
+  for (int64_t i = 0; i < 20; ++i) {
+    if (call_log_on(i, false)) sampled.push_back(i);
+    if (call_log_on(i, true)) every.push_back(i);
+  }
+  EXPECT_EQ(sampled, (std::vector<int64_t>{0, 8, 16}));
+  EXPECT_EQ(every.size(), 20u);
 }
 
 TEST(DiagnosisRule, ComputeWhenNothingExposedReachesTheShare) {

@@ -4,7 +4,8 @@
 // own and sums over loopback sockets (comm/nccl_shared_gpu.h) — slow, and for correctness only
 // (the records say gpu_shared). What is checked:
 //   * exactness: every mode at K = 2 and 4 trains train_single_gpu's weights and losses (CUDA) within
-//     the data-parallel tolerance (weights_compare.h), as test_dp_exactness.cpp does on MPI;
+//     the data-parallel tolerance (weights_compare.h), as test_dp_exactness.cpp does on MPI; and
+//     its record holds a bandwidth for each all-reduce and a busy time;
 //   * the stalled start-up: a rank that never joins ncclCommInitRank ends the job, named;
 //   * 2-byte gradients summed across ranks: bf16 and fp16 land where their unit roundoff says,
 //     fp16 below bf16 (the bounds of test_dp_gradcomm.cpp, same checkpoint and steps);
@@ -67,6 +68,15 @@ TEST_P(DpNcclMultiExactness, SameWeightsAndLossAsOneGpu) {
   const auto dp = run_dp(c.mode, c.k, args_for("cuda", init, dir.file("dp.safetensors")) + placed(c.k));
   expect_placed_record(dp, c.k);
   EXPECT_EQ(dp["replicas_agree"], true);
+  // Each all-reduce's bandwidth from the steps that kept the call log (the first of the three;
+  // call_log_sampling.h), and the busy time from every step's events, a batch's calls without an
+  // end event of their own included (naive's, on the steps without the log).
+  const auto units = dp["allreduce_unit_bytes"].get<std::vector<int64_t>>();
+  const auto busbw = dp["bucket_busbw_gbps"].get<std::vector<double>>();
+  EXPECT_FALSE(units.empty());
+  ASSERT_EQ(busbw.size(), units.size());
+  for (double b : busbw) EXPECT_GT(b, 0.0);
+  EXPECT_GT(dp["comm_busy_s"].get<double>(), 0.0);
   const Comparison cmp = compare_weights(read_weights(init), read_weights(dir.file("single.safetensors")),
                                          read_weights(dir.file("dp.safetensors")), 3);
   EXPECT_TRUE(cmp.pass) << c.mode.name << " K=" << c.k << " over NCCL vs train_single_gpu on CUDA:\n" << cmp.report;

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/median.h"
 #include "trainers/diagnosis/build_slowdown.h"
+#include "trainers/diagnosis/call_log_sampling.h"
 #include "trainers/diagnosis/trace.h"
 
 namespace dpscale {
@@ -44,6 +45,7 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
   if (comm_) {
     comm_->take_call_log();  // nothing from before the timed steps
     comm_->log_calls(true);
+    log_every_step_ = s.device->host_visible() || tracer_ != nullptr;
   }
   if (s.opts.loader_delay_ms > 0 || s.opts.prefetch > 0) {
     LoaderSource src;
@@ -114,6 +116,9 @@ StepProbe::Batch StepProbe::batch(int64_t batch_index) {
 }
 
 void StepProbe::compute_begin() {
+  // Between steps, with nothing in flight: the communicator's anchor is recorded on an idle stream.
+  logged_ = call_log_on(compute_steps_++, log_every_step_);
+  if (comm_ && !log_every_step_) comm_->log_calls(logged_);
   first_grad_ = true;
   if (delay_here_) owed_s_ = 0.0;
   step_begin_ = std::chrono::steady_clock::now();
@@ -188,7 +193,7 @@ void StepProbe::step_drained() {
   epoch_contention_.run_delay_s += c.run_delay_s;
   epoch_contention_.involuntary_switches += c.involuntary_switches;
   if (tracer_) tracer_->contention(c.run_delay_s, c.involuntary_switches);
-  if (!comm_) return;
+  if (!comm_ || !logged_) return;
   const std::vector<CallTiming> calls = comm_->take_call_log();
   double link = 0.0;
   for (const CallTiming& c : calls) link += c.link_s;

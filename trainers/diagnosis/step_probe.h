@@ -8,8 +8,8 @@
 //   backward_begin() between loss and backward (the trace's forward span ends)
 //   sync_done()      after GradSync::finish(): the trace's wait span
 //   step_drained()   after GradSync::drain(): the step's all-reduce timings (the communicator's
-//                    call log: MPI's comm thread, NCCL's events) feed the per-unit bandwidth
-//                    and the trace
+//                    call log: MPI's comm thread, NCCL's events; on a GPU without --trace one
+//                    step in eight: call_log_sampling.h) feed the per-unit bandwidth and the trace
 //   on_grad_ready    stands between backward and the GradSync: on the --inject-delay rank
 //                    (cause compute) it sleeps its share of MS before each gradient is announced
 //                    (a straggler, found before the collective equalises wall time), and tells
@@ -95,7 +95,7 @@ class StepProbe final : public StepObserver {
   bool contention_available() const { return contention_.available(); }
 
   // Per all-reduce of a step, in launch order: its bytes and its median duration (s) over the
-  // timed steps (this rank's comm thread or comm stream). Empty in a world of one with no
+  // timed steps that kept the call log (this rank's comm thread or comm stream). Empty in a world of one with no
   // communicator.
   std::vector<int64_t> unit_bytes() const;
   std::vector<double> unit_median_s() const;
@@ -138,6 +138,9 @@ class StepProbe final : public StepObserver {
   DeviceBuffer<int32_t> y_dev_;
   std::unique_ptr<IntervalTimer> compute_timer_;
   int64_t step_ = 0;  // timed steps begun, 1-based once begun
+  bool log_every_step_ = true;  // the call log kept on every step (call_log_sampling.h)
+  int64_t compute_steps_ = 0;   // compute_begin() calls: the steps whose log was decided
+  bool logged_ = true;          // this step keeps the call log
   std::vector<int64_t> unit_bytes_;
   std::vector<std::vector<double>> unit_durations_;
 };
