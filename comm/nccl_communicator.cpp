@@ -214,15 +214,14 @@ class NcclCommunicator final : public Communicator {
 
  private:
   // A call without an end event of its own (a batch's, the log off) is known done when the next
-  // timed call is: the batch's last call always has one.
+  // timed call is (inflight.h).
   std::vector<InFlight> in_flight() const {
-    std::vector<InFlight> v(used_);
-    bool done = true;
-    for (size_t i = used_; i-- > 0;) {
-      if (events_[i].timed) done = cudaEventQuery(events_[i].end) != cudaErrorNotReady;
-      v[i] = {events_[i].seq, done};
+    std::vector<Queued> q;
+    for (size_t i = 0; i < used_; ++i) {
+      const Events& e = events_[i];
+      q.push_back({e.seq, e.timed, e.timed && cudaEventQuery(e.end) != cudaErrorNotReady});
     }
-    return v;
+    return in_flight_of(q);
   }
 
   // Every launched all-reduce is done: add their durations to the busy time (and log them),

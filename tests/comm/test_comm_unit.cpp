@@ -3,7 +3,8 @@
 // and bench_allreduce's nccl-tests-style options, size sweep, table; bench_gemm's GEMM list;
 // the bench programs' own flags and the median's interval (bench_args.h); the median itself
 // (core/median.h);
-// which queued all-reduce the watchdog names for a wait (comm/inflight.h, used by NCCL); what
+// which queued all-reduce the watchdog names for a wait, a batch's untimed calls included
+// (comm/inflight.h, used by NCCL); what
 // --share-gpu tells NCCL (comm/nccl_shared_gpu.h).
 #include <gtest/gtest.h>
 
@@ -339,6 +340,33 @@ TEST(InFlightNaming, AWaitNamesItsOwnAllreduceNotALaterLaunch) {
   ASSERT_TRUE(holding_up(r, 3).has_value());
   EXPECT_EQ(r[*holding_up(r, 3)].seq, 2u);
   EXPECT_EQ(holding_up({}, 7), std::nullopt);
+}
+
+// Naive's batch with the call log off: only its last call has an end event, and the calls before
+// it are done exactly when it is — a wait for the batch names its first call until then.
+TEST(InFlightNaming, CallsWithoutAnEndEventTakeTheNextTimedOnes) {
+  // #1 timed and done; #2, #3 untimed; #4 timed, running.
+  std::vector<Queued> q = {{1, true, true}, {2, false, false}, {3, false, false}, {4, true, false}};
+  std::vector<InFlight> f = in_flight_of(q);
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_TRUE(f[0].done);
+  EXPECT_FALSE(f[1].done);
+  EXPECT_FALSE(f[2].done);
+  EXPECT_FALSE(f[3].done);
+  ASSERT_TRUE(holding_up(f, 4).has_value());
+  EXPECT_EQ(f[*holding_up(f, 4)].seq, 2u) << "the batch's first call, not its last";
+  // #4 fired: the whole batch is done, whatever an untimed call's own (unread) flag says.
+  q[3].end_fired = true;
+  q[1].end_fired = false;
+  f = in_flight_of(q);
+  for (const InFlight& x : f) EXPECT_TRUE(x.done) << "#" << x.seq;
+  EXPECT_EQ(holding_up(f, 4), std::nullopt);
+  // An untimed call with no timed one after it is never taken as done.
+  f = in_flight_of({{7, true, true}, {8, false, true}});
+  EXPECT_TRUE(f[0].done);
+  EXPECT_FALSE(f[1].done);
+  EXPECT_EQ(f[0].seq, 7u);
+  EXPECT_EQ(f[1].seq, 8u);
 }
 
 // --share-gpu: every rank a host of its own for NCCL (distinct NCCL_HOSTID, so NCCL's one rank
