@@ -13,6 +13,9 @@
 # NCCL_NVLS_ENABLE=0 (`fusednonvls`: no NVLink SHARP resources) or CUDA_DEVICE_MAX_CONNECTIONS=1
 # (`fusedoneconn`: every stream through one hardware queue), e.g.
 #   DPSCALE_PROBE_MODES="singlempi naivefused fusednocumem fusednonvls fusedoneconn" DPSCALE_PROBE_ROUNDS=3
+# --trace keeps the communicator's call log on every step (call_log_sampling.h), so naive's calls
+# here each have an end event of their own, as on the untraced runs' one logged step in eight;
+# bench_dp_loop times the untraced mix (`naive`) against every step logged (`naive_logged`).
 # Runs on the GPU machine from a kit
 # (scripts/gpu-kit.sh KIT BUILD), as run.sh does, without its steps; only the kit's own trainers:
 #
