@@ -23,8 +23,9 @@
 //   single_events   single with one event recorded on the compute stream per tensor as backward
 //                   writes it — what interleaved's calls add to the compute stream, without
 //                   any comm stream (on the CPU a clock read)
-// Every DP variant keeps the call log on the steps the trainers would (call_log_sampling.h: here
-// each block's first step on a GPU), and the log is taken after each step, as the trainers do.
+// Every DP variant keeps the call log on the steps the trainers would (call_log_sampling.h, counted
+// from each block's first step: on a GPU one in eight at --steps=8, one a block at fewer), and the
+// log is taken after each step, as the trainers do.
 // At K = 1 no all-reduce moves a byte (NCCL's in-place sum on one rank is no operation; MPI's
 // copies nothing), so what a variant takes over single is its loop's own cost: the ordering
 // between streams (threads), the timing events, the waits. One process, so none of the
