@@ -155,10 +155,10 @@ std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts) {
 // A DP variant's call log as the trainers' step probe keeps it (step_probe.cpp).
 double run_block(Loop& loop, Variant& v) {
   RankSetup& s = *loop.setup;
-  const bool every = v.log_every_step || s.device->host_visible();
+  const bool every = v.log_every_step || call_log_every_step(s.device->host_visible(), false);
+  if (v.comm && every) loop.comm->log_calls(true);  // before the clock: the trainers set it up front
   s.device->synchronize();
   const auto t0 = Clock::now();
-  if (v.comm && every) loop.comm->log_calls(true);
   for (int64_t i = 0; i < s.steps_per_epoch; ++i) {
     if (v.comm && !every) loop.comm->log_calls(call_log_on(i, false));
     const StepLosses l = train_step(s, *v.sync, i, true, checks_finite(s, i));

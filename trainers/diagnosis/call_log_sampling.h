@@ -15,7 +15,11 @@ namespace dpscale {
 
 inline constexpr int64_t kCallLogEvery = 8;
 
-// `timed_step`: 0 for the first timed step. `every_step`: a host backend, or --trace.
+// Whether every timed step keeps the log: a host backend (the device is host-visible), or a
+// traced run.
+inline bool call_log_every_step(bool host_backend, bool traced) { return host_backend || traced; }
+
+// `timed_step`: 0 for the first timed step. `every_step`: call_log_every_step's answer.
 inline bool call_log_on(int64_t timed_step, bool every_step) {
   return every_step || timed_step % kCallLogEvery == 0;
 }

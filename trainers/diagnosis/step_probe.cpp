@@ -45,7 +45,7 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
   if (comm_) {
     comm_->take_call_log();  // nothing from before the timed steps
     comm_->log_calls(true);
-    log_every_step_ = s.device->host_visible() || tracer_ != nullptr;
+    log_every_step_ = call_log_every_step(s.device->host_visible(), tracer_ != nullptr);
   }
   if (s.opts.loader_delay_ms > 0 || s.opts.prefetch > 0) {
     LoaderSource src;
