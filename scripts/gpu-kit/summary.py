@@ -198,11 +198,8 @@ def step_flops(record):
 
 
 def median_epoch(record):
-    t = sorted(x for x in record.get("epoch_times_s") or [] if isinstance(x, (int, float)))
-    if not t:
-        return None
-    n = len(t)
-    return t[n // 2] if n % 2 else (t[n // 2 - 1] + t[n // 2]) / 2
+    t = [x for x in record.get("epoch_times_s") or [] if isinstance(x, (int, float))]
+    return statistics.median(t) if t else None
 
 
 def ab_points(out):
