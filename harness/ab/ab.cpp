@@ -168,6 +168,9 @@ GateResult run_ab_session(AbOptions o) {
   const SessionDilation dilation = fix_session_dilation(config);
   o.sweep.link_dilation_at = dilation.at;
   if (!dilation.line.empty()) std::cerr << "# dpscale ab: " << dilation.line << std::endl;
+  // One machine watch for every pass: a run's probe after is the next run's probe before, as in
+  // a sweep, instead of a probe more per run, and each run is judged against the session's probes.
+  o.sweep.session = new_sweep_session();
   Wanted wanted;
   int done = 0, target = o.rounds;
   for (;;) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -337,6 +338,7 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.only = [held](const SweepRun& r) { return held.count({r.point.model, r.point.world_size}) > 0; };
     check_sweep_inputs(so);
   }
+  const std::shared_ptr<SweepSession> session = new_sweep_session();  // one machine watch for every added round
   for (;;) {
     GateResult r = run_gate(f, o);
     const int rounds = rounds_in(f.now);
@@ -352,6 +354,7 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.config_path = rr.config;
     so.out_path = f.now_path;
     so.resume = true;
+    so.session = session;
     so.repeats = std::min(max_rounds, rounds + 2);
     so.only = [wanted, models](const SweepRun& r) {
       const Point& p = r.point;

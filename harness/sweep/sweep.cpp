@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "harness/sweep/capacity.h"
@@ -191,6 +193,16 @@ SweepPlan plan_sweep(SweepOptions& o) {
 
 }  // namespace
 
+struct SweepSession {
+  std::optional<MachineWatch> watch;
+  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
+  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
+  // machine costs one extra run, not one per run.
+  bool persistent = false;
+};
+
+std::shared_ptr<SweepSession> new_sweep_session() { return std::make_shared<SweepSession>(); }
+
 void apply_overrides(SweepConfig& c, const SweepOptions& o) {
   if (!o.backend.empty()) c.backend = o.backend;
   if (o.nice) c.nice = *o.nice;
@@ -281,12 +293,11 @@ int run_sweep(SweepOptions o) {
   set_priority(c.nice);
   SignalGuard guard;
   const auto t0 = Clock::now();
-  MachineWatch watch(o.probe_s, online_cpus(), c.nice, probe_gemm(c, o.probe_s));
+  const std::shared_ptr<SweepSession> session = o.session ? o.session : new_sweep_session();
+  if (!session->watch) session->watch.emplace(o.probe_s, online_cpus(), c.nice, probe_gemm(c, o.probe_s));
+  MachineWatch& watch = *session->watch;
+  bool& persistent = session->persistent;
   int n_ok = 0, n_failed = 0, n_reruns = 0;
-  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
-  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
-  // machine costs one extra run, not one per run.
-  bool persistent = false;
   for (size_t i = 0; i < pending.size(); ++i) {
     const SweepRun& run = pending[i];
     const Point& p = run.point;

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@
 #include "harness/sweep/launcher.h"
 
 namespace dpscale {
+
+// What the passes of one session share when it runs its sweep a run at a time (dpscale ab: a pass
+// per run): the machine watch, so that the probe after one run is the probe before the next and
+// each run is judged against the session's probes, as within one sweep; and whether a disturbance
+// has outlasted a rerun. The first pass makes what is missing.
+struct SweepSession;
+std::shared_ptr<SweepSession> new_sweep_session();
 
 struct SweepOptions {
   std::string config_path;
@@ -56,6 +64,8 @@ struct SweepOptions {
   // Per point as the config makes it, a --link-dilation F that replaces the config's (dpscale ab
   // fixes one F for both builds' runs of a whole session: harness/ab/ab_dilation.h).
   std::map<Point, std::string> link_dilation_at;
+  // The session this sweep is a pass of; null: the sweep is a session of its own.
+  std::shared_ptr<SweepSession> session;
 };
 
 // The command line's --backend and --nice over the config's, as every sweep applies them.

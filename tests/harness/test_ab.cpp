@@ -392,6 +392,50 @@ TEST(AbRuns, EachPointRunsByBothBuildsBackToBackAtOneLinkDilation) {
   EXPECT_TRUE(said) << r.out;
 }
 
+// The session's runs, both builds' alternating, share one machine watch, as one sweep's runs do:
+// each run's probe before is the probe after the run before it (the session's first alone has a
+// probe of its own), not a probe more per run.
+TEST(AbRuns, EachRunsProbeBeforeIsThePreviousRunsProbeAfter) {
+  test::ScratchDir d;
+  trainers_dir(d.file("copy"), "");
+  const std::string cfg = d.file("tiny.json");
+  test::write_file(cfg, R"({"name": "ab", "models": ["256,256,10"], "modes": ["single", "naive"], "world_sizes": [2],
+      "backend": "cpu", "timeout_s": 60,
+      "options": {"samples": 2048, "batch_size": 512, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})");
+  const ProcessResult r =
+      test::dpscale({"ab", cfg, "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--out", d.file("out"), "--rounds", "3",
+                     "--max-rounds", "3", "--min-effect", kMinEffect, "--probe-seconds", "0.05", "--disturbed-reruns",
+                     "0", "--format", "json"},
+                    240);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
+  const ResultsFile a = read_results(d.file("out/a.jsonl")), b = read_results(d.file("out/b.jsonl"));
+  auto entry = [&](char build, int round, const std::string& mode) -> const SweepEntry& {
+    for (const SweepEntry& e : (build == 'A' ? a : b).entries) {
+      if (e.repeat == round && e.point.mode == mode) return e;
+    }
+    throw std::runtime_error(std::string("no run of ") + build + " " + mode + " in round " + std::to_string(round + 1));
+  };
+  std::vector<const SweepEntry*> in_order;  // as the session ran them (a_leads, single before naive)
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string mode : {"single", "naive"}) {
+      const char first = a_leads(round) ? 'A' : 'B';
+      in_order.push_back(&entry(first, round, mode));
+      in_order.push_back(&entry(first == 'A' ? 'B' : 'A', round, mode));
+    }
+  }
+  ASSERT_EQ(in_order.size(), 12u);
+  std::set<double> befores;
+  for (size_t i = 0; i < in_order.size(); ++i) {
+    ASSERT_TRUE(in_order[i]->state) << "run " << i << " recorded no machine state";
+    const MachineState& s = *in_order[i]->state;
+    EXPECT_GT(s.probe_before_gflops, 0.0);
+    EXPECT_GT(s.probe_after_gflops, 0.0);
+    befores.insert(s.probe_before_gflops);
+    if (i > 0) EXPECT_EQ(s.probe_before_gflops, in_order[i - 1]->state->probe_after_gflops) << "run " << i;
+  }
+  EXPECT_EQ(befores.size(), 12u) << "the probes repeat: the check above could not tell one probe from two";
+}
+
 // Each bad input: exit 2, one line naming what is wrong, and no --out made.
 TEST(AbRuns, BadInputIsOneLineAndNothingRuns) {
   test::ScratchDir d;
