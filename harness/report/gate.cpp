@@ -338,7 +338,7 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     so.only = [held](const SweepRun& r) { return held.count({r.point.model, r.point.world_size}) > 0; };
     check_sweep_inputs(so);
   }
-  const std::shared_ptr<SweepSession> session = new_sweep_session();  // one machine watch for every added round
+  const std::shared_ptr<SweepSession> session = std::make_shared<SweepSession>();  // one machine watch for every added round
   for (;;) {
     GateResult r = run_gate(f, o);
     const int rounds = rounds_in(f.now);

@@ -18,6 +18,8 @@ class Progress {
   // `i` is 0-based; `elapsed_s` since the sweep started.
   std::string starting(size_t i, const std::string& what, double elapsed_s) const;
   void finished(size_t i, double seconds) { done_.push_back({weights_.at(i), seconds}); }
+  // Runs planned after those counted so far (a session that adds rounds): counted on from there.
+  void add(const std::vector<double>& weights) { weights_.insert(weights_.end(), weights.begin(), weights.end()); }
   // Seconds the runs from `next` on should take, or a negative number before any has finished.
   double eta_s(size_t next) const;
 

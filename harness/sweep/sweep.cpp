@@ -193,16 +193,6 @@ SweepPlan plan_sweep(SweepOptions& o) {
 
 }  // namespace
 
-struct SweepSession {
-  std::optional<MachineWatch> watch;
-  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
-  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
-  // machine costs one extra run, not one per run.
-  bool persistent = false;
-};
-
-std::shared_ptr<SweepSession> new_sweep_session() { return std::make_shared<SweepSession>(); }
-
 void apply_overrides(SweepConfig& c, const SweepOptions& o) {
   if (!o.backend.empty()) c.backend = o.backend;
   if (o.nice) c.nice = *o.nice;
@@ -282,18 +272,25 @@ int run_sweep(SweepOptions o) {
     if (!done.count(run.run_id(c.name))) pending.push_back(run);
   }
   const size_t n_skipped = runs.size() - pending.size();
-  std::vector<double> weights;
-  for (const SweepRun& run : pending) weights.push_back(model_weight(run.point.model));
-  Progress progress(weights);
-  std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs (launcher " << o.launch.launcher
-            << ") -> " << o.out_path;
-  if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
-  std::cerr << std::endl;
+  const std::shared_ptr<SweepSession> session = o.session ? o.session : std::make_shared<SweepSession>();
+  const bool session_counts = session->progress.has_value();
+  std::optional<Progress> own;
+  if (!session_counts) {
+    std::vector<double> weights;
+    for (const SweepRun& run : pending) weights.push_back(model_weight(run.point.model));
+    own.emplace(weights);
+    std::cerr << "# dpscale sweep " << c.name << ": " << pending.size() << " runs (launcher " << o.launch.launcher
+              << ") -> " << o.out_path;
+    if (n_skipped) std::cerr << " (" << n_skipped << " already done there)";
+    std::cerr << std::endl;
+  }
+  Progress& progress = session_counts ? *session->progress : *own;
+  const size_t first = session_counts ? session->next : 0;  // this pass's first run in the count
+  const std::string lead = session_counts && !session->label.empty() ? session->label + ": " : "";
 
   set_priority(c.nice);
   SignalGuard guard;
-  const auto t0 = Clock::now();
-  const std::shared_ptr<SweepSession> session = o.session ? o.session : new_sweep_session();
+  const auto t0 = session_counts ? session->started : Clock::now();
   if (!session->watch) session->watch.emplace(o.probe_s, online_cpus(), c.nice, probe_gemm(c, o.probe_s));
   MachineWatch& watch = *session->watch;
   bool& persistent = session->persistent;
@@ -302,8 +299,9 @@ int run_sweep(SweepOptions o) {
     const SweepRun& run = pending[i];
     const Point& p = run.point;
     for (int attempt = 0;; ++attempt) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-      std::cerr << progress.starting(i, p.describe() + (repeats > 1 ? " #" + std::to_string(run.repeat + 1) : "") +
+      const auto attempt_t0 = Clock::now();
+      const double elapsed = std::chrono::duration<double>(attempt_t0 - t0).count();
+      std::cerr << progress.starting(first + i, lead + p.describe() + (repeats > 1 ? " #" + std::to_string(run.repeat + 1) : "") +
                                             (attempt ? " (rerun " + std::to_string(attempt) + ")" : ""),
                                      elapsed)
                 << std::endl;
@@ -336,7 +334,8 @@ int run_sweep(SweepOptions o) {
       // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
       // this line short, never an earlier one.
       out.append(make_sweep_line(run, info, sys, outcome.record, outcome.reason).dump());
-      if (attempt == 0) progress.finished(i, r.seconds);
+      // The time left counts what a run costs the sweep: the run and the probe after it.
+      if (attempt == 0) progress.finished(first + i, std::chrono::duration<double>(Clock::now() - attempt_t0).count());
       print_outcome(outcome, r.seconds, state);
       if (outcome.record && !state.disturbed) persistent = false;
       if (outcome.record && state.disturbed && attempt > 0) persistent = true;
@@ -347,6 +346,10 @@ int run_sweep(SweepOptions o) {
       ++(outcome.record ? n_ok : n_failed);
       break;
     }
+  }
+  if (session_counts) {  // the session says its own summary
+    session->next += pending.size();
+    return n_failed ? 1 : 0;
   }
   const double total = std::chrono::duration<double>(Clock::now() - t0).count();
   std::cerr << "# " << c.name << ": " << n_ok << " ok, " << n_failed << " failed"

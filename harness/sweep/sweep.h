@@ -20,6 +20,7 @@
 // anything runs (capacity.h).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,15 +30,30 @@
 
 #include "harness/sweep/config.h"
 #include "harness/sweep/launcher.h"
+#include "harness/sweep/machine_state.h"
+#include "harness/sweep/progress.h"
 
 namespace dpscale {
 
 // What the passes of one session share when it runs its sweep a run at a time (dpscale ab: a pass
-// per run): the machine watch, so that the probe after one run is the probe before the next and
-// each run is judged against the session's probes, as within one sweep; and whether a disturbance
-// has outlasted a rerun. The first pass makes what is missing.
-struct SweepSession;
-std::shared_ptr<SweepSession> new_sweep_session();
+// per run). The first pass makes what is missing.
+struct SweepSession {
+  // The machine watch, so that the probe after one run is the probe before the next and each run
+  // is judged against the session's probes, as within one sweep.
+  std::optional<MachineWatch> watch;
+  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
+  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
+  // machine costs one extra run, not one per run.
+  bool persistent = false;
+  // Set by a session that counts its own runs (dpscale ab plans its rounds): a pass's runs are
+  // runs `next`, `next` + 1, ... of `progress`, their elapsed time counted from `started`, their
+  // lines led by `label` (the build), and the pass prints no header or summary line of its own.
+  // Unset: each pass counts its own runs, as a sweep does.
+  std::optional<Progress> progress;
+  size_t next = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::string label;
+};
 
 struct SweepOptions {
   std::string config_path;

@@ -372,6 +372,17 @@ TEST(AbRuns, EachPointRunsByBothBuildsBackToBackAtOneLinkDilation) {
       "B train_single_gpu", "A train_single_gpu", "B train_dp_naive", "A train_dp_naive",  // round 3
       "A train_single_gpu", "B train_single_gpu", "A train_dp_naive", "B train_dp_naive"};  // round 4
   EXPECT_EQ(starts, expected) << r.err;
+  // The progress lines count the session's runs, each led by its build, and no pass prints a
+  // sweep's header of its own.
+  std::vector<std::string> progress;
+  for (const std::string& line : test::lines_of(r.err)) {
+    if (line.rfind("[", 0) == 0) progress.push_back(line.substr(0, line.find(": ")));
+    EXPECT_EQ(line.find("# dpscale sweep"), std::string::npos) << line;
+  }
+  ASSERT_EQ(progress.size(), expected.size()) << r.err;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(progress[i], "[" + std::to_string(i + 1) + "/16] " + expected[i].substr(0, 1)) << r.err;
+  }
 
   std::set<double> dilations;
   for (const char* f : {"out/a.jsonl", "out/b.jsonl"}) {

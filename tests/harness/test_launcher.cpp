@@ -80,6 +80,18 @@ TEST(HarnessProgress, EstimateFitsStartupPlusSizeTerm) {
   EXPECT_EQ(model_weight("784,10"), 7850.0);
 }
 
+// A session that adds rounds (dpscale ab) adds their runs: counted on from the runs before them,
+// and estimated from those runs' times.
+TEST(HarnessProgress, RunsAddedLaterAreCountedOnAndEstimated) {
+  Progress p({1, 1});
+  p.finished(0, 2.0);
+  p.finished(1, 2.0);
+  EXPECT_DOUBLE_EQ(p.eta_s(2), 0.0) << "everything planned has run";
+  p.add({1, 1, 1});
+  EXPECT_DOUBLE_EQ(p.eta_s(2), 6.0);
+  EXPECT_EQ(p.starting(2, "small naive K=2", 4), "[3/5] small naive K=2  (elapsed 4s, about 6s left)");
+}
+
 TEST(HarnessTable, FormatsAndAlignment) {
   EXPECT_EQ(fmt_thousands(908941.4), "908,941");
   EXPECT_EQ(fmt_thousands(999), "999");
