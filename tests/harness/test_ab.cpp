@@ -281,7 +281,7 @@ std::string config(const test::ScratchDir& d, bool with_single = true) {
 ProcessResult ab(const std::vector<std::string>& args) {
   std::vector<std::string> a = {"ab"};
   a.insert(a.end(), args.begin(), args.end());
-  for (const std::string& x : {"--probe-seconds", "0", "--disturbed-reruns", "0", "--format", "json"}) a.push_back(x);
+  for (const char* x : {"--probe-seconds", "0", "--disturbed-reruns", "0", "--format", "json"}) a.push_back(x);
   return test::dpscale(a, 240);
 }
 
@@ -328,7 +328,9 @@ TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
   ASSERT_TRUE(r.exit_code == 1 || r.exit_code == 3) << "exit " << r.exit_code << "\n" << r.out << r.err;
   const json out = json::parse(r.out);
   for (const json& p : out["points"]) {
-    if (p["key"]["mode"] == "naive") EXPECT_TRUE(p["verdict"] == "regression" || p["verdict"] == "undecided") << p.dump();
+    if (p["key"]["mode"] == "naive") {
+      EXPECT_TRUE(p["verdict"] == "regression" || p["verdict"] == "undecided") << p.dump();
+    }
   }
   if (r.exit_code == 3) GTEST_SKIP() << "the machine was too busy to tell (undecided):\n" << r.out;
   bool curve_named = false;
@@ -442,7 +444,9 @@ TEST(AbRuns, EachRunsProbeBeforeIsThePreviousRunsProbeAfter) {
     EXPECT_GT(s.probe_before_gflops, 0.0);
     EXPECT_GT(s.probe_after_gflops, 0.0);
     befores.insert(s.probe_before_gflops);
-    if (i > 0) EXPECT_EQ(s.probe_before_gflops, in_order[i - 1]->state->probe_after_gflops) << "run " << i;
+    if (i > 0) {
+      EXPECT_EQ(s.probe_before_gflops, in_order[i - 1]->state->probe_after_gflops) << "run " << i;
+    }
   }
   EXPECT_EQ(befores.size(), 12u) << "the probes repeat: the check above could not tell one probe from two";
 }
