@@ -26,23 +26,15 @@ struct CellKey {
 }  // namespace
 
 CapCheck check_caps(const std::string& caps_path, const std::optional<Calibration>& calibration) {
-  const ResultsFile f = read_results(caps_path);
-  refuse_gpu_shared(f, "dpscale predict");
+  const RunsToCheck in = runs_to_check(caps_path, calibration);
+  const std::map<std::string, SingleRun>& singles = in.singles;
+  const MachineTerms& terms = in.terms;
   CapCheck out;
   out.path = caps_path;
   out.calibration = calibration;
-  std::map<std::string, SingleRun> singles;
-  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(caps_path)) {
-    singles[s.spec.key()] = s;
-  }
-  const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
   std::vector<CellKey> order;
   std::map<CellKey, std::map<double, std::vector<const SweepEntry*>>> cells;
-  for (const SweepEntry& e : f.entries) {
-    if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
-      throw InputError(caps_path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
-                       ", but the calibration " + calibration->path + " on " + calibration->machine.describe());
-    }
+  for (const SweepEntry& e : in.file.entries) {
     if (!e.ok || !e.record || e.record->mode != "bucketed" || !e.record->bucket_cap_mb) continue;
     const RunRecord& r = *e.record;
     const CellKey key{model_key(r.model, r.widths), r.link, r.world_size};

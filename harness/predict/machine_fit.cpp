@@ -242,6 +242,22 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   return c;
 }
 
+RunsToCheck runs_to_check(const std::string& path, const std::optional<Calibration>& calibration,
+                          const std::string& hint) {
+  RunsToCheck in;
+  in.file = read_results(path);
+  refuse_gpu_shared(in.file, "dpscale predict");
+  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(path)) in.singles[s.spec.key()] = s;
+  if (calibration) in.terms = calibration->terms;
+  for (const SweepEntry& e : in.file.entries) {
+    if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
+      throw InputError(path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
+                       ", but the calibration " + calibration->path + " on " + calibration->machine.describe() + hint);
+    }
+  }
+  return in;
+}
+
 std::string describe_fits(const Calibration& c) {
   std::ostringstream out;
   out << "Calibrated from " << c.path << " at K = " << c.fit_k << " (fitted points, never validated:";

@@ -22,11 +22,14 @@
 // out (naming the first and why), lines of more than one machine.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "contract/modes.h"
 #include "harness/report/analysis.h"
+#include "harness/sweep/results_file.h"
 #include "harness/sweep/sweep_line.h"
 #include "machine_terms.h"
 #include "step_model.h"
@@ -69,6 +72,19 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
 // The prediction of one recorded run on its own setup (link, dilation, algorithm, caps, fused,
 // samples, batch, K, nodes) from `single`, with `terms`.
 EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms);
+
+// A results file whose runs are predicted and checked against the measurement (validate, the
+// cap check): its runs, the single-device runs the predictions start from by model key (the
+// calibration's, else the file's own) and the machine terms (the calibration's, else none).
+// Refused (InputError): a file of shared-GPU runs, a line measured on another machine than the
+// calibration's (the message ends with `hint`).
+struct RunsToCheck {
+  ResultsFile file;
+  std::map<std::string, SingleRun> singles;
+  MachineTerms terms;
+};
+RunsToCheck runs_to_check(const std::string& path, const std::optional<Calibration>& calibration,
+                          const std::string& hint = "");
 
 // Markdown lines "- σ contention: 1.2 ms per MiB moved during backward (3 overlapped runs)" for the top of a table.
 std::string describe_fits(const Calibration& c);

@@ -60,24 +60,15 @@ std::string ValidationRow::cause() const {
 }
 
 Validation validate(const std::string& results_path, const std::optional<Calibration>& calibration) {
-  const ResultsFile f = read_results(results_path);
-  refuse_gpu_shared(f, "dpscale predict");
+  const RunsToCheck in = runs_to_check(results_path, calibration, "; validate on the calibrated machine's runs");
+  const std::map<std::string, SingleRun>& singles = in.singles;
+  const MachineTerms& terms = in.terms;
   Validation v;
   v.path = results_path;
   v.calibration = calibration;
-  std::map<std::string, SingleRun> singles;
-  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(results_path)) {
-    singles[s.spec.key()] = s;
-  }
-  const MachineTerms terms = calibration ? calibration->terms : MachineTerms{};
   std::vector<Point> order;
   std::map<Point, std::vector<const SweepEntry*>> runs;
-  for (const SweepEntry& e : f.entries) {
-    if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
-      throw InputError(results_path + ":" + std::to_string(e.line_no) + ": measured on " + e.machine.describe() +
-                       ", but the calibration " + calibration->path + " on " + calibration->machine.describe() +
-                       "; validate on the calibrated machine's runs");
-    }
+  for (const SweepEntry& e : in.file.entries) {
     if (!e.ok || !e.record || e.record->mode == "single") continue;
     const Point key = Point::of_record(*e.record);
     if (!runs.count(key)) order.push_back(key);

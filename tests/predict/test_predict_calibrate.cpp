@@ -231,6 +231,19 @@ TEST(Calibrate, CapCheckCountsTheCellsWhoseAdviceHolds) {
   // Whatever the advice, only 64 MiB was not made faster: advice at 64 fails by 11%, any other holds.
   const bool advised_64 = bad.cells[0].predicted.recommended_mb() == 64.0;
   EXPECT_EQ(bad.cells[0].holds(), !advised_64);
+  // Caps measured on another machine than the calibration's: refused, naming the line.
+  std::string other;
+  for (const std::string& l : lines_of(text)) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    j["system"]["cpu_model"] = "Other CPU";
+    other += j.dump() + "\n";
+  }
+  try {
+    predict::check_caps(temp_file("other-caps.jsonl", other), c);
+    ADD_FAILURE() << "another machine's caps were checked";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("other-caps.jsonl:1: measured on"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibrate, RefusesBadCalibrationFilesWithExitStatus2) {
