@@ -293,8 +293,11 @@ int run_sweep(SweepOptions o) {
   const auto t0 = session_counts ? session->started : Clock::now();
   if (!session->watch) session->watch.emplace(o.probe_s, online_cpus(), c.nice, probe_gemm(c, o.probe_s));
   MachineWatch& watch = *session->watch;
-  bool& persistent = session->persistent;
   int n_ok = 0, n_failed = 0, n_reruns = 0;
+  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
+  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
+  // machine costs one extra run, not one per run.
+  bool persistent = false;
   for (size_t i = 0; i < pending.size(); ++i) {
     const SweepRun& run = pending[i];
     const Point& p = run.point;

@@ -40,11 +40,9 @@ namespace dpscale {
 struct SweepSession {
   // The machine watch, so that the probe after one run is the probe before the next and each run
   // is judged against the session's probes, as within one sweep.
+  // (Which disturbed runs are rerun stays each pass's own: a pass of one run reruns it once when
+  // the machine disturbed it, as `dpscale ab`'s verdicts were measured.)
   std::optional<MachineWatch> watch;
-  // A rerun that was disturbed again means the disturbance outlasts a run (a busy neighbour, not
-  // a burst): further runs are not rerun until one runs undisturbed, so a persistently busy
-  // machine costs one extra run, not one per run.
-  bool persistent = false;
   // Set by a session that counts its own runs (dpscale ab plans its rounds): a pass's runs are
   // runs `next`, `next` + 1, ... of `progress`, their elapsed time counted from `started`, their
   // lines led by `label` (the build), and the pass prints no header or summary line of its own.
