@@ -93,7 +93,7 @@ std::vector<Point> round_points(const SweepConfig& c, const Wanted& wanted) {
 // One build's run of `point` in round `round`: a sweep pass of that one run into its file.
 int run_pass(const AbOptions& o, char build, int round, const Point& point) {
   SweepOptions so = pass_options(o, build, round + 1);
-  so.session->label = std::string(1, build);
+  so.progress_label = std::string(1, build);
   so.only = [round, point](const SweepRun& r) { return r.repeat == round && r.point == point; };
   return run_sweep(so);
 }
@@ -175,21 +175,22 @@ GateResult run_ab_session(AbOptions o) {
   // One machine watch for every pass: a run's probe after is the next run's probe before, as in
   // a sweep, instead of a probe more per run, and each run is judged against the session's probes.
   o.sweep.session = std::make_shared<SweepSession>();
+  Progress& progress = o.sweep.session->progress.emplace(std::vector<double>{});  // the session counts its runs
   Wanted wanted;
   int done = 0, target = o.rounds;
   for (;;) {
+    const std::vector<Point> points = round_points(config, wanted);  // every round of this block
     // The session's count of runs (the progress lines, their time left) grows by the rounds to run.
     std::vector<double> planned;
     for (int r = done; r < target; ++r) {
-      for (const Point& point : round_points(config, wanted)) planned.insert(planned.end(), 2, model_weight(point.model));
+      for (const Point& point : points) planned.insert(planned.end(), 2, model_weight(point.model));
     }
-    if (o.sweep.session->progress) o.sweep.session->progress->add(planned);
-    else o.sweep.session->progress.emplace(planned);
+    progress.add(planned);
     for (int r = done; r < target; ++r) {
       const char first = a_leads(r) ? 'A' : 'B', second = first == 'A' ? 'B' : 'A';
       std::cerr << "# dpscale ab: round " << r + 1 << " of " << target << ", each point by " << first << " then "
                 << second << std::endl;
-      for (const Point& point : round_points(config, wanted)) {
+      for (const Point& point : points) {
         for (const char build : {first, second}) {
           if (run_pass(o, build, r, point) == 130) {
             std::cerr << "dpscale ab: interrupted in round " << r + 1 << std::endl;

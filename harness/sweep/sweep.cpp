@@ -286,7 +286,7 @@ int run_sweep(SweepOptions o) {
   }
   Progress& progress = session_counts ? *session->progress : *own;
   const size_t first = session_counts ? session->next : 0;  // this pass's first run in the count
-  const std::string lead = session_counts && !session->label.empty() ? session->label + ": " : "";
+  const std::string lead = session_counts && !o.progress_label.empty() ? o.progress_label + ": " : "";
 
   set_priority(c.nice);
   SignalGuard guard;

@@ -44,13 +44,12 @@ struct SweepSession {
   // the machine disturbed it, as `dpscale ab`'s verdicts were measured.)
   std::optional<MachineWatch> watch;
   // Set by a session that counts its own runs (dpscale ab plans its rounds): a pass's runs are
-  // runs `next`, `next` + 1, ... of `progress`, their elapsed time counted from `started`, their
-  // lines led by `label` (the build), and the pass prints no header or summary line of its own.
-  // Unset: each pass counts its own runs, as a sweep does.
+  // runs `next`, `next` + 1, ... of `progress`, their elapsed time counted from `started`, and the
+  // pass prints no header or summary line of its own. Unset: each pass counts its own runs, as a
+  // sweep does.
   std::optional<Progress> progress;
   size_t next = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  std::string label;
 };
 
 struct SweepOptions {
@@ -80,6 +79,8 @@ struct SweepOptions {
   std::map<Point, std::string> link_dilation_at;
   // The session this sweep is a pass of; null: the sweep is a session of its own.
   std::shared_ptr<SweepSession> session;
+  // What leads each progress line of a session that counts its runs (dpscale ab: the build).
+  std::string progress_label;
 };
 
 // The command line's --backend and --nice over the config's, as every sweep applies them.
