@@ -1,5 +1,5 @@
 // schema_doc.h — the contract's tables rendered for people and programs: the record's fields as
-// the README's Markdown table, and modes, options and record fields as one JSON document
+// docs/record.md's Markdown table, and modes, options and record fields as one JSON document
 // (`dpscale schema`), which the plotter and other tools read instead of keeping lists of their own.
 #pragma once
 
@@ -12,7 +12,7 @@ namespace dpscale {
 std::string record_fields_markdown();
 
 // "| option | default | trainers | meaning |" and one row per trainer option, in --help order
-// (`dpscale schema --table options`; the README's options table).
+// (`dpscale schema --table options`; docs/trainers.md's options table).
 std::string trainer_options_markdown();
 
 // {config key: default} of every trainer option, typed as its kind (int, float, switch as a

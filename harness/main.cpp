@@ -16,7 +16,7 @@
 //   dpscale history add|show|changes|html|export|import ...   (harness/history/history_main.h)
 //   dpscale schema [--format md|json] [--table fields|options|links|point]
 //                                       md: one table (the record's fields in docs/record.md, the
-//                                       trainer options in the README, the link presets in
+//                                       trainer options in docs/trainers.md, the link presets in
 //                                       docs/link-emulation.md, the point's fields in
 //                                       docs/RESULTS_FORMAT.md); json: modes, options, fields and
 //                                       the point's JSON Schema

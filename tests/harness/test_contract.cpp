@@ -1,5 +1,5 @@
 // test_contract.cpp — the contract is written once and everything agrees with it: the docs' copies
-// of the record's fields (docs/record.md), the trainer options (README.md) and the link presets
+// of the record's fields (docs/record.md), the trainer options (docs/trainers.md) and the link presets
 // (docs/link-emulation.md) are the generated ones, a config the trainers would refuse is refused by
 // `dpscale sweep --dry-run` in the trainers' own words, every option the table gives a mode is in
 // that trainer's --help, and a record survives writing and reading through the field table.
@@ -47,9 +47,9 @@ TEST(Contract, RecordTableIsTheGeneratedOne) {
       << "docs/record.md's record table differs from the field table: paste `dpscale schema --format md` between the markers";
 }
 
-TEST(Contract, ReadmeOptionsTableIsTheGeneratedOne) {
-  EXPECT_EQ(generated_copy("README.md", "trainer-options"), trainer_options_markdown())
-      << "README.md's options table differs from the option table: paste `dpscale schema --table options` between the markers";
+TEST(Contract, TrainersOptionsTableIsTheGeneratedOne) {
+  EXPECT_EQ(generated_copy("docs/trainers.md", "trainer-options"), trainer_options_markdown())
+      << "docs/trainers.md's options table differs from the option table: paste `dpscale schema --table options` between the markers";
 }
 
 TEST(Contract, PointTableIsTheGeneratedOne) {
