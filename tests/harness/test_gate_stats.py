@@ -126,6 +126,19 @@ class Stats(unittest.TestCase):
         self.assertIsNotNone(two["points"][0]["result"]["p"])
 
 
+    def test_the_two_sample_effect_is_the_hodges_lehmann_shift(self):
+        # Catches: the effect as the difference of the two medians instead of the Hodges-Lehmann
+        # shift (judge_point). Each side's median is near 0 (the medians differ by 0.05%), but 20
+        # of the 36 differences are near -0.2 or below: the 18th and 19th smallest are -0.198 and
+        # -0.197, so the shift is -0.1975 in log units.
+        x = [0.001, 0.002, 0.003, 0.004, -0.2, -0.21]
+        y = [0.0, 0.0005, 0.0015, 0.0025, 0.2, 0.21]
+        doc = dict(CONSTANTS, points=[self.point("a", [math.exp(v) for v in x], [math.exp(v) for v in y])])
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertAlmostEqual(r["effect_pct"], gate.pct(-0.1975), places=9)
+        self.assertAlmostEqual(r["effect_pct"], -17.92, places=2)
+
 
 class Paired(unittest.TestCase):
     def test_walsh_median_is_the_one_sample_hodges_lehmann(self):
@@ -169,6 +182,37 @@ class Paired(unittest.TestCase):
         r = doc["points"][0]["result"]
         self.assertEqual(r["verdict"], "undecided")
         self.assertEqual(r["why"], ["2 pair(s) fit to judge, 3 needed; round 3: A run delay 40% of the epochs"])
+
+    def test_the_paired_effect_is_the_walsh_median_not_the_median(self):
+        # Catches: the effect as a plain median of the log ratios instead of the one-sample
+        # Hodges-Lehmann estimate (judge_paired). Four rounds lost 0.5-0.8%, two lost 12-13%: the
+        # median is -0.75%, under the 3% that counts. Of the 21 Walsh averages, the three among the
+        # two large losses and seven of the eight across small and large lie below -0.0625; the
+        # 11th (the median) is (-0.005 - 0.12) / 2 = -0.0625, a 6.1% loss, significant in every
+        # round: a regression.
+        d = [-0.005, -0.006, -0.007, -0.008, -0.12, -0.13]
+        doc = dict(CONSTANTS, points=[self.paired_point([math.exp(v) for v in d])])
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertAlmostEqual(r["effect_pct"], gate.pct(-0.0625), places=9)
+        self.assertAlmostEqual(r["p_holm"], 2 / 64)
+        self.assertEqual(r["verdict"], "regression")
+
+    def test_exactly_min_samples_pairs_are_judged(self):
+        # Catches: the minimum sample count compared with `<=` instead of `<` (judge_paired):
+        # three pairs at min_samples 3 would be refused. Three ratios within 0.2% of 1: tested
+        # (a p, an interval) and "same"; two are too few.
+        doc = dict(CONSTANTS, points=[self.paired_point([1.001, 0.999, 1.002])])
+        gate.run_gate(doc)
+        r = doc["points"][0]["result"]
+        self.assertEqual(r["n_now"], 3)
+        self.assertIsNotNone(r["p"])
+        self.assertIsNotNone(r["ci_pct"])
+        self.assertEqual(r["verdict"], "same")
+        doc = dict(CONSTANTS, points=[self.paired_point([1.001, 0.999])])
+        gate.run_gate(doc)
+        self.assertEqual(doc["points"][0]["result"]["verdict"], "undecided")
+        self.assertIsNone(doc["points"][0]["result"]["p"])
 
 
 if __name__ == "__main__":
