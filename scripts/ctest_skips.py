@@ -4,12 +4,14 @@ skipped anything.
 
 A test that skips (SKIP_RETURN_CODE 77, gtest's GTEST_SKIP) counts as passed in `make test`:
 a CI machine that lost a privilege or a package would turn whole suites (the two emulated nodes,
-the PyTorch interop, the plots, the GPU kit) into silent no-ops. This reads the JUnit file that
-`make test` writes (ctest --output-junit) and the tests' labels (ctest --show-only=json-v1),
+the PyTorch interop, the plots, the GPU kit) into silent no-ops. This reads the JUnit files that
+`make test` and `make test-long` write (ctest --output-junit; --junit once per file, the two
+runs hold different tests) and the tests' labels (ctest --show-only=json-v1),
 prints one line per label (tests, ran, skipped) and every skipped test with its reason, and
 exits 1 when a test carrying a --must-run label was skipped.
 
   scripts/ctest_skips.py BUILD_DIR --must-run twonode,interop,plots,kit
+  scripts/ctest_skips.py BUILD_DIR --junit BUILD_DIR/ctest-junit.xml --junit BUILD_DIR/ctest-junit-long.xml ...
   scripts/ctest_skips.py --junit J.xml --tests-json T.json --must-run ...   (files already made)
 
 Exit status: 0 fine, 1 a must-run label skipped, 2 bad input (a missing or unreadable file).
@@ -117,13 +119,14 @@ def summarize(results, labels, must_run):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build_dir", nargs="?")
-    ap.add_argument("--junit", help="JUnit file (default BUILD_DIR/ctest-junit.xml)")
+    ap.add_argument("--junit", action="append",
+                    help="a JUnit file; repeat for several runs (default BUILD_DIR/ctest-junit.xml)")
     ap.add_argument("--tests-json", help="ctest --show-only=json-v1 output (default: asks ctest)")
     ap.add_argument("--must-run", default="", help="comma-separated labels that must not skip")
     a = ap.parse_args(argv)
     if not a.build_dir and not (a.junit and a.tests_json):
         fail_input("give BUILD_DIR, or both --junit and --tests-json")
-    junit = a.junit or os.path.join(a.build_dir, "ctest-junit.xml")
+    junits = a.junit or [os.path.join(a.build_dir, "ctest-junit.xml")]
     if a.tests_json:
         try:
             with open(a.tests_json) as f:
@@ -133,7 +136,13 @@ def main(argv=None):
     else:
         tests_json = tests_json_of(a.build_dir)
     must_run = {l for l in a.must_run.split(",") if l}
-    lines, bad = summarize(read_junit(junit), read_labels(tests_json), must_run)
+    results = {}
+    for junit in junits:
+        for name, outcome in read_junit(junit).items():
+            if name in results:
+                fail_input(f"{name} is in two of the JUnit files: give each run's file once")
+            results[name] = outcome
+    lines, bad = summarize(results, read_labels(tests_json), must_run)
     print("\n".join(lines))
     if bad:
         print(f"ctest_skips: FAILED: the must-run labels ({','.join(sorted(must_run))}) did not all run: "

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "ctest_skips.py")
@@ -60,8 +61,24 @@ class CtestSkips(unittest.TestCase):
         self.dir.cleanup()
 
     def run_script(self, must_run, junit=None):
-        return subprocess.run([sys.executable, SCRIPT, "--junit", junit or self.junit, "--tests-json", self.tests,
+        junits = junit if isinstance(junit, list) else [junit or self.junit]
+        args = [a for j in junits for a in ("--junit", j)]
+        return subprocess.run([sys.executable, SCRIPT, *args, "--tests-json", self.tests,
                                "--must-run", must_run], capture_output=True, text=True)
+
+    def split_junit(self, long_names):
+        """JUNIT as the two runs CI makes write it: `make test` (the rest) and `make test-long`
+        (the cases named), each a file of its own."""
+        root = ET.fromstring(JUNIT)
+        paths = []
+        for part, keep in (("fast", lambda n: n not in long_names), ("long", lambda n: n in long_names)):
+            suite = ET.Element("testsuite", root.attrib)
+            for case in root.iter("testcase"):
+                if keep(case.get("name")):
+                    suite.append(case)
+            paths.append(os.path.join(self.dir.name, f"{part}.xml"))
+            ET.ElementTree(suite).write(paths[-1])
+        return paths
 
     def row(self, out, label):
         for line in out.splitlines():
@@ -97,6 +114,21 @@ class CtestSkips(unittest.TestCase):
         r = self.run_script("plots,interop")
         self.assertEqual(r.returncode, 1)
         self.assertIn("no test labelled interop", r.stdout)
+
+    # Catches reading only the first --junit: the must-run skip sits in the long run's file.
+    def test_a_skip_in_the_second_runs_file_fails(self):
+        paths = self.split_junit({"twonode.script", "twonode.hier.np2"})
+        r = self.run_script("twonode,plots", junit=paths)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("did not all run: twonode.script", r.stdout)
+        self.assertEqual(self.row(r.stdout, "twonode"), [2, 1, 1])
+        self.assertEqual(self.row(r.stdout, "plots"), [1, 1, 0])
+
+    def test_one_test_in_two_files_is_one_line_exit_2(self):
+        r = self.run_script("plots", junit=[self.junit, self.junit])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("is in two of the JUnit files", r.stderr)
 
     def test_a_torn_junit_file_is_one_line_exit_2(self):
         torn = os.path.join(self.dir.name, "torn.xml")
