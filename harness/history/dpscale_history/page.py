@@ -4,11 +4,13 @@ revision's median a line, disturbed runs drawn apart as grey crosses that the li
 with each change point marked between the last revision before it and the first after it,
 labelled with that revision and the effect; then a table per revision.
 
-Charts are matplotlib SVG written into the page. Every chart is a <figure class="series"> whose
+Charts are matplotlib SVG written into the page. Stored text (revision labels, machines, series)
+is drawn as text: HTML-escaped in the page, and never read as mathtext by matplotlib
+(parse_math=False), where `$...$` in a label would be typeset or, unknown, crash the page. Every chart is a <figure class="series"> whose
 data-changes attribute lists the first revision after each change; in its SVG the medians are
 the group "s<N>-median" (one marker per revision, in order) and each change line the group
 "s<N>-change-<K>", so a browser test can find where a change was drawn and check it against the
-data (tests/history/test_page.py)."""
+data (tests/history/test_history_page.py)."""
 import html
 import io
 import re
@@ -88,13 +90,14 @@ def chart(i, series, found, include_disturbed=False):
         color = REGRESSION if c.regression else IMPROVEMENT
         ax.axvline(at, color=color, ls="--", lw=1.2, gid=f"s{i}-change-{k}")
         ax.text(at, top, f" {c.revision.label}: {c.effect_pct:+.1f}%", color=color, fontsize=8, va="top",
-                ha="left" if at < len(steps) / 2 else "right")
+                ha="left" if at < len(steps) / 2 else "right", parse_math=False)
     step = max(1, -(-len(steps) // _MAX_TICKS))
     ax.set_xticks(xs[::step])
-    ax.set_xticklabels([st.revision.label for st in steps][::step], rotation=45, ha="right", fontsize=7)
+    ax.set_xticklabels([st.revision.label for st in steps][::step], rotation=45, ha="right", fontsize=7,
+                       parse_math=False)
     ax.set_xlim(-0.5, len(steps) - 0.5)
-    ax.set_ylabel(series.quantity)
-    ax.set_title(f"{series.label} — {series.machine}", loc="left")
+    ax.set_ylabel(series.quantity, parse_math=False)
+    ax.set_title(f"{series.label} — {series.machine}", loc="left", parse_math=False)
     ax.legend(loc="lower left", fontsize=7)
     fig.tight_layout()
     return _svg(fig)
