@@ -31,21 +31,9 @@ using nlohmann::json;
 
 ResultsFile read_nonempty(const std::string& path) {
   ResultsFile f = read_results(path);
-  if (f.entries.empty()) throw InputError(path + ": no runs in the file");
+  refuse_no_runs(f);
   refuse_gpu_shared(f, "dpscale compare");
   return f;
-}
-
-MachineFingerprint fingerprint(const ResultsFile& f) {
-  for (const SweepEntry& e : f.entries) {
-    if (e.machine.known) return e.machine;
-  }
-  return {};
-}
-
-std::string other_machine(const ResultsFile& base, const MachineFingerprint& b, const std::string& now_path,
-                          const MachineFingerprint& n) {
-  return base.path + " was measured on another machine (" + b.describe() + "; " + now_path + ": " + n.describe() + ")";
 }
 
 // One side of a point: its paired speedups, and the rounds left out with the reason.
@@ -118,13 +106,10 @@ GateFiles load_gate_files(const std::string& now_path, const std::string& base_p
   GateFiles g;
   g.now_path = now_path;
   g.now = read_nonempty(now_path);
-  const MachineFingerprint now_fp = fingerprint(g.now);
-  auto same_machine = [&](const MachineFingerprint& b) { return !b.known || !now_fp.known || b == now_fp; };
   if (!base_path.empty()) {
     ResultsFile b = read_nonempty(base_path);
-    const MachineFingerprint fp = fingerprint(b);
-    if (!same_machine(fp)) {
-      throw InputError("baseline " + other_machine(b, fp, now_path, now_fp) +
+    if (const std::string other = other_machine(b, g.now); !other.empty()) {
+      throw InputError("baseline " + other +
                        ": the gate compares a machine with itself (--tolerance compares across machines, crudely)");
     }
     g.bases.push_back(std::move(b));
@@ -140,15 +125,14 @@ GateFiles load_gate_files(const std::string& now_path, const std::string& base_p
     for (const std::string& p : paths) {
       if (fs::equivalent(p, now_path, ec)) continue;  // NEW kept among the accepted runs
       ResultsFile b = read_nonempty(p);
-      const MachineFingerprint fp = fingerprint(b);
-      if (!same_machine(fp)) {
-        g.notes.push_back("left out: " + other_machine(b, fp, now_path, now_fp));
+      if (const std::string other = other_machine(b, g.now); !other.empty()) {
+        g.notes.push_back("left out: " + other);
         continue;
       }
       g.bases.push_back(std::move(b));
     }
     if (g.bases.empty()) {
-      throw InputError("--baseline " + base_dir + ": no baseline from this machine (" + now_fp.describe() + ")" +
+      throw InputError("--baseline " + base_dir + ": no baseline from this machine (" + machine_of(g.now).describe() + ")" +
                        (g.notes.empty() ? std::string(": no .jsonl file there") : ": " + g.notes.front()));
     }
   }

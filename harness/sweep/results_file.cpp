@@ -116,6 +116,23 @@ bool ends_mid_line(const std::string& path) {
   return c != '\n';
 }
 
+void refuse_no_runs(const ResultsFile& f) {
+  if (f.entries.empty()) throw InputError(f.path + ": no runs in the file");
+}
+
+MachineFingerprint machine_of(const ResultsFile& f) {
+  for (const SweepEntry& e : f.entries) {
+    if (e.machine.known) return e.machine;
+  }
+  return {};
+}
+
+std::string other_machine(const ResultsFile& other, const ResultsFile& ref) {
+  const MachineFingerprint o = machine_of(other), r = machine_of(ref);
+  if (!o.known || !r.known || o == r) return "";
+  return other.path + " was measured on another machine (" + o.describe() + "; " + ref.path + ": " + r.describe() + ")";
+}
+
 void refuse_gpu_shared(const ResultsFile& f, const std::string& what) {
   for (const SweepEntry& e : f.entries) {
     if (!e.record || !e.record->gpu_shared) continue;

@@ -30,6 +30,19 @@ ResultsFile parse_results(const std::string& text, const std::string& path);
 // The bytes after the text's last newline when they are a cut-off line (not a complete JSON
 // value; a sweep killed while writing it), else 0.
 size_t torn_tail_bytes(const std::string& text);
+// InputError "FILE: no runs in the file" when it holds none (empty, blank, or nothing but a
+// cut-off line): every reader that judges or reports refuses it rather than say something of nothing.
+void refuse_no_runs(const ResultsFile& f);
+
+// The machine the file's runs were measured on: the first line's that names one (unknown when
+// none does).
+MachineFingerprint machine_of(const ResultsFile& f);
+
+// "OTHER was measured on another machine (its machine; REF: its machine)" when both files name
+// their machine and the two differ; "" when they are one machine or either is unknown. Its
+// callers refuse (or leave out) OTHER: a comparison of two machines measures the machines.
+std::string other_machine(const ResultsFile& other, const ResultsFile& ref);
+
 // InputError naming the file and line of the first run whose record says gpu_shared (--share-gpu
 // put ranks on one GPU): `what` (report, compare, predict) draws no speedup from such a file.
 void refuse_gpu_shared(const ResultsFile& f, const std::string& what);
