@@ -98,6 +98,16 @@ int run_pass(const AbOptions& o, char build, int round, const Point& point) {
   return run_sweep(so);
 }
 
+// One build's file of the session, read as `dpscale report` reads a file: the reader's warnings
+// (a cut-off line skipped, a duplicate) said on stderr, and a file with no runs refused, as
+// `dpscale compare` refuses it.
+ResultsFile read_session_file(const std::string& path) {
+  ResultsFile f = read_results(path);
+  for (const std::string& w : f.warnings) std::cerr << "dpscale: warning: " << w << "\n";
+  refuse_no_runs(f);
+  return f;
+}
+
 std::string describe(const std::set<std::pair<std::string, int>>& w) {
   std::string s;
   for (const auto& [m, k] : w) s += (s.empty() ? "" : ", ") + m + " K=" + std::to_string(k);
@@ -151,11 +161,13 @@ GateResult judge_finished(const AbOptions& o) {
     }
   }
   check_gate_script(o.gate);
-  const ResultsFile a = read_results((fs::path(o.judge_dir) / "a.jsonl").string());
-  const ResultsFile b = read_results((fs::path(o.judge_dir) / "b.jsonl").string());
+  const ResultsFile a = read_session_file((fs::path(o.judge_dir) / "a.jsonl").string());
+  const ResultsFile b = read_session_file((fs::path(o.judge_dir) / "b.jsonl").string());
   int rounds = 0;
   for (const SweepEntry& e : b.entries) rounds = std::max(rounds, e.repeat + 1);
-  return judge_document(ab_document(a, b, o.gate, AbLabels{o.a_dir, o.b_dir, rounds}), o.gate);
+  const AbLabels labels{o.a_dir, o.b_dir, rounds};
+  check_judgeable(a, b, labels);
+  return judge_document(ab_document(a, b, o.gate, labels), o.gate);
 }
 
 GateResult run_ab_session(AbOptions o) {
@@ -202,8 +214,10 @@ GateResult run_ab_session(AbOptions o) {
       }
     }
     done = target;
-    const ResultsFile a = read_results(file_of(o, 'A')), b = read_results(file_of(o, 'B'));
-    nlohmann::json doc = ab_document(a, b, o.gate, AbLabels{o.a_dir, o.b_dir, done});
+    const ResultsFile a = read_session_file(file_of(o, 'A')), b = read_session_file(file_of(o, 'B'));
+    const AbLabels labels{o.a_dir, o.b_dir, done};
+    check_judgeable(a, b, labels);  // a build whose every run failed ends the session here, with its reason
+    nlohmann::json doc = ab_document(a, b, o.gate, labels);
     if (!dilation.line.empty()) doc["notes"].push_back(dilation.line);
     const bool last = done >= o.max_rounds;
     if (last) {

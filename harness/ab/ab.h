@@ -14,7 +14,8 @@
 // While some point is undecided, two more rounds (one more block) of its model and world size
 // are run, up to --max-rounds. Exit status: 0 same or better, 1 a regression, 3 undecided after
 // the last round, 2 bad input (checked before any run: CONFIG, both directories' trainers,
-// --out, the statistics' script), 130 interrupted.
+// --out, the statistics' script; and before any verdict, a build none of whose runs succeeded:
+// ab_judge.h, check_judgeable), 130 interrupted.
 #pragma once
 
 #include <string>

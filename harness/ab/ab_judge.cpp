@@ -2,12 +2,14 @@
 // and the document the gate's statistics judge (ab_judge.h).
 #include "harness/ab/ab_judge.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "contract/modes.h"
+#include "core/errors.h"
 #include "core/median.h"
 #include "harness/report/analysis.h"
 #include "harness/sweep/machine_state.h"
@@ -178,6 +180,23 @@ json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOption
     points.push_back(paired_point(k, "speedup", sp, median(a_speedups), median(b_speedups), "×"));
   }
   return points;
+}
+
+void check_judgeable(const ResultsFile& a, const ResultsFile& b, const AbLabels& labels) {
+  if (const std::string other = other_machine(b, a); !other.empty()) {
+    throw InputError(other + ": the gate compares a machine with itself (a session runs both builds on one machine)");
+  }
+  auto refuse_if_none_ran = [](const ResultsFile& f, const std::string& build, const std::string& dir) {
+    if (f.entries.empty() || std::any_of(f.entries.begin(), f.entries.end(), [](const SweepEntry& e) { return e.ok; })) {
+      return;
+    }
+    const SweepEntry& first = f.entries.front();
+    throw InputError("build " + build + " (" + dir + ") has no successful run: its " + std::to_string(f.entries.size()) +
+                     " runs in " + f.path + " all failed (the first, " + first.point.describe() + " in round " +
+                     std::to_string(first.repeat + 1) + ": " + first.reason + ")");
+  };
+  refuse_if_none_ran(a, "A", labels.a_dir);
+  refuse_if_none_ran(b, "B", labels.b_dir);
 }
 
 json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels) {

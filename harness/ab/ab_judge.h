@@ -48,6 +48,14 @@ inline constexpr double kAbMinEffectLine = 0.75;
 // The paired speedup points of A and B, one per data-parallel point, metric "speedup".
 nlohmann::json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOptions& o);
 
+// What must hold before the two files are judged, each holding runs already (refuse_no_runs):
+// both measured on one machine (the records' `system` fingerprint: a session runs both builds on
+// one, and the gate compares a machine with itself), and each build with a successful run. A
+// build none of whose runs ran is neither a baseline nor a candidate: judged, it would be a
+// regression of every point (B) or leave every point undecided (A), which CI lets through.
+// Throws InputError naming the file, or the build with its first run's reason.
+void check_judgeable(const ResultsFile& a, const ResultsFile& b, const AbLabels& labels);
+
 // The whole document: the speedup points and the throughput points, with the gate's constants
 // and frame (gate_document with B as new and A as the baseline), the title.
 nlohmann::json ab_document(const ResultsFile& a, const ResultsFile& b, const GateOptions& o, const AbLabels& labels);

@@ -71,8 +71,11 @@ TEST(Ab, LostAlikeNeedsRunDelaysThisCloseAndNoStealNorHostSlowdown) {
 const double kNoise[] = {1.000, 1.012, 0.989, 1.007, 0.995, 1.015, 0.986, 1.004, 0.998, 1.010, 0.992, 1.003, 0.991, 1.009};
 double noise(int i) { return kNoise[i % 14]; }
 
-std::string line(const SweepRun& p, RunRecord r, std::optional<double> run_delay) {
-  r.run_delay_share = run_delay;
+// A run's line as a session writes it, on a machine whose CPU is `cpu`; a failed run when `r`
+// is not set, `reason` then its reason.
+std::string line(const SweepRun& p, std::optional<RunRecord> r, std::optional<double> run_delay,
+                 const std::string& cpu = "AMD EPYC 7B13", const std::string& reason = "") {
+  if (r) r->run_delay_share = run_delay;
   RunInfo info;
   info.config = "ab";
   info.run_id = p.run_id("ab");
@@ -81,15 +84,17 @@ std::string line(const SweepRun& p, RunRecord r, std::optional<double> run_delay
   MachineState s;
   s.others_cpus = run_delay ? 1.0 : 0.02;
   s.probe_before_gflops = s.probe_after_gflops = 40.0;
-  const json system = {{"host", "testhost"}, {"cpu_model", "AMD EPYC 7B13"}, {"cpu_count", 2},
+  const json system = {{"host", "testhost"}, {"cpu_model", cpu}, {"cpu_count", 2},
                        {"gpu_model", nullptr}, {"state", to_json(s)}};
-  return make_sweep_line(p, info, nlohmann::ordered_json(system), r, "").dump() + "\n";
+  return make_sweep_line(p, info, nlohmann::ordered_json(system), r, reason).dump() + "\n";
 }
 
 struct Build {
-  double single_slow = 0, dp_slow = 0;   // fractions by which its runs take longer
-  std::optional<double> run_delay;       // every run's run delay share (nullopt: 0.01, fit)
-  int seed = 0;                          // where in the noise table its runs start
+  double single_slow = 0, dp_slow = 0;             // fractions by which its runs take longer
+  std::optional<double> run_delay = std::nullopt;  // every run's run delay share (none: 0.01, fit)
+  int seed = 0;                                    // where in the noise table its runs start
+  std::string cpu = "AMD EPYC 7B13";               // the machine its runs name
+  std::string failed = "";                         // not "": every run failed, for this reason
 };
 
 // `rounds` rounds of single (1.0 s/epoch) and naive K=2 (0.7 s/epoch), as a results file's text.
@@ -99,8 +104,9 @@ std::string results_text(const Build& b, int rounds) {
     const SweepRun s = pt("small", "single", 1, {}, "none", r), n = pt("small", "naive", 2, {}, "none", r);
     const int i = 2 * r + b.seed;
     const std::optional<double> delay = b.run_delay ? b.run_delay : std::optional<double>(0.01);
-    text += line(s, make_record(s, 1.0 * noise(i) * (1 + b.single_slow)), delay);
-    text += line(n, make_record(n, 0.7 * noise(i + 1) * (1 + b.dp_slow), 0.2), delay);
+    auto ran = [&](const RunRecord& rec) { return b.failed.empty() ? std::optional(rec) : std::nullopt; };
+    text += line(s, ran(make_record(s, 1.0 * noise(i) * (1 + b.single_slow))), delay, b.cpu, b.failed);
+    text += line(n, ran(make_record(n, 0.7 * noise(i + 1) * (1 + b.dp_slow), 0.2)), delay, b.cpu, b.failed);
   }
   return text;
 }
@@ -509,6 +515,155 @@ TEST(AbRuns, JudgeRejudgesAFinishedSessionRunningNothing) {
                                 "--min-effect", "3"});
     EXPECT_EQ(r.exit_code, dir == "slow" ? 1 : 0) << dir << "\n" << r.out << r.err;
     EXPECT_EQ(test::read_file(d.file(dir + "/b.jsonl")), results_text(b, 6)) << "judging changes no file";
+  }
+}
+
+// ---- what --judge checks before it judges ----
+
+// A finished session's directory holding these two files, judged again by the real command
+// (--a and --b only label the builds).
+ProcessResult judged(const test::ScratchDir& d, const std::string& a_text, const std::string& b_text) {
+  fs::create_directories(d.file("session"));
+  fs::create_directories(d.file("copy"));
+  test::write_file(d.file("session/a.jsonl"), a_text);
+  test::write_file(d.file("session/b.jsonl"), b_text);
+  return ab({config(d), "--a", DPSCALE_BIN_DIR, "--b", d.file("copy"), "--judge", d.file("session"), "--min-effect",
+             "3"});
+}
+
+// As `dpscale compare` refuses them: a.jsonl or b.jsonl with no run in it (empty, blank lines,
+// or nothing but a cut-off line) is one line and exit 2, never a verdict on nothing.
+TEST(AbRuns, JudgeRefusesAFileWithNoRuns) {
+  test::ScratchDir d;
+  const std::string runs = results_text({}, 6);
+  const std::string a = d.file("session/a.jsonl"), b = d.file("session/b.jsonl");
+  struct Case {
+    std::string a_text, b_text;
+    std::vector<std::string> err;
+  };
+  const std::vector<Case> cases = {
+      {"", "", {"dpscale: " + a + ": no runs in the file"}},
+      {runs, "", {"dpscale: " + b + ": no runs in the file"}},
+      {"", runs, {"dpscale: " + a + ": no runs in the file"}},
+      {runs, "\n\n", {"dpscale: " + b + ": no runs in the file"}},
+      {runs.substr(0, 100), runs,
+       {"dpscale: warning: " + a + ":1: truncated line skipped (an interrupted sweep?)",
+        "dpscale: " + a + ": no runs in the file"}},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = judged(d, c.a_text, c.b_text);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(test::lines_of(r.err), c.err) << r.err;
+    EXPECT_EQ(r.out, "") << "no verdicts";
+  }
+}
+
+// As `dpscale compare` refuses a baseline of another machine: b.jsonl's runs from another CPU
+// than a.jsonl's are one line and exit 2. The control: the same B on A's CPU is judged, the same.
+TEST(AbRuns, JudgeRefusesAnotherMachinesRuns) {
+  test::ScratchDir d;
+  const ProcessResult r = judged(d, results_text({}, 6), results_text({.seed = 6, .cpu = "Intel Xeon 8480+"}, 6));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(test::lines_of(r.err),
+            std::vector<std::string>{"dpscale: " + d.file("session/b.jsonl") +
+                                     " was measured on another machine (Intel Xeon 8480+ x2 CPUs, no GPU; " +
+                                     d.file("session/a.jsonl") + ": AMD EPYC 7B13 x2 CPUs, no GPU): the gate compares "
+                                     "a machine with itself (a session runs both builds on one machine)"})
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  const ProcessResult same = judged(d, results_text({}, 6), results_text({.seed = 6}, 6));
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_EQ(same.err, "");
+}
+
+// The results reader's warnings are printed as `dpscale report` prints them (docs/RESULTS_FORMAT.md
+// promises "truncated line skipped"), and the rest of the file is judged: a cut-off last line, a
+// cut-off line in the middle, b.jsonl cut at half its bytes.
+TEST(AbRuns, JudgePrintsTheReadersWarnings) {
+  test::ScratchDir d;
+  const std::string a = results_text({}, 6), b = results_text({.seed = 6}, 6);
+  const std::vector<std::string> lines = test::lines_of(b);
+  ASSERT_EQ(lines.size(), 12u);
+  std::string middle;  // line 7 (round 4's single run) cut at half its length
+  for (size_t i = 0; i < lines.size(); ++i) middle += (i == 6 ? lines[i].substr(0, lines[i].size() / 2) : lines[i]) + "\n";
+  const std::string half = b.substr(0, b.size() / 2);
+  ASSERT_NE(half.back(), '\n') << "the half must cut a line for this case to test anything";
+  const int half_line = static_cast<int>(std::count(half.begin(), half.end(), '\n')) + 1;
+  struct Case {
+    std::string b_text;
+    int torn_line;
+  };
+  for (const Case& c : {Case{b + lines[0].substr(0, 80), 13}, Case{middle, 7}, Case{half, half_line}}) {
+    const ProcessResult r = judged(d, a, c.b_text);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "line " << c.torn_line << ": exit " << r.exit_code << "\n"
+                                                      << r.out << r.err;
+    EXPECT_EQ(test::lines_of(r.err),
+              std::vector<std::string>{"dpscale: warning: " + d.file("session/b.jsonl") + ":" +
+                                       std::to_string(c.torn_line) + ": truncated line skipped (an interrupted sweep?)"})
+        << r.err;
+    EXPECT_NE(r.out.find("\"points\""), std::string::npos) << "judged: " << r.out;
+  }
+}
+
+// A build none of whose runs succeeded is no baseline and no candidate: one line naming the build
+// and its first failure, exit 2 — not a regression of every point (B) nor undecided ones (A).
+TEST(AbRuns, JudgeRefusesABuildWithNoSuccessfulRun) {
+  test::ScratchDir d;
+  const std::string ran = results_text({}, 6), failed = results_text({.failed = "exit status 1: boom"}, 6);
+  auto refusal = [&](const std::string& build, const std::string& dir, const std::string& file) {
+    return "dpscale: build " + build + " (" + dir + ") has no successful run: its 12 runs in " +
+           d.file("session/" + file) + " all failed (the first, small single K=1 in round 1: exit status 1: boom)";
+  };
+  struct Case {
+    std::string a_text, b_text, err;
+  };
+  const std::vector<Case> cases = {
+      {failed, ran, refusal("A", DPSCALE_BIN_DIR, "a.jsonl")},
+      {ran, failed, refusal("B", d.file("copy"), "b.jsonl")},
+      {failed, failed, refusal("A", DPSCALE_BIN_DIR, "a.jsonl")},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = judged(d, c.a_text, c.b_text);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(test::lines_of(r.err), std::vector<std::string>{c.err}) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+// Trainers that each fail at once with one line: a build that cannot run.
+void failing_trainers_dir(const std::string& dir) {
+  fs::create_directories(dir);
+  for (const std::string& t : kTrainers) {
+    test::write_file(dir + "/" + t, "#!/bin/sh\necho '" + t + ": this build cannot run' >&2\nexit 1\n", true);
+  }
+}
+
+// A live session whose B (or A) produced no successful run ends with one line naming the build
+// and its first run's reason, exit 2, and prints no verdicts; both builds' runs stay in --out.
+TEST(AbRuns, ABuildNoneOfWhoseRunsRanIsAFailureWithItsReason) {
+  for (const char broken : {'B', 'A'}) {
+    test::ScratchDir d;
+    failing_trainers_dir(d.file("broken"));
+    const std::string cfg = d.file("tiny.json");
+    test::write_file(cfg, R"({"name": "ab", "models": ["256,256,10"], "modes": ["single", "naive"], "world_sizes": [2],
+        "backend": "cpu", "timeout_s": 60,
+        "options": {"samples": 2048, "batch_size": 512, "lr": 0.01, "epochs": 2, "warmup_steps": 1, "threads": 1}})");
+    const std::string a = broken == 'A' ? d.file("broken") : DPSCALE_BIN_DIR;
+    const std::string b = broken == 'B' ? d.file("broken") : DPSCALE_BIN_DIR;
+    const ProcessResult r = ab({cfg, "--a", a, "--b", b, "--out", d.file("out"), "--rounds", "3", "--max-rounds", "3",
+                                "--min-effect", kMinEffect});
+    EXPECT_EQ(r.exit_code, 2) << broken << "\n" << r.out << r.err;
+    const std::vector<std::string> err = test::lines_of(r.err);
+    ASSERT_FALSE(err.empty());
+    const std::string file = d.file(broken == 'A' ? "out/a.jsonl" : "out/b.jsonl");
+    EXPECT_EQ(err.back(), "dpscale: build " + std::string(1, broken) + " (" + d.file("broken") +
+                              ") has no successful run: its 6 runs in " + file +
+                              " all failed (the first, 256,256,10 single K=1 in round 1: exit status 1: "
+                              "train_single_gpu: this build cannot run)")
+        << r.err;
+    EXPECT_EQ(r.out, "") << "no verdicts";
+    EXPECT_EQ(lines_in(d.file("out/a.jsonl")), 6) << r.err;
+    EXPECT_EQ(lines_in(d.file("out/b.jsonl")), 6) << r.err;
   }
 }
 
