@@ -118,6 +118,8 @@ std::string describe(const std::set<std::pair<std::string, int>>& w) {
 
 bool a_leads(int round) { return (round / 2 + round) % 2 == 0; }
 
+int rounds_after_undecided(int done, int max_rounds) { return std::min(max_rounds, done + 2); }
+
 SweepConfig load_ab_config(const std::string& path) {
   SweepConfig c = load_config(path);
   if (std::find(c.modes.begin(), c.modes.end(), mode_name(Mode::single)) == c.modes.end()) {
@@ -227,7 +229,7 @@ GateResult run_ab_session(AbOptions o) {
     GateResult r = judge_document(std::move(doc), o.gate);
     if (r.exit_code != 3 || last || r.undecided.empty()) return r;
     wanted = std::set<std::pair<std::string, int>>(r.undecided.begin(), r.undecided.end());
-    target = std::min(o.max_rounds, done + 2);
+    target = rounds_after_undecided(done, o.max_rounds);
     std::cerr << "# dpscale ab: undecided at " << describe(*wanted) << ": rounds " << done + 1 << "-" << target
               << " of them (at most " << o.max_rounds << ", --max-rounds)" << std::endl;
   }

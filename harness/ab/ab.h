@@ -46,6 +46,11 @@ struct AbOptions {
 // Which build runs first in round r (0-based): A B B A, B A A B, ...
 bool a_leads(int round);
 
+// The rounds a session has run once it has added rounds for its undecided points after `done`:
+// one more block of two, whose rounds a_leads gives one to each build, so that the rounds run
+// stay balanced (each build first as often as second); at most `max_rounds`.
+int rounds_after_undecided(int done, int max_rounds);
+
 // CONFIG read and checked as the session reads it: it parses and has the single-device mode.
 // Throws InputError naming the file. (`dpscale bisect` checks its config with this before any build.)
 SweepConfig load_ab_config(const std::string& path);
