@@ -7,12 +7,14 @@
   history.py import  --db PATH --rows ROWS.jsonl      rows from `export`
   history.py export  --db PATH [--out FILE]
   history.py show    --db PATH [filters] [--format md|json]
-  history.py changes --db PATH [filters] [--min-effect PCT] [--alpha A] [--permutations N] [--min-size N]
+  history.py changes --db PATH [filters] [--min-effect PCT] [--alpha A] [--permutations N] [--min-size N] [--record]
   history.py html    --db PATH --out DIR [filters] [...]
+  history.py accept  --db PATH --rev REV [filters]     judge the series holding REV from REV on
 
-Exit status: 0 fine; 1 (changes) some series' newest change is a regression of at least
---min-effect; 2 bad input (one line on stderr); 4 a fault of this code or a missing package.
-docs/history.md.
+Exit status: 0 fine; 1 (changes) some series' newest change, judged from its newest mark on
+(judge.py), is a regression of at least --min-effect; 2 bad input (one line on stderr); 4 a
+fault of this code or a missing package. Runs the store holds that are not rows are named in a
+warning each and left out. docs/history.md.
 """
 import argparse
 import json
@@ -27,11 +29,30 @@ sys.dont_write_bytecode = True
 from dpscale_history import rows as rowmod  # noqa: E402
 from dpscale_history import store as storemod  # noqa: E402
 
+WARNINGS_SHOWN = 10
+
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 4
 
 
 class BadInput(Exception):
     pass
+
+
+class Warnings:
+    """The store's rows left out, one line each on stderr (the first WARNINGS_SHOWN, then how many
+    more): said, never fatal."""
+
+    def __init__(self, db):
+        self.db, self.n = db, 0
+
+    def __call__(self, line):
+        self.n += 1
+        if self.n <= WARNINGS_SHOWN:
+            print(f"dpscale: warning: {line}", file=sys.stderr)
+
+    def done(self):
+        if self.n > WARNINGS_SHOWN:
+            print(f"dpscale: warning: {self.db}: {self.n - WARNINGS_SHOWN} more left out", file=sys.stderr)
 
 
 def parse(argv):
@@ -46,7 +67,7 @@ def parse(argv):
     p = sub.add_parser("export")
     p.add_argument("--db", required=True)
     p.add_argument("--out")
-    for name in ("show", "changes", "html"):
+    for name in ("show", "changes", "html", "accept"):
         p = sub.add_parser(name)
         p.add_argument("--db", required=True)
         p.add_argument("--metric", default="speedup", choices=["speedup", "efficiency", "throughput", "epoch_s"])
@@ -63,6 +84,11 @@ def parse(argv):
         p.add_argument("--include-disturbed", action="store_true")
         if name == "html":
             p.add_argument("--out", required=True)
+        if name == "changes":
+            p.add_argument("--record", action="store_true",
+                           help="mark each regression failed on, so later runs judge its series from it on")
+        if name == "accept":
+            p.add_argument("--rev", required=True)
     return ap.parse_args(argv)
 
 
@@ -94,10 +120,12 @@ def cmd_add(a):
 
 def cmd_export(a):
     s = storemod.open_store(a.db)
+    warn = Warnings(a.db)
     try:
-        lines = [json.dumps(r, sort_keys=True) + "\n" for r in s.export_rows()]
+        lines = [json.dumps(r, sort_keys=True) + "\n" for r in s.export_rows(warn)]
     finally:
         s.close()
+        warn.done()
     if a.out:
         tmp = a.out + ".tmp"
         try:
@@ -113,20 +141,25 @@ def cmd_export(a):
     return EXIT_OK
 
 
-def load_series(a):
+def series_of(a, s):
+    """The series of the open store `s` that the filters select: plain ones, then anchored ones.
+    Stored runs that are not rows (and the pairs they are half of) are named and left out."""
     from dpscale_history import series as seriesmod
-    s = storemod.open_store(a.db)
-    try:
-        runs, pairs = s.runs(), s.pairs()
-    finally:
-        s.close()
+    warn = Warnings(a.db)
+    runs, bad = s.checked_runs(warn)
+    pairs = s.checked_pairs(bad, warn)
+    warn.done()
     found = seriesmod.build(runs, a.metric, filters_of(a), include_disturbed=a.include_disturbed)
     found += seriesmod.build_anchored(pairs, a.metric, filters_of(a), include_disturbed=a.include_disturbed)
-    try:
-        seriesmod.positive(found)
-    except ValueError as e:
-        raise BadInput(f"{a.db}: {e}") from None
     return found
+
+
+def load_series(a):
+    s = storemod.open_store(a.db)
+    try:
+        return series_of(a, s)
+    finally:
+        s.close()
 
 
 def all_changes(a, series_list):
@@ -142,18 +175,52 @@ def cmd_show(a):
 
 
 def cmd_changes(a):
-    from dpscale_history import report
-    series_list = load_series(a)
-    by_series = all_changes(a, series_list)
-    found = [c for s in series_list for c in by_series[id(s)]]
-    # A series fails CI when its newest change is a regression of at least --min-effect.
-    failing = [by_series[id(s)][-1] for s in series_list
-               if by_series[id(s)] and by_series[id(s)][-1].regression
-               and abs(by_series[id(s)][-1].effect_pct) >= a.min_effect]
+    from dpscale_history import judge, report
+    s = storemod.open_store(a.db)
+    try:
+        series_list = series_of(a, s)
+        marks = s.marks()
+        by_series = all_changes(a, series_list)
+        found = [c for x in series_list for c in by_series[id(x)]]
+        # A series fails when its newest change since its newest mark is a regression of at
+        # least --min-effect: a change reported (or accepted) once stands as history after.
+        newest = judge.newest_marks(marks)
+        failing = []
+        for x in series_list:
+            c, mark = judge.failing(x, by_series[id(x)], newest, a.alpha, a.permutations, a.min_size, a.min_effect)
+            if c:
+                failing.append((c, mark))
+        recorded = None
+        if a.record and failing:
+            ids = s.revision_ids()
+            recorded = s.add_marks([judge.mark_of(c, ids) for c, _ in failing], "reported")
+    finally:
+        s.close()
+    marks_of = {id(c): judge.marked(c, marks) for c in found}
     text = (report.changes_json if a.format == "json" else report.changes_md)(series_list, found, failing, a.min_effect,
-                                                                             a.include_disturbed)
+                                                                             a.include_disturbed, marks_of)
     sys.stdout.write(text)
+    if recorded is not None:
+        print(f"dpscale history: {len(failing)} regression(s) recorded in {a.db} ({recorded} new): later runs judge "
+              "their series from their change on", file=sys.stderr)
     return EXIT_REGRESSION if failing else EXIT_OK
+
+
+def cmd_accept(a):
+    from dpscale_history import judge
+    s = storemod.open_store(a.db)
+    try:
+        rev_id, rev_key, name, _ = s.revision_by_label(a.rev)
+        holding = [x for x in series_of(a, s) if any(st.revision.key == rev_key for st in x.steps)]
+        if not holding:
+            raise BadInput(f"{a.db}: no {a.metric} series that the filters select holds revision {a.rev}")
+        added = s.add_marks([{"machine": x.machine, "point_key": x.point_key, "anchor_key": judge.key_of(x)[2],
+                              "metric": a.metric, "revision_id": rev_id} for x in holding], "accepted")
+    finally:
+        s.close()
+    print(f"dpscale history: {name} accepted in {len(holding)} {a.metric} series of {a.db} ({added} new): "
+          f"changes judges them from {name} on", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_html(a):
@@ -183,7 +250,7 @@ def main(argv):
     a = parse(argv)
     try:
         return {"add": cmd_add, "import": cmd_add, "export": cmd_export, "show": cmd_show, "changes": cmd_changes,
-                "html": cmd_html}[a.cmd](a)
+                "html": cmd_html, "accept": cmd_accept}[a.cmd](a)
     except (BadInput, storemod.StoreError) as e:
         print(f"dpscale: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -33,9 +33,12 @@ struct HistoryArgs {
   std::string machine, model, mode, match, metric = "speedup", format = "md", out_dir, out_file;
   int world_size = 0;
   double min_effect_pct = 5.0, alpha = 0.01;
-  bool include_disturbed = false;
+  bool include_disturbed = false, record = false;
   int permutations = 99, min_size = 3;
-  CLI::App *add = nullptr, *show = nullptr, *changes = nullptr, *html = nullptr, *exp = nullptr, *imp = nullptr;
+  // accept
+  std::string accept_rev;
+  CLI::App *add = nullptr, *show = nullptr, *changes = nullptr, *html = nullptr, *exp = nullptr, *imp = nullptr,
+           *accept = nullptr;
 };
 
 namespace {
@@ -69,7 +72,9 @@ void add_db(CLI::App* c, HistoryArgs& a, bool writes) {
   input_file(c->add_option("--script", a.script, "the Python side (default <source>/harness/history/history.py)"));
 }
 
-void add_filters(CLI::App* c, HistoryArgs& a) {
+// `accept` marks series, and takes the filters that select them but not --include-disturbed,
+// which decides what a series' values are, not which series there are.
+void add_filters(CLI::App* c, HistoryArgs& a, bool values = true) {
   text_of(c->add_option("--machine", a.machine, "only machines whose fingerprint contains TEXT"), "TEXT", one_line_text);
   text_of(c->add_option("--model", a.model, "only this model"), "MODEL", [](const std::string& v) { parse_model(v); });
   std::vector<std::string> modes;
@@ -78,6 +83,7 @@ void add_filters(CLI::App* c, HistoryArgs& a) {
   whole_in(c->add_option("--world-size", a.world_size, "only this K"), 1, 1 << 20);
   text_of(c->add_option("--match", a.match, "only points whose description contains TEXT"), "TEXT", one_line_text);
   one_of(c->add_option("--metric", a.metric, "the metric each series follows")->capture_default_str(), kMetrics);
+  if (!values) return;
   c->add_flag("--include-disturbed", a.include_disturbed,
               "count runs the machine disturbed as undisturbed ones (a machine that is never quiet)");
 }
@@ -233,6 +239,9 @@ HistoryCommand::HistoryCommand(CLI::App& app) : a_(std::make_unique<HistoryArgs>
               ->capture_default_str(),
           {0.0, false}, {100.0});
   one_of(a.changes->add_option("--format", a.format, "md | json")->capture_default_str(), {"md", "json"});
+  a.changes->add_flag("--record", a.record,
+                      "mark each regression that fails this run in the store, so later runs judge its series from "
+                      "that change on (CI: a change fails once)");
 
   a.html = cmd_->add_subcommand("html", "a static page (opens from file://): each series over revisions, its changes marked");
   output_dir(a.html->add_option("out", a.out_dir, "output directory (index.html)")->required());
@@ -247,6 +256,15 @@ HistoryCommand::HistoryCommand(CLI::App& app) : a_(std::make_unique<HistoryArgs>
   a.imp = cmd_->add_subcommand("import", "add exported rows (rows already held are skipped)");
   input_file(a.imp->add_option("file", a.import_file, "rows (.jsonl, from export)")->required());
   add_db(a.imp, a, true);
+
+  a.accept = cmd_->add_subcommand("accept", "accept the change at --rev REV: changes judges each series holding REV "
+                                            "from REV on (a mark in the store)");
+  // An option, as add's --rev: a revision named like an option is refused naming it.
+  text_of(a.accept->add_option("--rev", a.accept_rev, "a revision the store holds: its name, or 7+ digits of its commit")
+              ->required(),
+          "REV", revision_name);
+  add_db(a.accept, a, false);
+  add_filters(a.accept, a, false);
 }
 
 HistoryCommand::~HistoryCommand() = default;
@@ -263,6 +281,12 @@ int HistoryCommand::run() const {
     std::vector<std::string> v = {"changes", "--db", a.db, "--format", a.format, "--min-effect", format_number(a.min_effect_pct)};
     for (const std::string& x : filter_args(a)) v.push_back(x);
     for (const std::string& x : detection_args(a)) v.push_back(x);
+    if (a.record) v.push_back("--record");
+    return run_python(a, v);
+  }
+  if (a.accept->parsed()) {
+    std::vector<std::string> v = {"accept", "--db", a.db, "--rev", a.accept_rev};
+    for (const std::string& x : filter_args(a)) v.push_back(x);
     return run_python(a, v);
   }
   if (a.html->parsed()) {

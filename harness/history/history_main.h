@@ -4,17 +4,18 @@
 //   dpscale history add FILE.jsonl... --rev REV [--rev-time ISO] [--db PATH]
 //   dpscale history show    [--db PATH] [filters] [--metric M] [--format md|json]
 //   dpscale history changes [--db PATH] [filters] [--metric M] [--min-effect PCT] [--alpha A]
-//                           [--permutations N] [--format md|json]
+//                           [--permutations N] [--format md|json] [--record]
 //   dpscale history html OUT/ [--db PATH] [filters] [--metric M]
 //   dpscale history export [--db PATH] [--out FILE.jsonl]
 //   dpscale history import FILE.jsonl [--db PATH]
+//   dpscale history accept --rev REV [--db PATH] [filters] [--metric M]
 //   filters: --machine TEXT  --model NAME  --mode NAME  --world-size K  --match TEXT
 //
 // This side reads results files with the harness's reader and turns them into rows
 // (history_rows.h); the store, the change points and the page are Python
 // (harness/history/history.py, Debian's sqlite3, numpy and scipy): docs/history.md.
-// Exit status: 0 fine; 1 (changes) some curve's newest change is a regression of at least
-// --min-effect; 2 bad input, one line; 4 the Python side failed (a missing package, a fault).
+// Exit status: 0 fine; 1 (changes) some series' newest change since its newest mark (a change
+// `--record` reported or `accept` accepted) is a regression of at least --min-effect; 2 bad input, one line; 4 the Python side failed (a missing package, a fault).
 #pragma once
 
 #include <CLI/CLI.hpp>

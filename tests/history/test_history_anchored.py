@@ -3,9 +3,10 @@
 (B's run over A's of the same round) and the series "METRIC vs ANCHOR" made of them.
 
   Pairs      adding a `dpscale ab --out` directory stores one pair per round and point, once (the
-             directory again adds none); a store of schema 2 is migrated to 3 keeping its rows.
+             directory again adds none); a store of schema 2 is migrated to the current one keeping its rows.
   Values     a revision's value is the median of its sessions' log ratios, pooled over sessions
-             (numbers worked by hand, an even count's middle two taken geometrically); a pair
+             (numbers worked by hand, an even count's middle two taken geometrically), each
+             anchor a series of its own; a pair
              with a disturbed half is left out (and counted with --include-disturbed); speedup's
              ratio is B's paired speedup over A's.
   Changes    a 10% loss of B against the anchor, under session drift of ±15% that moves both
@@ -124,8 +125,8 @@ class Pairs(Scratch):
         r = dpscale("history", "import", p, "--db", self.db)
         self.assertEqual(r.returncode, 0, r.stderr)
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 3)
-            self.assertEqual(storemod.SCHEMA_VERSION, 3)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], storemod.SCHEMA_VERSION)
+            self.assertEqual(storemod.SCHEMA_VERSION, 4)
             self.assertEqual(c.execute("SELECT count(*) FROM runs").fetchone()[0], 12)
             self.assertEqual(c.execute("SELECT count(*) FROM pairs").fetchone()[0], 0)
         self.add_session(half(1, "a", ANCHOR, [100.0]), half(1, "b", synth.revision(9), [90.0]))
@@ -151,6 +152,21 @@ class Values(Scratch):
         r = dpscale("history", "show", "--db", self.db, "--format", "json", "--metric", "throughput")
         plain = [x for x in json.loads(r.stdout)["series"] if not x["anchor"]]
         self.assertEqual([st["median"] for st in plain[0]["steps"]], [100.0, 115.0])
+
+    def test_each_anchor_is_a_series_of_its_own(self):
+        # Catches the anchored series keyed without their anchor (machine and point alone): the
+        # two anchors' pairs then merge into one series of 4 pairs, its value 0.95.
+        rev = synth.revision(1)
+        other = {"name": "anchor2", "commit_id": None, "commit_time": "2025-12-30T00:00:00Z"}
+        self.add_session(half(1, "a", ANCHOR, [100.0, 200.0, 100.0]), half(1, "b", rev, [110.0, 180.0, 120.0]))
+        self.add_session(half(2, "a", other, [100.0]), half(2, "b", rev, [80.0]))
+        got = sorted((s["quantity"], s["anchor"]["revision"], s["steps"][0]["runs"], round(s["steps"][0]["median"], 12))
+                     for s in self.anchored())
+        self.assertEqual(got, [("throughput vs anchor", "anchor", 3, 1.1), ("throughput vs anchor2", "anchor2", 1, 0.8)])
+        # Against each anchor its own changes: a loss against anchor2 alone is no loss against anchor.
+        r = dpscale("history", "show", "--db", self.db, "--metric", "throughput")
+        self.assertEqual(r.stdout.count("— throughput vs anchor2 —"), 1)
+        self.assertEqual(r.stdout.count("— throughput vs anchor —"), 1)
 
     def test_a_disturbed_half_leaves_its_pair_out(self):
         rev = synth.revision(1)

@@ -7,7 +7,10 @@
   Killed       `kill -9` of an add midway (DPSCALE_TEST_HISTORY_PAUSE holds it inside its
                transaction, half the rows written): integrity_check ok, none of that file's rows
                there; the same add afterwards puts all of them there. (With a commit per row
-               instead of one transaction the test fails: the killed add leaves half.)
+               instead of one transaction the test fails: the killed add leaves half.) And the
+               kill of an A/B session's add after its runs, before its pairs
+               (DPSCALE_TEST_HISTORY_PAUSE_AT=pairs): neither runs nor pairs there; added again,
+               all of both.
   Refused      a corrupt file, a text file, random bytes, another program's SQLite database and a
                history of a newer schema, as --db of add, show and changes: one line, exit 2,
                the file's bytes unchanged.
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.dont_write_bytecode = True
 import synth  # noqa: E402
 from synth import dpscale  # noqa: E402
+from test_history_cli import ab_dir  # noqa: E402
 
 sys.path.insert(0, str(synth.SRC / "harness" / "history"))
 from dpscale_history import store as storemod  # noqa: E402
@@ -120,6 +124,42 @@ class Killed(Base):
         r = dpscale("history", "import", path, "--db", self.db)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(set(self.keys()), before | {r["run_key"] for r in rows})
+
+
+    def pairs(self):
+        with sqlite3.connect(self.db) as c:
+            return c.execute("SELECT count(*) FROM pairs").fetchone()[0]
+
+    def test_kill_9_between_the_runs_and_the_pairs_leaves_none(self):
+        # Catches a session's pairs stored after its transaction's commit instead of inside it:
+        # the kill then leaves every run of the session and none of its pairs.
+        d = ab_dir(self.dir)
+        args = [synth.BIN, "history", "add", str(d), "--rev-a", "base", "--rev-a-time", "2026-01-01T00:00:00Z",
+                "--rev-b", "cand", "--rev-b-time", "2026-01-02T00:00:00Z", "--db", str(self.db)]
+        marker = self.dir / "paused"
+        env = dict(os.environ, DPSCALE_TEST_HISTORY_PAUSE=str(marker), DPSCALE_TEST_HISTORY_PAUSE_AT="pairs")
+        p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while not marker.exists() and time.time() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        self.assertTrue(marker.exists(), "the add never reached its pairs")
+        time.sleep(0.2)
+        python_pid, runs_written = map(int, marker.read_text().split())
+        self.assertGreater(runs_written, 120)  # every run of both halves written, in the transaction
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+        for _ in range(100):
+            try:
+                os.kill(python_pid, 0)
+                time.sleep(0.1)
+            except ProcessLookupError:
+                break
+        else:
+            self.fail("the Python side outlived a killed dpscale")
+        self.assertEqual((len(self.keys()), self.pairs()), (0, 0), "a killed add left runs without their pairs")
+        r = subprocess.run(args[:-2] + ["--db", str(self.db)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((len(self.keys()), self.pairs()), (runs_written, runs_written // 2))
 
 
 class Refused(Base):

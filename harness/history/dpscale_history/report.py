@@ -46,35 +46,48 @@ def show_json(series_list):
                                   for s in series_list]}, indent=1) + "\n"
 
 
-def change_json(c):
+def change_json(c, marks=()):
     return {"machine": c.series.machine, "describe": c.series.describe, "label": c.series.label,
             "curve": c.series.curve, "point_key": c.series.point_key,
             "metric": c.series.metric, "revision": c.revision.name, "commit_id": c.revision.commit_id,
             "commit_time": c.revision.commit_time, "index": c.index, "before": c.before, "after": c.after,
             "effect_pct": c.effect_pct, "interval_pct": list(c.interval_pct), "p": c.p,
-            "direction": "regression" if c.regression else "improvement"}
+            "direction": "regression" if c.regression else "improvement", "marks": list(marks)}
 
 
-def changes_md(series_list, found, failing, min_effect, include_disturbed=False):
+def failing_json(c, mark):
+    """A failing change, and the mark its series was judged from (null: the whole series)."""
+    return dict(change_json(c), judged_from=None if mark is None else {"revision": mark["rev_name"],
+                                                                         "kind": mark["kind"]})
+
+
+def changes_md(series_list, found, failing, min_effect, include_disturbed=False, marks_of=None):
+    """`found`: every change of every series; `failing`: (change, mark judged from) of the series
+    that fail; `marks_of`: id(change) -> the kinds of mark held at it."""
+    marks_of = marks_of or {}
     out = ["| machine | series | first revision after | before → after | effect [95% interval] | p | direction |",
            "|---|---|---|---|---|---:|---|"]
     for c in found:
+        held = marks_of.get(id(c))
+        direction = ("regression" if c.regression else "improvement") + (f" ({', '.join(held)})" if held else "")
         out.append(f"| {c.series.machine} | {c.series.label} | {c.revision.label} ({c.revision.commit_time}) | "
                    f"{_num(c.before)} → {_num(c.after)} | {_pct(c.effect_pct)} [{_pct(c.interval_pct[0])}, "
-                   f"{_pct(c.interval_pct[1])}] | {c.p:.3f} | {'regression' if c.regression else 'improvement'} |")
+                   f"{_pct(c.interval_pct[1])}] | {c.p:.3f} | {direction} |")
     if not found:
         out = ["no change points"]
     tested = sum(1 for s in series_list if s.tested())
     out.append("")
     out.append(f"# {tested} series, {len(found)} change point(s), metric {series_list[0].metric if series_list else '—'}"
                + (", disturbed runs included" if include_disturbed else ""))
-    for c in failing:
-        out.append(f"# regression: {c.series.label} on {c.series.machine}: its newest change, at {c.revision.label}, "
+    for c, mark in failing:
+        since = f" since {mark['rev_name']} ({mark['kind']})" if mark is not None else ""
+        out.append(f"# regression: {c.series.label} on {c.series.machine}: its newest change{since}, at {c.revision.label}, "
                    f"is {_pct(c.effect_pct)} (at least {min_effect:g}%)")
     return "\n".join(out) + "\n"
 
 
-def changes_json(series_list, found, failing, min_effect, include_disturbed=False):
+def changes_json(series_list, found, failing, min_effect, include_disturbed=False, marks_of=None):
+    marks_of = marks_of or {}
     return json.dumps({"series": len(series_list), "min_effect_pct": min_effect, "include_disturbed": include_disturbed,
-                       "changes": [change_json(c) for c in found],
-                       "failing": [change_json(c) for c in failing]}, indent=1) + "\n"
+                       "changes": [change_json(c, marks_of.get(id(c), ())) for c in found],
+                       "failing": [failing_json(c, m) for c, m in failing]}, indent=1) + "\n"

@@ -221,10 +221,3 @@ def changes(series, alpha, permutations, min_size):
                           effect_pct=pct(shift), interval_pct=(pct(low), pct(high)), p=c.p, regression=worse))
     return out
 
-
-def positive(series_list):
-    """Refuses a metric value a log cannot take (a series with a zero or negative value)."""
-    for s in series_list:
-        for st in s.steps:
-            if any(v <= 0 for v in st.values):
-                raise ValueError(f"{s.label}: a {s.metric} of {min(st.values)} at {st.revision.label}")

@@ -4,7 +4,12 @@ Tables: `revisions` (what was measured: a commit id and its commit time, or a la
 given for it), `machines` (the lines' `system` fingerprint: CPU model, CPU count, GPU model),
 `points` (the point key the C++ side made, its description and curve) and `runs` (one row per
 run: its metrics, the machine's state around it, whether it was disturbed, the file it came
-from). A run's `run_key` is unique, so adding a run twice keeps one row.
+from), `pairs` (an A/B session's rounds, B's run over A's) and `marks` (where each series is
+judged from). A run's `run_key` is unique, so adding a run twice keeps one row.
+
+Reading back, every stored run is checked as `import` checks a row (rows.py): a run that is not
+one (a file written by an older dpscale, or by hand) is named in a warning and left out, with
+the pairs it is half of, so one bad row never stops `show`, `changes` or `html`.
 
 The file is recognised by its SQLite application id; its schema version is SQLite's
 user_version, and MIGRATIONS takes an older file forward in one transaction. A file that is not
@@ -18,6 +23,8 @@ import os
 import sqlite3
 import time
 import urllib.parse
+
+from . import rows as rowmod
 
 APPLICATION_ID = 0x64707368  # "dpsh"
 BUSY_TIMEOUT_S = 60.0
@@ -81,6 +88,22 @@ MIGRATIONS = [
              disturbed TEXT,                 -- why either half was disturbed, or null
              added TEXT NOT NULL)""",
         "CREATE INDEX pairs_series ON pairs (machine_id, point_id, anchor_id)",
+    ],
+    # What has been judged: a series (one point on one machine, plain or against one anchor)
+    # and metric is judged from the newest of its marks on, so a change that `changes --record`
+    # reported, or that `accept` accepted, stands as history (docs/history.md, "What CI judges").
+    [
+        """CREATE TABLE marks (
+             id INTEGER PRIMARY KEY,
+             machine TEXT NOT NULL,          -- machines.fingerprint
+             point_key TEXT NOT NULL,
+             anchor_key TEXT NOT NULL,       -- the anchor revision's key; '' for a plain series
+             metric TEXT NOT NULL,
+             revision_id INTEGER NOT NULL REFERENCES revisions(id),  -- the first revision judged
+             kind TEXT NOT NULL,             -- 'reported' (changes --record) or 'accepted' (accept)
+             effect_pct REAL,                -- the reported change's effect; null for an accept
+             added TEXT NOT NULL,
+             UNIQUE (machine, point_key, anchor_key, metric, revision_id, kind))""",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -191,6 +214,19 @@ def open_store(path, create=False):
     return Store(db, path)
 
 
+def _pause_for_test(where, written):
+    """Test hook (tests/history/test_history_reliability.py): with DPSCALE_TEST_HISTORY_PAUSE=FILE
+    an add stops inside its transaction — halfway through its runs, or with
+    DPSCALE_TEST_HISTORY_PAUSE_AT=pairs before its first pair — writes "PID WRITTEN" to FILE and
+    waits to be killed."""
+    marker = os.environ.get("DPSCALE_TEST_HISTORY_PAUSE")
+    if not marker or os.environ.get("DPSCALE_TEST_HISTORY_PAUSE_AT", "runs") != where:
+        return
+    with open(marker, "w") as f:
+        f.write(f"{os.getpid()} {written}")
+    time.sleep(120)
+
+
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -229,7 +265,6 @@ class Store:
         of an A/B session's B build, `rows` then being A's: both are added as runs, and the
         session's pairs (pair_session) beside them. Returns (runs added, runs held, pairs added)
         then."""
-        pause = os.environ.get("DPSCALE_TEST_HISTORY_PAUSE")  # test hook: kill -9 midway (tests/history)
         added = 0
         stamp = _now()
         pairs = pair_session(rows, b_rows) if b_rows is not None else None
@@ -237,10 +272,8 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             for i, row in enumerate(everything):
-                if pause and i == len(everything) // 2:
-                    with open(pause, "w") as f:
-                        f.write(f"{os.getpid()} {added}")
-                    time.sleep(120)
+                if i == len(everything) // 2:
+                    _pause_for_test("runs", added)
                 if self.db.execute("SELECT 1 FROM runs WHERE run_key = ?", (row["run_key"],)).fetchone():
                     continue
                 p = row["point"]
@@ -277,6 +310,7 @@ class Store:
 
     def _add_pairs(self, pairs, stamp):
         """Stores the pairs not held yet (their runs are stored already); returns how many."""
+        _pause_for_test("pairs", self.db.execute("SELECT count(*) FROM runs").fetchone()[0])
         added = 0
         for p in pairs:
             if self.db.execute("SELECT 1 FROM pairs WHERE pair_key = ?", (p["pair_key"],)).fetchone():
@@ -316,25 +350,116 @@ class Store:
         then the order revisions were first added), then as added."""
         return self.db.execute(self._SELECT + " ORDER BY v.commit_time, v.id, r.id").fetchall()
 
-    def export_rows(self):
-        """Every run as a row of the contract (rows.py), in the order runs() gives."""
+    def export_rows(self, warn=None):
+        """Every sound run as a row of the contract (rows.py), in the order runs() gives."""
+        for r in self.checked_runs(warn)[0]:
+            yield row_of(r)
+
+    def checked_runs(self, warn=None):
+        """runs(), less those that are not rows of the contract (rows.py's checks: a number out
+        of its range, a field missing), and the run keys left out; each is named through
+        `warn` (one line)."""
+        good, bad = [], set()
         for r in self.runs():
-            state = None
-            if r["has_state"]:
-                state = {k: r[k] for k in _STATE}
-                state["disturbed"] = r["sweep_verdict"]
-            yield {
-                "schema": "dpscale.history.row/1", "run_key": r["run_key"], "point_key": r["point_key"],
-                "point": json.loads(r["point"]), "describe": r["describe"], "curve": r["curve"],
-                "machine": {"fingerprint": r["fingerprint"], "cpu_model": r["cpu_model"], "cpu_count": r["cpu_count"],
-                            "gpu_model": r["gpu_model"]},
-                "revision": {"name": r["rev_name"], "commit_id": r["commit_id"], "commit_time": r["commit_time"]},
-                "run": {"run_id": r["run_id"], "repeat": r["repeat"], "attempt": r["attempt"], "config": r["config"],
-                        "started": r["started"], "build": r["build"]},
-                "source": r["source"],
-                "metrics": {k: r[k] for k in _METRICS},
-                "disturbed": r["disturbed"], "state": state,
-            }
+            where = f"{self.path}: run {r['run_key']} ({r['describe']} at {r['rev_name']})"
+            try:
+                try:
+                    row = row_of(r)
+                except ValueError:
+                    raise rowmod.RowError(f"{where}: its point is not JSON") from None
+                rowmod.check_row(row, where)
+            except rowmod.RowError as e:
+                bad.add(r["run_key"])
+                if warn:
+                    warn(f"{e}; left out")
+                continue
+            good.append(r)
+        return good, bad
+
+    def checked_pairs(self, bad_runs, warn=None):
+        """pairs(), less those with a ratio that is no positive number and those half of a run
+        in `bad_runs` (checked_runs left it out); each left out is named through `warn`."""
+        good = []
+        for q in self.pairs():
+            where = f"{self.path}: A/B pair {q['pair_key']} ({q['describe']} at {q['rev_name']} vs {q['anchor_name']})"
+            why = None
+            if q["pair_key"][:16] in bad_runs or q["pair_key"][16:] in bad_runs:
+                why = "one of its runs is left out"
+            for col in ("throughput_ratio", "speedup_ratio"):
+                v = q[col]
+                if why is None and v is not None and not (isinstance(v, (int, float)) and 0 < v < float("inf")):
+                    why = f"{col} must be a positive number (got {v!r})"
+            if why:
+                if warn:
+                    warn(f"{where}: {why}; left out")
+                continue
+            good.append(q)
+        return good
+
+    def revision_by_label(self, text):
+        """The stored revision that `text` names — its name, its commit id or a prefix of it of
+        at least 7 digits (the tables show 8) — as (id, key, name, commit_time); StoreError when
+        none or several do."""
+        found = self.db.execute(
+            "SELECT id, key, name, commit_time FROM revisions WHERE name = ? OR key = ? OR "
+            "(length(?) >= 7 AND substr(commit_id, 1, length(?)) = ?) ORDER BY commit_time, id",
+            (text, text, text, text, text)).fetchall()
+        if not found:
+            raise StoreError(f"{self.path}: no revision {text} in the history")
+        if len(found) > 1:
+            raise StoreError(f"{self.path}: {text} names {len(found)} revisions "
+                             f"({', '.join(r[2] for r in found[:4])}): give more of the commit id")
+        return tuple(found[0])
+
+    def add_marks(self, marks, kind):
+        """Stores marks (series, metric, revision id, effect) of one kind in one transaction;
+        returns how many were new. A series is judged from its newest mark on (judge.py)."""
+        stamp = _now()
+        added = 0
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for m in marks:
+                cur = self.db.execute(
+                    "INSERT OR IGNORE INTO marks (machine, point_key, anchor_key, metric, revision_id, kind, effect_pct, "
+                    "added) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (m["machine"], m["point_key"], m["anchor_key"], m["metric"], m["revision_id"], kind,
+                     m.get("effect_pct"), stamp))
+                added += cur.rowcount
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return added
+
+    def marks(self):
+        """Every mark with its revision's key, name and commit time."""
+        return self.db.execute(
+            "SELECT k.*, v.key AS rev_key, v.name AS rev_name, v.commit_time FROM marks k "
+            "JOIN revisions v ON v.id = k.revision_id ORDER BY v.commit_time, v.id, k.id").fetchall()
+
+    def revision_ids(self):
+        """revision key -> id, for marking what a series was judged from."""
+        return {k: i for i, k in self.db.execute("SELECT id, key FROM revisions")}
+
+
+def row_of(r):
+    """A stored run (runs()) as a row of the contract (rows.py)."""
+    state = None
+    if r["has_state"]:
+        state = {k: r[k] for k in _STATE}
+        state["disturbed"] = r["sweep_verdict"]
+    return {
+        "schema": "dpscale.history.row/1", "run_key": r["run_key"], "point_key": r["point_key"],
+        "point": json.loads(r["point"]), "describe": r["describe"], "curve": r["curve"],
+        "machine": {"fingerprint": r["fingerprint"], "cpu_model": r["cpu_model"], "cpu_count": r["cpu_count"],
+                    "gpu_model": r["gpu_model"]},
+        "revision": {"name": r["rev_name"], "commit_id": r["commit_id"], "commit_time": r["commit_time"]},
+        "run": {"run_id": r["run_id"], "repeat": r["repeat"], "attempt": r["attempt"], "config": r["config"],
+                "started": r["started"], "build": r["build"]},
+        "source": r["source"],
+        "metrics": {k: r[k] for k in _METRICS},
+        "disturbed": r["disturbed"], "state": state,
+    }
 
 
 def _latest_by_round(rows):
