@@ -59,6 +59,14 @@ void resolve_launcher(LaunchOptions& l) {
     throw InputError("--launcher srun: not inside a Slurm allocation (SLURM_JOB_ID is not set); run the sweep "
                      "under sbatch or salloc, or use --launcher mpirun");
   }
+  // Every job step's fences on Slurm's ring collective. With its default ("mixed": the data
+  // fence on the ring, a barrier on the tree) Open MPI 4.1.4 ranks under load segfault in
+  // MPI_Init: the peers leave MPI_Init's barrier while one rank is still in the modex fence,
+  // before its PML has registered its receive callbacks, and the first TCP fragment that reaches
+  // it calls a null handler. With every fence on the ring none of the measured steps crashed
+  // (docs/cluster.md, "Start-up under srun"). srun passes the environment to the step, where
+  // the PMIx plugin reads it; a value the user set is kept.
+  if (l.launcher == "srun") setenv("SLURM_PMIX_FENCE", "ring", 0);
 }
 
 std::string mpi_version_line(const std::string& mpirun) {

@@ -7,6 +7,9 @@
 //   - a placement sweep submitted with sbatch (scripts/sbatch-sweep.sh) runs to completion and its
 //     report has the placements; a job step cancelled mid-sweep is a failed run, recorded; the job
 //     cancelled mid-sweep leaves no trainer process, and --resume completes the sweep;
+//   - the sweep's job steps run with every PMIx fence on Slurm's ring collective
+//     (SLURM_PMIX_FENCE=ring), and so do the srun steps here: with the plugin's default a rank can
+//     segfault inside MPI_Init under load (docs/cluster.md, "Start-up under srun");
 //   - bad input: a placement that does not divide K, more nodes than the allocation has,
 //     --launcher srun outside an allocation: one line, exit 2, nothing started.
 // Skipped, with the reason, where Slurm cannot run (not root, packages missing). The job's files
@@ -111,6 +114,11 @@ TEST(Slurm, SinfoShowsBothNodesIdle) {
 
 // ---- trainers as one srun job step across both nodes ---------------------------------------
 
+// Every fence of the step on Slurm's ring collective, as the sweep launches its steps
+// (launcher.cpp): with the plugin's default a rank under load can segfault in MPI_Init
+// (docs/cluster.md, "Start-up under srun").
+const std::string kRingFence = "--export=ALL,SLURM_PMIX_FENCE=ring";
+
 std::vector<std::string> common_args(const std::string& init, const std::string& save) {
   return {"--backend", "cpu", "--model", kTinyModel, "--samples", "512", "--batch-size", "256", "--max-steps", "3",
           "--lr", "0.05", "--init", init, "--save", save, "--quiet"};
@@ -131,8 +139,9 @@ TEST_P(SrunTrainers, SameWeightsAsOneDeviceOnTwoNodes) {
   const std::string init = dir.file("init.safetensors");
   write_random_checkpoint(init, kTinyModel, 1234);
   record_of(std::vector<std::string>{bin("train_single_gpu")} + common_args(init, dir.file("single.safetensors")), 60);
-  const std::vector<std::string> srun = {"srun", "--mpi=pmix", "--kill-on-bad-exit=1", "-N", "2", "--ntasks-per-node",
-                                         std::to_string(c.k / 2), "-n", std::to_string(c.k), bin(c.exe)};
+  const std::vector<std::string> srun = {"srun", "--mpi=pmix", "--kill-on-bad-exit=1", kRingFence, "-N", "2",
+                                         "--ntasks-per-node", std::to_string(c.k / 2), "-n", std::to_string(c.k),
+                                         bin(c.exe)};
   std::vector<std::string> extra;
   if (c.exe == "train_ddp_bucketed") extra = {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"};
   const auto dp = record_of(slurm(srun + common_args(init, dir.file("dp.safetensors")) + extra), 180);
@@ -160,6 +169,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, SrunTrainers,
 // cluster-ci.json: small, single + naive/bucketed at K = 2 and 4, each on one node and on two.
 const std::set<std::string> kPlacements = {"1x2", "2x1", "1x4", "2x2"};
 constexpr int kRunsPerRound = 9;
+// One data-parallel point, one rank on each node.
+const std::string kOnePointK2 =
+    R"({"models": ["small"], "modes": ["naive"], "world_sizes": [2], "nodes": [2],
+        "options": {"samples": 256, "batch_size": 256, "epochs": 1}})";
 
 TEST(SlurmSweep, SbatchRunsToCompletionAndReportsPlacements) {
   REQUIRE_SLURM();
@@ -185,6 +198,33 @@ TEST(SlurmSweep, SbatchRunsToCompletionAndReportsPlacements) {
   // The report the job printed at its end: a placement column with every placement.
   EXPECT_NE(text.find("Nodes×Ranks"), std::string::npos) << text;
   for (const std::string& p : kPlacements) EXPECT_NE(text.find(" " + p + " |"), std::string::npos) << p << "\n" << text;
+}
+
+// The sweep's own job steps carry SLURM_PMIX_FENCE=ring though the job's environment does not:
+// a stand-in trainer writes what each rank's step environment holds.
+TEST(SlurmSweep, JobStepsRunWithEveryFenceOnTheRing) {
+  REQUIRE_SLURM();
+  ScratchDir dir("slurm-fence");
+  const fs::path fake = dir.file("bin"), seen = dir.file("seen");
+  fs::create_directories(fake);
+  fs::create_directories(seen);
+  const fs::path trainer = fake / "train_dp_naive";
+  std::ofstream(trainer) << "#!/bin/sh\necho \"${SLURM_PMIX_FENCE:-unset}\" > " << seen.string()
+                         << "/rank$SLURM_PROCID\n";
+  fs::permissions(trainer, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  std::ofstream(dir.file("c.json")) << kOnePointK2;
+  const std::string sweep = bin("dpscale") + " sweep " + dir.file("c.json") + " --launcher srun --bin-dir " +
+                            fake.string() + " --out " + dir.file("out.jsonl") +
+                            " --probe-seconds 0 --disturbed-reruns 0";
+  const ProcessResult r = run(slurm({"env", "-u", "SLURM_PMIX_FENCE", "sbatch", "-N", "2", "--exclusive", "--wait",
+                                     "-o", dir.file("job.out"), "--chdir", dir.file(""), "--wrap", sweep}),
+                              180);
+  const std::string log = slurp(dir.file("job.out"));
+  for (const char* rank : {"rank0", "rank1"}) {
+    const std::string got = slurp((seen / rank).string());
+    EXPECT_EQ(got, "ring\n") << rank << " (sbatch exit " << r.exit_code << ")\njob output:\n" << log;
+  }
 }
 
 TEST(SlurmSweep, CancelledStepIsFailedRunCancelledJobLeavesNothingAndResumeCompletes) {
