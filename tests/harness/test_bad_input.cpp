@@ -216,6 +216,7 @@ const std::map<std::string, Base>& bases() {
       {"history html", {{"{dir}/page"}, {{"--db", "{dir}/history.sqlite"}}}},
       {"history export", {{}, {{"--db", "{dir}/history.sqlite"}, {"--out", "{dir}/export.jsonl"}}}},
       {"history import", {{"{dir}/rows.jsonl"}, {{"--db", "{dir}/history.sqlite"}}}},
+      {"history accept", {{}, {{"--rev", "r1"}, {"--db", "{dir}/history.sqlite"}, {"--metric", "throughput"}}}},
   };
   return b;
 }
