@@ -17,6 +17,7 @@ import json
 import math
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -190,7 +191,6 @@ class Held(Scratch):
         pa, pb = self.dir / "a.jsonl", self.dir / "b.jsonl"
         synth.write_rows(pa, rows_a)
         synth.write_rows(pb, rows_b)
-        import subprocess
         r = subprocess.run(["/usr/bin/python3", str(synth.SRC / "harness" / "history" / "history.py"), "add", "--db",
                             str(self.db), "--rows", str(pa), "--b-rows", str(pb)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)

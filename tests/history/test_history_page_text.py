@@ -12,7 +12,6 @@ drawn without html.escape makes an element or an attribute of it; one drawn as m
 it into glyphs or crashes; one escaped twice shows `&amp;amp;`. Each fails a check below.
 """
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
