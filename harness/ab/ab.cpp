@@ -167,6 +167,9 @@ GateResult judge_finished(const AbOptions& o) {
   const ResultsFile b = read_session_file((fs::path(o.judge_dir) / "b.jsonl").string());
   int rounds = 0;
   for (const SweepEntry& e : b.entries) rounds = std::max(rounds, e.repeat + 1);
+  // A --share-gpu run is a correctness run, as compare refuses it; a live session's own runs
+  // are whatever its config asked for.
+  for (const ResultsFile* f : {&a, &b}) refuse_gpu_shared(*f, "dpscale ab");
   const AbLabels labels{o.a_dir, o.b_dir, rounds};
   check_judgeable(a, b, labels);
   return judge_document(ab_document(a, b, o.gate, labels), o.gate);

@@ -576,6 +576,24 @@ TEST(AbRuns, JudgeRefusesAnotherMachinesRuns) {
   EXPECT_EQ(same.err, "");
 }
 
+// As `dpscale compare` refuses it: a --share-gpu run (ranks on one GPU: a correctness run) in
+// b.jsonl is one line naming its line, exit 2, not a speedup judged.
+TEST(AbRuns, JudgeRefusesASharedGpuRun) {
+  test::ScratchDir d;
+  const SweepRun n = pt("small", "naive", 2, {}, "none", 6);
+  RunRecord shared = make_record(n, 0.7, 0.2);
+  shared.gpu_shared = true;
+  const ProcessResult r = judged(d, results_text({}, 6), results_text({.seed = 6}, 6) + line(n, shared, 0.01));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(test::lines_of(r.err),
+            std::vector<std::string>{"dpscale: " + d.file("session/b.jsonl") +
+                                     ":13: a --share-gpu run (gpu_shared: 2 ranks, some on one GPU) checks correctness, "
+                                     "not speed: dpscale ab draws no speedup from it (keep such runs in a file of their "
+                                     "own)"})
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // The results reader's warnings are printed as `dpscale report` prints them (docs/RESULTS_FORMAT.md
 // promises "truncated line skipped"), and the rest of the file is judged: a cut-off last line, a
 // cut-off line in the middle, b.jsonl cut at half its bytes.
