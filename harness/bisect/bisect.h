@@ -49,4 +49,8 @@ BisectPlan check_bisect_inputs(BisectOptions& o);
 // Runs the bisection and prints its steps and result. Returns the exit status.
 int run_bisect(BisectOptions o);
 
+// The A/B options of a step's session: ab's own at its first attempt (0); at the retry of an
+// undecided step (attempt 1), twice the rounds, --rounds and --max-rounds both (at most kMaxRepeats).
+AbOptions attempt_options(const AbOptions& ab, int attempt);
+
 }  // namespace dpscale::bisect

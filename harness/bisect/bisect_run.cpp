@@ -76,17 +76,11 @@ std::string Bisection::built(const Commit& c, const std::string& role) {
 }
 
 Session Bisection::session(const Commit& c, const std::string& bin, int attempt) {
-  AbOptions a = o_.ab;
+  AbOptions a = attempt_options(o_.ab, attempt);
   a.config_path = p_.config_path;
   a.a_dir = good_bin_;
   a.b_dir = bin;
   a.gate.format = "md";
-  // The retry of an undecided step: twice the rounds, as twice the samples halve the interval's
-  // width by about √2.
-  if (attempt > 0) {
-    a.rounds = std::min(kMaxRepeats, 2 * a.rounds);
-    a.max_rounds = std::min(kMaxRepeats, 2 * a.max_rounds);
-  }
   Session s;
   s.out_dir = (fs::path(sessions_) / (std::to_string(step_no_ + 1) + "-" + c.short_id() + (attempt ? "-retry" : ""))).string();
   a.out_dir = s.out_dir;
@@ -137,13 +131,14 @@ int Bisection::run() {
   if (bad_bin.empty()) throw InputError("BAD " + bad().short_id() + " does not build: bisect needs its curve");
 
   // BAD against GOOD: which curves moved, and which way.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const Session s = session(bad(), bad_bin, attempt);
-    bad_ = read_bad(s.verdicts);
-    step_line(bad(), "BAD", attempt, direction_name(bad_.direction),
-              describe_curves(s.verdicts, bad_.curves), &s);
-    if (bad_.direction != Direction::undecided) break;
-  }
+  bad_ = judge_with_retry<BadReading>(
+      [&](int attempt) {
+        const Session s = session(bad(), bad_bin, attempt);
+        const BadReading b = read_bad(s.verdicts);
+        step_line(bad(), "BAD", attempt, direction_name(b.direction), describe_curves(s.verdicts, b.curves), &s);
+        return b;
+      },
+      [](const BadReading& b) { return b.direction == Direction::undecided; });
   if (bad_.direction == Direction::none) {
     return finish("nothing", 3, "nothing to find: BAD " + bad().short_id() + " is the same as GOOD " + good().short_id() +
                                     " on every curve (exit 3)");
@@ -192,6 +187,17 @@ int Bisection::run() {
 }
 
 }  // namespace
+
+AbOptions attempt_options(const AbOptions& ab, int attempt) {
+  AbOptions a = ab;
+  // The retry of an undecided step: twice the rounds, as twice the samples halve the interval's
+  // width by about √2.
+  if (attempt > 0) {
+    a.rounds = std::min(kMaxRepeats, 2 * a.rounds);
+    a.max_rounds = std::min(kMaxRepeats, 2 * a.max_rounds);
+  }
+  return a;
+}
 
 int run_bisect(BisectOptions o) {
   BisectPlan p = check_bisect_inputs(o);

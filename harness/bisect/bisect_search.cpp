@@ -48,13 +48,14 @@ SearchResult bisect_search(int n, const Judge& judge, const std::function<void(c
       r.outcome = SearchOutcome::all_skipped;
       return r;
     }
-    SearchStep s{i, 0, judge(i, 0)};
-    record(s);
-    if (s.verdict == StepVerdict::undecided) {
-      s = SearchStep{i, 1, judge(i, 1)};
-      record(s);
-    }
-    switch (s.verdict) {
+    const StepVerdict v = judge_with_retry<StepVerdict>(
+        [&](int attempt) {
+          const SearchStep s{i, attempt, judge(i, attempt)};
+          record(s);
+          return s.verdict;
+        },
+        [](const StepVerdict& x) { return x == StepVerdict::undecided; });
+    switch (v) {
       case StepVerdict::moved: r.moved = i; break;
       case StepVerdict::same: r.good = i; break;
       case StepVerdict::unbuildable:

@@ -40,6 +40,17 @@ struct SearchResult {
   std::vector<int> skipped;   // unbuildable revisions, in the order met
 };
 
+// A step judged (attempt 0) and, when that was undecided, judged once more (attempt 1, twice the
+// rounds): the last attempt's verdict. The search's midpoints and BAD's own session against GOOD
+// are judged so.
+template <class Verdict>
+Verdict judge_with_retry(const std::function<Verdict(int attempt)>& judge,
+                         const std::function<bool(const Verdict&)>& undecided) {
+  Verdict v = judge(0);
+  if (undecided(v)) v = judge(1);
+  return v;
+}
+
 // `judge(index, attempt)` is called only for 0 < index < n-1 (n >= 2), each (index, attempt) at
 // most once. `on_step` (may be empty) hears each step as it is decided.
 using Judge = std::function<StepVerdict(int index, int attempt)>;

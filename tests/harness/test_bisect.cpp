@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "harness/bisect/bisect.h"
 #include "harness/bisect/bisect_search.h"
 #include "harness/bisect/bisect_verdict.h"
 #include "harness_util.h"
@@ -149,6 +150,68 @@ TEST(BisectSearch, StopsOnAStepThatStaysUndecided) {
   // The range said still holds the change.
   EXPECT_EQ(r.good, 5);
   EXPECT_EQ(r.moved, 11);
+}
+
+// Catches: the retry of an undecided step taken one attempt late — not retried at its first
+// undecided verdict, retried a second time, or the retry run with the first attempt's rounds.
+// One revision (4, the first midpoint of 10) is undecided at its first attempt only: it is judged
+// exactly twice, attempts 0 then 1, every other revision once; BAD's own session goes through
+// the same retry, and the retry's session has twice the rounds.
+TEST(BisectRetry, AnUndecidedStepIsRetriedExactlyOnceWithTwiceTheRounds) {
+  for (int first = 1; first < 10; ++first) {
+    std::vector<std::pair<int, int>> judged;
+    const SearchResult r = bisect::bisect_search(10, [&](int i, int attempt) {
+      judged.emplace_back(i, attempt);
+      if (i == 4 && attempt == 0) return StepVerdict::undecided;
+      return i >= first ? StepVerdict::moved : StepVerdict::same;
+    });
+    EXPECT_EQ(r.outcome, SearchOutcome::found) << "first " << first;
+    EXPECT_EQ(r.first_moved, first);
+    ASSERT_GE(judged.size(), 2u);
+    EXPECT_EQ(judged[0], std::make_pair(4, 0));
+    EXPECT_EQ(judged[1], std::make_pair(4, 1));
+    for (size_t j = 2; j < judged.size(); ++j) {
+      EXPECT_NE(judged[j].first, 4) << "first " << first;
+      EXPECT_EQ(judged[j].second, 0) << "revision " << judged[j].first << " retried though decided";
+    }
+    ASSERT_EQ(r.steps.size(), judged.size());
+    EXPECT_EQ(r.steps[0].verdict, StepVerdict::undecided);
+    EXPECT_EQ(r.steps[1].attempt, 1);
+  }
+
+  // The retry as BAD's session takes it: decided at once, one attempt; undecided, exactly one
+  // more; undecided at both, no third, and the last verdict is the retry's.
+  auto attempts = [](std::vector<StepVerdict> answers) {
+    std::vector<int> asked;
+    const StepVerdict v = bisect::judge_with_retry<StepVerdict>(
+        [&](int attempt) {
+          asked.push_back(attempt);
+          return answers.at(asked.size() - 1);
+        },
+        [](const StepVerdict& x) { return x == StepVerdict::undecided; });
+    return std::make_pair(asked, v);
+  };
+  EXPECT_EQ(attempts({StepVerdict::moved}), std::make_pair(std::vector<int>{0}, StepVerdict::moved));
+  EXPECT_EQ(attempts({StepVerdict::undecided, StepVerdict::same}), std::make_pair(std::vector<int>{0, 1}, StepVerdict::same));
+  EXPECT_EQ(attempts({StepVerdict::undecided, StepVerdict::undecided, StepVerdict::moved}),
+            std::make_pair(std::vector<int>{0, 1}, StepVerdict::undecided));
+
+  // The retry's session: twice ab's rounds and max rounds (capped at kMaxRepeats); the first
+  // attempt's, ab's own; nothing else changed.
+  AbOptions ab;
+  ab.rounds = 6;
+  ab.max_rounds = 8;
+  ab.gate.min_effect = 0.05;
+  const AbOptions first = bisect::attempt_options(ab, 0), retry = bisect::attempt_options(ab, 1);
+  EXPECT_EQ(first.rounds, 6);
+  EXPECT_EQ(first.max_rounds, 8);
+  EXPECT_EQ(retry.rounds, 12);
+  EXPECT_EQ(retry.max_rounds, 16);
+  EXPECT_EQ(retry.gate.min_effect, 0.05);
+  ab.rounds = 600;
+  ab.max_rounds = 900;
+  EXPECT_EQ(bisect::attempt_options(ab, 1).rounds, kMaxRepeats);
+  EXPECT_EQ(bisect::attempt_options(ab, 1).max_rounds, kMaxRepeats);
 }
 
 TEST(BisectSearch, NegativeControlsAJudgeThatLiesMovesTheAnswer) {
