@@ -180,6 +180,96 @@ TEST(Calibrate, SummaryHasMedianP90AndBias) {
   EXPECT_EQ(v.summary.back().points, 12);
 }
 
+// The summary's numbers on chosen errors: the synthetic sweep's twelve held-out points (every one
+// predicted exactly with the terms) given measured epochs 1%, 2%, ... 11% off, alternately too
+// slow and too fast, and the twelfth 50% off on a run the machine disturbed. Over the eleven the
+// summary counts: median |error| 6%, P90 by nearest rank the 10th smallest (ceil(0.9 x 11)), 10%,
+// bias the signed median, and the worst the 11% point.
+//
+// Catches: the disturbed point scored in the summary (12 points, the worst 50%); P90 off by one
+// rank (floor: 9%; one past: 11%); the median of signed errors taken for the bias's |error|.
+TEST(Calibrate, TheSummaryOfChosenErrorsLeavesTheDisturbedPointOut) {
+  const std::string fit = synthetic_sweep(kTrue);
+  const predict::Calibration c = predict::calibrate(temp_file("sumfit.jsonl", fit), {Mode::naive, Mode::interleaved});
+  std::string text;
+  int held = 0;
+  std::vector<double> wanted;  // each held-out point's error, in file order
+  for (const auto& [model, t1] : std::vector<std::pair<std::string, double>>{{"small", 0.5}, {"medium", 3.2}}) {
+    const predict::SingleRun s = single_of(model, t1);
+    text += line(pt(model, "single", 1), modelled_record(pt(model, "single", 1), s, kTrue));
+    for (int k : {2, 4}) {
+      for (const SweepRun& p : {pt(model, "naive", k, std::nullopt, "50:300"), pt(model, "interleaved", k, std::nullopt, "50:300"),
+                                pt(model, "bucketed", k, 1.0, "50:300"), pt(model, "bucketed", k, 25.0, "50:300")}) {
+        RunRecord r = modelled_record(p, s, kTrue);
+        const bool fitted = k == 2 && (p.point.mode == "naive" || p.point.mode == "interleaved");
+        if (fitted) {
+          text += line(p, r);
+          continue;
+        }
+        ++held;
+        const bool disturbed = held == 12;
+        // error = (predicted - measured) / measured: measured = predicted / (1 + error)
+        const double e = disturbed ? 0.5 : (held % 2 ? 0.01 : -0.01) * held;
+        wanted.push_back(e);
+        r.avg_epoch_s /= 1 + e;
+        text += line(p, r, disturbed ? Machine{"Test CPU", 2, "probe -40%, load 1.4"} : Machine{});
+      }
+    }
+  }
+  ASSERT_EQ(held, 12);
+  const predict::Validation v = predict::validate(temp_file("sumchosen.jsonl", text), c);
+  ASSERT_EQ(v.rows.size(), 12u);
+  for (size_t i = 0; i < v.rows.size(); ++i) EXPECT_NEAR(v.rows[i].error, wanted[i], 1e-9) << i;
+  EXPECT_TRUE(v.rows[11].disturbed);
+  const predict::ErrorSummary& all = v.summary.back();
+  EXPECT_EQ(all.scope, "all");
+  EXPECT_EQ(all.points, 11);
+  EXPECT_NEAR(all.median_abs, 0.06, 1e-9);
+  EXPECT_NEAR(all.p90_abs, 0.10, 1e-9);
+  // Signed +1, -2, +3, ..., +11%: sorted -10 -8 -6 -4 -2 +1 +3 ..., the 6th of 11 is +1%.
+  EXPECT_NEAR(all.signed_median, 0.01, 1e-9);
+  EXPECT_NEAR(v.rows[all.worst].error, 0.11, 1e-9);
+  EXPECT_NEAR(v.median_abs_error, 0.06, 1e-9);
+}
+
+// The cap advice holds when the recommended cap measured within 3% of the best measured cap: a cap
+// sweep made with the terms, every cap measured at one epoch time but the advised one, 2.5% slower
+// (holds) or 3.5% slower (does not); the gap is the advised cap's own measured epoch over the best's.
+//
+// Catches: kCapTolerance moved off 3%, and the advised cap paired with another cap's measured epoch
+// (the gap would read 0 and the 3.5% cell hold).
+TEST(Calibrate, TheCapAdviceHoldsWithinThreePercentOfTheBestMeasuredCap) {
+  std::string head;
+  const predict::SingleRun s = single_of("medium", 3.2);
+  head += line(pt("medium", "single", 1), modelled_record(pt("medium", "single", 1), s, kTrue));
+  head += line(pt("medium", "naive", 2, std::nullopt, "50:300"), modelled_record(pt("medium", "naive", 2, std::nullopt, "50:300"), s, kTrue));
+  head += line(pt("medium", "interleaved", 2, std::nullopt, "50:300"),
+               modelled_record(pt("medium", "interleaved", 2, std::nullopt, "50:300"), s, kTrue));
+  const std::vector<double> caps = {0.25, 1.0, 4.0, 16.0, 64.0};
+  auto sweep = [&](std::optional<double> advised, double slower) {
+    std::string text = head;
+    for (double cap : caps) {
+      const SweepRun p = pt("medium", "bucketed", 2, cap, "50:300");
+      RunRecord r = modelled_record(p, s, kTrue);
+      if (advised) r.avg_epoch_s = cap == *advised ? 1.0 * (1 + slower) : 1.0;
+      text += line(p, r);
+    }
+    return text;
+  };
+  const predict::Calibration c = predict::calibrate(temp_file("tolcal.jsonl", sweep(std::nullopt, 0)), {Mode::naive, Mode::interleaved});
+  const double advised = predict::check_caps(temp_file("tol0.jsonl", sweep(std::nullopt, 0)), c).cells.at(0).predicted.recommended_mb();
+  for (const auto& [slower, holds] : std::vector<std::pair<double, bool>>{{0.025, true}, {0.035, false}}) {
+    const predict::CapCheck check = predict::check_caps(temp_file("tol.jsonl", sweep(advised, slower)), c);
+    ASSERT_EQ(check.cells.size(), 1u);
+    const predict::CapCell& cell = check.cells[0];
+    EXPECT_EQ(cell.predicted.recommended_mb(), advised);  // the advice is the prediction's, not the measurement's
+    EXPECT_NEAR(cell.recommended_epoch_s, 1 + slower, 1e-12);
+    EXPECT_NEAR(cell.measured_epoch_s[cell.measured_best], 1.0, 1e-12);
+    EXPECT_NEAR(cell.gap(), slower, 1e-12);
+    EXPECT_EQ(cell.holds(), holds) << "advised " << advised << " MiB, " << slower * 100 << "% slower than the best";
+  }
+}
+
 TEST(Calibrate, PredictsTheSameAllreduceTimeAsTheLinkEmulation) {
   // The same function, so equal to the last bit, for every algorithm, link, size and K.
   for (const std::string& link : {"nvlink", "pcie4", "eth10", "50:300"}) {

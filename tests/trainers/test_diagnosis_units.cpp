@@ -117,6 +117,37 @@ TEST(DiagnosisRule, LoaderAndTheThreshold) {
   EXPECT_EQ(diagnose(two_ranks({0.1, 0.0, 0.24}, {0.1, 0.0, 0.24}, 1.0)).bottleneck, "compute");
 }
 
+// The loader's share is the ranks' mean wait, not the longest: one rank waiting 36% of the step
+// beside one waiting 10% is a loader wait of 23%, under the 25% share (compute-bound); 40% and
+// 20% are 30%, loader-bound at that share.
+//
+// Catches: the loader's wait taken from one rank (the longest, or rank 0) instead of the mean.
+TEST(DiagnosisRule, TheLoaderShareIsTheRanksMeanWait) {
+  const Diagnosis under = diagnose(two_ranks({0.1, 0.0, 0.36}, {0.1, 0.0, 0.10}, 1.0));
+  EXPECT_EQ(under.bottleneck, "compute") << under.line;
+  EXPECT_NEAR(under.loader_share, 0.23, 1e-12);
+  const Diagnosis over = diagnose(two_ranks({0.1, 0.0, 0.20}, {0.1, 0.0, 0.40}, 1.0));
+  EXPECT_EQ(over.bottleneck, "loader") << over.line;
+  EXPECT_NEAR(over.loader_share, 0.30, 1e-12);
+  EXPECT_NE(over.line.find("loader-bound: 30% of the 1000.0 ms step"), std::string::npos) << over.line;
+}
+
+// Where the trainer has a steadier compute for the imbalance (imbalance_compute), the rank it
+// finds slowest is the one whose wait is the exposed communication: here rank 0's clock reads
+// longest (0.40 s against 0.30 s) but rank 1 is slowest by the steadier measure, so the exposed
+// wait is rank 1's 0.35 s, not rank 0's 0.05 s.
+//
+// Catches: the exposed wait taken from the rank with the longest raw compute (or rank 0) while
+// the imbalance is judged on the steadier measure: a communication-bound step called compute.
+TEST(DiagnosisRule, TheExposedWaitIsTheSlowestRanksByTheImbalancesMeasure) {
+  DiagnosisInput in = two_ranks({0.40, 0.05, 0.0}, {0.30, 0.35, 0.0}, 1.0, 0.5);
+  in.imbalance_compute = {0.29, 0.30};
+  const Diagnosis d = diagnose(in);
+  EXPECT_NEAR(d.comm_share, 0.35, 1e-12);
+  EXPECT_NEAR(d.straggler_share, 0.01, 1e-12);
+  EXPECT_EQ(d.bottleneck, "communication") << d.line;
+}
+
 TEST(DiagnosisRule, OneRankHasNoStraggler) {
   DiagnosisInput in;
   in.ranks = {{0.9, 0.0, 0.0}};
