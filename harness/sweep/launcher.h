@@ -13,6 +13,8 @@
 //
 // Under Slurm (`srun`), every run is a job step of the allocation the sweep runs in:
 //   srun --mpi=pmix --kill-on-bad-exit=1 [-N N --ntasks-per-node R] -n K [--srun-args] TRAINER ...
+// with SLURM_PMIX_FENCE=ring in the steps' environment unless the user set it (Slurm's tree
+// barrier let peers leave MPI_Init while a rank was still in the modex: docs/cluster.md).
 // PMIx: Debian's Open MPI starts its ranks from Slurm's mpi/pmix plugin, no mpirun (measured on
 // the emulated cluster, scripts/emulated-slurm.sh); single runs are one-task steps (--mpi=none),
 // so they too run on an allocated node. --kill-on-bad-exit: one rank's failure ends the step.
