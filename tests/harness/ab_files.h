@@ -38,6 +38,10 @@ inline std::string timed_line(const SweepRun& p, double epoch_s, double run_dela
   return make_sweep_line(p, info, nlohmann::ordered_json(system), r, "").dump() + "\n";
 }
 
+// The two points the judges' tests pair: small's single run and its naive run at K = 2, in a round.
+inline SweepRun single_run(int round) { return pt("small", "single", 1, {}, "none", round); }
+inline SweepRun naive_run(int round) { return pt("small", "naive", 2, {}, "none", round); }
+
 // A run of `p` that failed (no record).
 inline std::string failed_line(const SweepRun& p) { return sweep_line(p, std::nullopt, "exit 1", "judge"); }
 

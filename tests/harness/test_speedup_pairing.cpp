@@ -18,11 +18,10 @@ namespace dpscale {
 namespace {
 
 using test::failed_line;
-using test::pt;
+using test::naive_run;
+using test::single_run;
 using test::timed_line;
 
-SweepRun single_run(int round) { return pt("small", "single", 1, {}, "none", round); }
-SweepRun naive_run(int round) { return pt("small", "naive", 2, {}, "none", round); }
 
 // Eight rounds. A's single run slows 2% a round (its speedup moves with it); B's single and naive
 // runs are A's, both 4% more throughput each round (round r: 1 + 0.04 r times A's), so B's

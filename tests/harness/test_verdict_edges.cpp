@@ -17,11 +17,10 @@ namespace dpscale {
 namespace {
 
 using test::failed_line;
-using test::pt;
+using test::naive_run;
+using test::single_run;
 using test::timed_line;
 
-SweepRun single_run(int round) { return pt("small", "single", 1, {}, "none", round); }
-SweepRun naive_run(int round) { return pt("small", "naive", 2, {}, "none", round); }
 
 // A quiet machine's run-to-run noise, ±0.3%: small enough that every estimate below sits well to
 // one side of the line it is tested against.

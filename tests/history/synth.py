@@ -67,6 +67,11 @@ def row(mode, rev, speedup, run=0, disturbed=None, machine=None, point_suffix=""
     return r
 
 
+def digest(path):
+    """The file's bytes as a hash: a store or file a refused command must leave as it was."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def write_rows(path, rows):
     with open(path, "w") as f:
         for r in rows:

@@ -29,10 +29,6 @@ import synth  # noqa: E402
 from synth import dpscale  # noqa: E402
 
 
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def edited(row, path, value):
     """A copy of `row` with the field at `path` (dotted) set to `value`."""
     r = json.loads(json.dumps(row))
@@ -79,7 +75,7 @@ class Refused(Scratch):
         synth.write_rows(self.dir / "held.jsonl", [synth.row("naive", synth.revision(0), 1.5, run=j) for j in range(3)])
         r = dpscale("history", "import", self.dir / "held.jsonl", "--db", self.db)
         self.assertEqual(r.returncode, 0, r.stderr)
-        before = digest(self.db)
+        before = synth.digest(self.db)
         good = synth.row("naive", synth.revision(1), 1.4)
         self.assertIsNotNone(good["state"])  # the template carries the machine's state
         for field, value, words in BAD:
@@ -96,7 +92,7 @@ class Refused(Scratch):
                 self.assertEqual(len(lines), 1, r.stderr)
                 self.assertIn(f"{p}:3: ", lines[0])
                 self.assertIn(words, lines[0])
-                self.assertEqual(digest(self.db), before, "the store was touched")
+                self.assertEqual(synth.digest(self.db), before, "the store was touched")
         self.assertEqual(self.runs(), 3)
 
     def test_a_good_row_of_every_kind_is_taken(self):

@@ -36,10 +36,6 @@ def revision_rows(i, steps, rev=None):
     return [synth.row("naive", rev, level(i, steps) * (1 + 0.002 * ((i + j) % 3)), run=j) for j in range(3)]
 
 
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 class Scratch(unittest.TestCase):
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp())
@@ -143,14 +139,14 @@ class Accept(Scratch):
             cid = ("abcdef12" + f"{i:032x}") if i in (2, 3) else hashlib.sha1(f"c{i}".encode()).hexdigest()
             rows += revision_rows(i, (), rev=dict(synth.revision(i), commit_id=cid))
         self.load(rows)
-        before = digest(self.db)
+        before = synth.digest(self.db)
         line = self.one_line_exit_2(dpscale("history", "accept", "--rev", "nosuch", "--db", self.db))
         self.assertIn("no revision nosuch in the history", line)
         line = self.one_line_exit_2(dpscale("history", "accept", "--rev", "abcdef12", "--db", self.db))
         self.assertIn("abcdef12 names 2 revisions (rev002, rev003): give more of the commit id", line)
         line = self.one_line_exit_2(dpscale("history", "accept", "--rev", "rev004", "--mode", "bucketed", "--db", self.db))
         self.assertIn("no speedup series that the filters select holds revision rev004", line)
-        self.assertEqual(digest(self.db), before)
+        self.assertEqual(synth.digest(self.db), before)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@
                history of a newer schema, as --db of add, show and changes: one line, exit 2,
                the file's bytes unchanged.
 """
-import hashlib
 import os
 import random
 import shutil
@@ -36,10 +35,6 @@ from test_history_cli import ab_dir  # noqa: E402
 
 sys.path.insert(0, str(synth.SRC / "harness" / "history"))
 from dpscale_history import store as storemod  # noqa: E402
-
-
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 class Base(unittest.TestCase):
@@ -98,18 +93,28 @@ class Killed(Base):
                                          str(self.db)], capture_output=True).returncode, 0)
         before = set(self.keys())
         path, rows = self.rows_file()
+        written = self.kill_at_pause([synth.BIN, "history", "import", str(path), "--db", str(self.db)], {},
+                                     "its midpoint")
+        # The hook holds the add midway: some of its rows written inside its transaction, not all.
+        self.assertTrue(0 < written < len(rows), written)
+        self.assertEqual(set(self.keys()), before, "a killed add left some of its rows")
+        r = dpscale("history", "import", path, "--db", self.db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(set(self.keys()), before | {r["run_key"] for r in rows})
+
+
+    def kill_at_pause(self, args, env_extra, where):
+        """Runs `args` with the history's pause hook, SIGKILLs dpscale where the hook holds it, and
+        returns how many rows the add had written inside its transaction by then."""
         marker = self.dir / "paused"
-        env = dict(os.environ, DPSCALE_TEST_HISTORY_PAUSE=str(marker))
-        p = subprocess.Popen([synth.BIN, "history", "import", str(path), "--db", str(self.db)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = dict(os.environ, DPSCALE_TEST_HISTORY_PAUSE=str(marker), **env_extra)
+        p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120
         while not marker.exists() and time.time() < deadline and p.poll() is None:
             time.sleep(0.05)
-        self.assertTrue(marker.exists(), "the add never reached its midpoint")
+        self.assertTrue(marker.exists(), f"the add never reached {where}")
         time.sleep(0.2)  # the marker's text is written just after it is made
         python_pid, written = map(int, marker.read_text().split())
-        # The hook holds the add midway: some of its rows written inside its transaction, not all.
-        self.assertTrue(0 < written < len(rows), written)
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
         for _ in range(100):  # the Python child dies with dpscale (its guard's death signal)
@@ -120,11 +125,7 @@ class Killed(Base):
                 break
         else:
             self.fail("the Python side outlived a killed dpscale")
-        self.assertEqual(set(self.keys()), before, "a killed add left some of its rows")
-        r = dpscale("history", "import", path, "--db", self.db)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(set(self.keys()), before | {r["run_key"] for r in rows})
-
+        return written
 
     def pairs(self):
         with sqlite3.connect(self.db) as c:
@@ -136,26 +137,8 @@ class Killed(Base):
         d = ab_dir(self.dir)
         args = [synth.BIN, "history", "add", str(d), "--rev-a", "base", "--rev-a-time", "2026-01-01T00:00:00Z",
                 "--rev-b", "cand", "--rev-b-time", "2026-01-02T00:00:00Z", "--db", str(self.db)]
-        marker = self.dir / "paused"
-        env = dict(os.environ, DPSCALE_TEST_HISTORY_PAUSE=str(marker), DPSCALE_TEST_HISTORY_PAUSE_AT="pairs")
-        p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while not marker.exists() and time.time() < deadline and p.poll() is None:
-            time.sleep(0.05)
-        self.assertTrue(marker.exists(), "the add never reached its pairs")
-        time.sleep(0.2)
-        python_pid, runs_written = map(int, marker.read_text().split())
+        runs_written = self.kill_at_pause(args, {"DPSCALE_TEST_HISTORY_PAUSE_AT": "pairs"}, "its pairs")
         self.assertGreater(runs_written, 120)  # every run of both halves written, in the transaction
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait(timeout=30)
-        for _ in range(100):
-            try:
-                os.kill(python_pid, 0)
-                time.sleep(0.1)
-            except ProcessLookupError:
-                break
-        else:
-            self.fail("the Python side outlived a killed dpscale")
         self.assertEqual((len(self.keys()), self.pairs()), (0, 0), "a killed add left runs without their pairs")
         r = subprocess.run(args[:-2] + ["--db", str(self.db)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -224,7 +207,7 @@ class Refused(Base):
         for make in (self.text_file, self.random_bytes, self.other_program_db, self.damaged_history,
                      self.newer_history, self.truncated_history):
             path, words = make()
-            before = digest(path)
+            before = synth.digest(path)
             for args in (["import", rows], ["add", synth.BASELINE, "--rev", "x", "--rev-time", "2026-01-01T00:00:00Z"],
                          ["show"], ["changes"], ["export"]):
                 with self.subTest(file=make.__name__, cmd=args[0]):
@@ -235,7 +218,7 @@ class Refused(Base):
                     self.assertIn(str(path), lines[0])
                     if make != self.truncated_history:
                         self.assertIn(words, lines[0])
-                    self.assertEqual(digest(path), before, "the file was changed")
+                    self.assertEqual(synth.digest(path), before, "the file was changed")
 
 
 if __name__ == "__main__":

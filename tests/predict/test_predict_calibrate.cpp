@@ -232,6 +232,17 @@ TEST(Calibrate, TheSummaryOfChosenErrorsLeavesTheDisturbedPointOut) {
   EXPECT_NEAR(v.median_abs_error, 0.06, 1e-9);
 }
 
+// The lines a cap check calibrates from besides its cap sweep: medium's single run and its naive
+// and interleaved runs at K = 2 on the 50:300 link, each made with the terms.
+std::string medium_single_naive_interleaved(const predict::SingleRun& s) {
+  std::string text;
+  for (const SweepRun& p : {pt("medium", "single", 1), pt("medium", "naive", 2, std::nullopt, "50:300"),
+                            pt("medium", "interleaved", 2, std::nullopt, "50:300")}) {
+    text += line(p, modelled_record(p, s, kTrue));
+  }
+  return text;
+}
+
 // The cap advice holds when the recommended cap measured within 3% of the best measured cap: a cap
 // sweep made with the terms, every cap measured at one epoch time but the advised one, 2.5% slower
 // (holds) or 3.5% slower (does not); the gap is the advised cap's own measured epoch over the best's.
@@ -239,12 +250,8 @@ TEST(Calibrate, TheSummaryOfChosenErrorsLeavesTheDisturbedPointOut) {
 // Catches: kCapTolerance moved off 3%, and the advised cap paired with another cap's measured epoch
 // (the gap would read 0 and the 3.5% cell hold).
 TEST(Calibrate, TheCapAdviceHoldsWithinThreePercentOfTheBestMeasuredCap) {
-  std::string head;
   const predict::SingleRun s = single_of("medium", 3.2);
-  head += line(pt("medium", "single", 1), modelled_record(pt("medium", "single", 1), s, kTrue));
-  head += line(pt("medium", "naive", 2, std::nullopt, "50:300"), modelled_record(pt("medium", "naive", 2, std::nullopt, "50:300"), s, kTrue));
-  head += line(pt("medium", "interleaved", 2, std::nullopt, "50:300"),
-               modelled_record(pt("medium", "interleaved", 2, std::nullopt, "50:300"), s, kTrue));
+  const std::string head = medium_single_naive_interleaved(s);
   const std::vector<double> caps = {0.25, 1.0, 4.0, 16.0, 64.0};
   auto sweep = [&](std::optional<double> advised, double slower) {
     std::string text = head;
@@ -298,12 +305,8 @@ TEST(Calibrate, PredictsTheSameAllreduceTimeAsTheLinkEmulation) {
 
 TEST(Calibrate, CapCheckCountsTheCellsWhoseAdviceHolds) {
   // A cap sweep made with the terms: the advice's measured time is the predicted minimum's.
-  std::string text;
   const predict::SingleRun s = single_of("medium", 3.2);
-  text += line(pt("medium", "single", 1), modelled_record(pt("medium", "single", 1), s, kTrue));
-  text += line(pt("medium", "naive", 2, std::nullopt, "50:300"), modelled_record(pt("medium", "naive", 2, std::nullopt, "50:300"), s, kTrue));
-  text += line(pt("medium", "interleaved", 2, std::nullopt, "50:300"),
-               modelled_record(pt("medium", "interleaved", 2, std::nullopt, "50:300"), s, kTrue));
+  std::string text = medium_single_naive_interleaved(s);
   std::string slow = text;
   for (double cap : {0.25, 1.0, 4.0, 16.0, 64.0}) {
     const SweepRun p = pt("medium", "bucketed", 2, cap, "50:300");
