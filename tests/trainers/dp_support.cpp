@@ -139,4 +139,13 @@ double ring_model_seconds(const LinkPreset& link, double nbytes, int k, double d
   return 2.0 * (k - 1) * (link.alpha_us * 1e-6 + (nbytes / k) / (link.gbps * 1e9)) * dilation;
 }
 
+std::vector<std::string> our_lines(const std::string& err, const std::string& exe) {
+  std::vector<std::string> lines;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(exe + ":", 0) == 0 || line.rfind(exe + " (rank", 0) == 0) lines.push_back(line);
+  }
+  return lines;
+}
+
 }  // namespace dpscale::test

@@ -60,6 +60,10 @@ nlohmann::json results_json(const std::string& out);
 // Occurrences of `needle` in `haystack` (non-overlapping).
 int count_occurrences(const std::string& haystack, const std::string& needle);
 
+// The lines of `err` our program wrote: they start with the executable's name ("train_dp_naive:"
+// or "train_dp_naive (rank 1):"). mpirun's banner never does.
+std::vector<std::string> our_lines(const std::string& err, const std::string& exe);
+
 // A fresh directory under the system temp dir, removed with everything in it on destruction.
 class ScratchDir {
  public:

@@ -46,17 +46,6 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-// Lines of stderr our program wrote: they start with the executable's name ("train_dp_naive:"
-// or "train_dp_naive (rank 1):"). mpirun's banner never does.
-std::vector<std::string> our_lines(const std::string& err, const std::string& exe) {
-  std::vector<std::string> lines;
-  std::istringstream in(err);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(exe + ":", 0) == 0 || line.rfind(exe + " (rank", 0) == 0) lines.push_back(line);
-  }
-  return lines;
-}
-
 // Exit 2, no hang, no record, and exactly one line of ours, which contains `what`. Under mpirun
 // the exit status checked is mpirun's own: 2, passed on from the ranks (see the header).
 void expect_one_line_exit_2(const std::vector<std::string>& argv, const std::string& exe, const std::string& what) {

@@ -40,16 +40,6 @@ using Clock = std::chrono::steady_clock;
 const std::vector<std::string> kRun = {"--backend", "cpu", "--model", kTinyModel, "--samples", "2048",
                                        "--batch-size", "256", "--quiet"};
 
-// Lines of stderr written by our programs (mpirun's banner never starts with a trainer's name).
-std::vector<std::string> our_lines(const std::string& err, const std::string& exe) {
-  std::vector<std::string> lines;
-  std::istringstream in(err);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(exe + ":", 0) == 0 || line.rfind(exe + " (rank", 0) == 0) lines.push_back(line);
-  }
-  return lines;
-}
-
 // ------------------------------------------------------------------------- non-finite values
 
 TEST(DpNonFinite, OverflowingUpdateStopsEveryRankAtTheSameStep) {
