@@ -1,6 +1,6 @@
 // record.h — the RESULTS_JSON record: the contract between the trainers (which write it) and
 // the harness (which reads it). The struct gives code typed access; record_fields() is the one
-// table of its fields (JSON name, type, meaning) from which writing, reading, the README's field
+// table of its fields (JSON name, type, meaning) from which writing, reading, docs/record.md's field
 // table (`dpscale schema record --format md`) and the plotter's view of it all come.
 //
 // A trainer prints exactly one line on stdout:  RESULTS_JSON: {...}
