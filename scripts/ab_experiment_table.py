@@ -10,7 +10,8 @@ metric (a throughput curve, a speedup curve), the median session time and the lo
 before the sessions. For `all5` (every trainer 5% slower) a last column: what `dpscale compare`
 said of the same two files, which judges speedups only. --lines adds a second table: the
 sessions each decision line (the fraction of the minimum effect a significant estimate must
-reach) would call a regression.
+reach) would call a regression, with two rows of totals: every A/A session, and every session
+whose B is 5% slower (dp5, all5).
 """
 import json
 import statistics
@@ -25,6 +26,8 @@ WHAT = {
     "dp10": "B's data-parallel steps 10% slower",
     "all5": "B 5% slower everywhere (single too)",
 }
+GROUPS = [("every A/A session", ("idle", "busy1", "busy2")),
+          ("every 5% change", ("dp5", "all5"))]
 
 
 def regressed(row, metric):
@@ -38,14 +41,22 @@ def lines_table(rows, conds, min_effect=5.0, alpha=0.05, fractions=(0.5, 0.75, 1
         f"regression at {f:g} × min effect ({f * min_effect:g}%)" for f in fractions) + " |"
     print(head)
     print("|" + "---|" * (2 + len(fractions)))
-    for c in conds:
-        rs = [r for r in rows if r["condition"] == c]
+    def row(name, rs):
         cells = []
         for f in fractions:
             n = sum(any(x.get("p_holm") is not None and x["p_holm"] < alpha and x.get("effect_pct") is not None
                         and x["effect_pct"] <= -f * min_effect for x in r["curves"]) for r in rs)
             cells.append(str(n))
-        print(f"| {WHAT[c]} | {len(rs)} | " + " | ".join(cells) + " |")
+        print(f"| {name} | {len(rs)} | " + " | ".join(cells) + " |")
+
+    for c in conds:
+        row(WHAT[c], [r for r in rows if r["condition"] == c])
+    # The totals the choice of the line is argued from (docs/ab.md), summed here so no prose
+    # has to add the rows up by hand.
+    for name, group in GROUPS:
+        rs = [r for r in rows if r["condition"] in group]
+        if rs:
+            row(f"**{name}**", rs)
 
 
 def main(path, lines=False):

@@ -2,7 +2,8 @@
 """history_experiment.py — how well `dpscale history changes` finds a change in the noise this
 machine's CI sweep measures. Writes results/history/synthetic.md (the table) and .json.
 
-  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100] [--aa-sessions DIR...]
+  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100]
+        [--aa-tarball results/ab/back-to-back/runs.tar.xz] [--aa-sessions DIR...]
   /usr/bin/python3 scripts/history_experiment.py --table results/history/synthetic.json   (the table only)
 
 1. The noise: the ten idle sweeps of configs/ci.json in results/gate/runs.tar.xz (one build,
@@ -26,11 +27,12 @@ machine's CI sweep measures. Writes results/history/synthetic.md (the table) and
    sessions' values around 0, pooled over the series of a metric, per machine condition: quiet
    — ci-aa and the ab experiment's idle-N — or busy1-N, beside a busy loop). The sessions: the committed
    A/A session results/ab/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
-   --aa-sessions, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
+   --aa-sessions, or every A/A session (idle-N, busy1-N) of a committed tarball of
+   scripts/ab-experiment.sh's sessions given with --aa-tarball, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
    (the anchor one label, each session's B a revision of its own), read back with `show`; only
    undisturbed pairs count, as `changes` tests them. The per-session values go to
-   results/history/anchored-sigma.json, which a later run without --aa-sessions reads (the
-   sessions other than ci-aa are not committed). Then the synthetic histories of 2. again at
+   results/history/anchored-sigma.json, which a later run without --aa-sessions or --aa-tarball
+   reads. Then the synthetic histories of 2. again at
    each condition's σ of the anchored speedup and throughput, and at the quiet σ's 95% upper
    bound (chi-square: so few values bound σ loosely).
 """
@@ -107,12 +109,17 @@ def anchored_sigma(dpscale, session_dirs):
         aa = Path(d) / "ci-aa"
         aa.mkdir()
         with tarfile.open(ROOT / "results" / "ab" / "ci-aa" / "runs.tar.xz") as t:
-            t.extractall(aa, members=[m for m in t.getmembers() if m.name in ("a.jsonl", "b.jsonl")])
+            # The tarball holds the session's one folder (ab-<time>/a.jsonl, b.jsonl): the two files
+            # are read from wherever they sit in it, so the folder's name does not matter.
+            for m in t.getmembers():
+                name = m.name.rsplit("/", 1)[-1]
+                if m.isfile() and name in ("a.jsonl", "b.jsonl"):
+                    (aa / name).write_bytes(t.extractfile(m).read())
         sessions = [("results/ab/ci-aa/runs.tar.xz", aa)] + [(Path(p).name, Path(p)) for p in session_dirs]
         db = Path(d) / "aa.sqlite"
         for i, (_, path) in enumerate(sessions):
             run([dpscale, "history", "add", str(path), "--rev-a", "aa-anchor", "--rev-a-time", "2026-01-01T00:00:00Z",
-                 "--rev-b", f"aa-{i + 1:02d}", "--rev-b-time", f"2026-01-02T{i:02d}:00:00Z", "--db", str(db)])
+                 "--rev-b", f"aa-{i + 1:02d}", "--rev-b-time", f"2026-01-02T{i // 60:02d}:{i % 60:02d}:00Z", "--db", str(db)])
         shown = {m: json.loads(run([dpscale, "history", "show", "--db", str(db), "--format", "json", "--metric", m]))
                  for m in ("speedup", "throughput")}
     names = {f"aa-{i + 1:02d}": name for i, (name, _) in enumerate(sessions)}
@@ -217,6 +224,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "results" / "history"))
     ap.add_argument("--table", help="print the table of a committed synthetic.json, measuring nothing")
+    ap.add_argument("--aa-tarball", help="a tarball of ab-experiment.sh's sessions (sessions/<condition>-N/): "
+                    "its A/A sessions, idle-N and busy1-N, are the --aa-sessions")
     ap.add_argument("--aa-sessions", nargs="+", default=[],
                     help="dpscale ab --out directories of A/A sessions (identical builds), besides results/ab/ci-aa")
     a = ap.parse_args()
@@ -224,6 +233,31 @@ def main():
         doc = json.loads(Path(a.table).read_text())
         print("\n".join(report(doc, doc["rows"][0]["seeds"])))
         return
+    with tempfile.TemporaryDirectory() as unpacked:
+        if a.aa_tarball:
+            a.aa_sessions += aa_sessions_of(a.aa_tarball, Path(unpacked))
+        experiment(a)
+
+
+def aa_sessions_of(tarball, into):
+    """The A/A sessions (idle-N, busy1-N) of a tarball of ab-experiment.sh's sessions, unpacked
+    into `into`, in the order of their condition and number; refuses a tarball that holds none."""
+    try:
+        with tarfile.open(tarball) as t:
+            members = [m for m in t.getmembers() if m.isfile() and len(m.name.split("/")) >= 2
+                       and m.name.split("/")[-1] in ("a.jsonl", "b.jsonl")
+                       and m.name.split("/")[-2].rsplit("-", 1)[0] in ("idle", "busy1")]
+            t.extractall(into, members=members)
+    except (OSError, tarfile.TarError) as e:
+        bad_input(f"{tarball}: {str(e).splitlines()[0]}")
+    dirs = sorted({(into / m.name).parent for m in members},
+                  key=lambda p: (p.name.rsplit("-", 1)[0] != "idle", p.name.rsplit("-", 1)[1].zfill(6)))
+    if not dirs:
+        bad_input(f"{tarball} holds no A/A session (sessions/idle-N or busy1-N with a.jsonl and b.jsonl)")
+    return [str(d) for d in dirs]
+
+
+def experiment(a):
     check_sessions(a.aa_sessions)
     sigma, per_series, files = measured_sigma(a.bin)
     rows = [scenario(s, shift, a.seeds) for s in (sigma, sigma / 2, sigma / 4) for shift in SHIFTS]
@@ -232,7 +266,8 @@ def main():
     anchored_path = out / "anchored-sigma.json"
     if a.aa_sessions:
         anchored = anchored_sigma(a.bin, a.aa_sessions)
-        anchored["command"] = ("scripts/history_experiment.py --aa-sessions "
+        anchored["command"] = (f"scripts/history_experiment.py --aa-tarball {a.aa_tarball}" if a.aa_tarball else
+                               "scripts/history_experiment.py --aa-sessions "
                                + " ".join(f"OUT/sessions/{name}" for name in anchored["sessions"][1:]))
         anchored["method"] = (
             "Sessions other than ci-aa: scripts/ab-experiment.sh OUT, conditions idle and busy1 (A/A: base against "
