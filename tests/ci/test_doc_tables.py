@@ -5,7 +5,7 @@ names.
 
 A table names its source with a marker comment on the line before it:
 
-    <!-- rendered by: dpscale report results/cluster/cluster-ring.jsonl -->
+    <!-- rendered by: dpscale report experiments/cluster/data/cluster-ring.jsonl -->
     | Model | Mode | ...
 
 The command runs from the source tree (no shell; `dpscale` is the built binary, `python3` this
@@ -36,10 +36,13 @@ SEPARATOR = re.compile(r"^\|[\s:|-]+\|$")  # |---|--:|
 
 
 def docs(root):
-    """The Markdown files the check reads: README.md and everything under docs/."""
+    """The Markdown files the check reads: README.md and everything under docs/ and experiments/
+    (each experiment's README renders its tables from its own data)."""
     out = [os.path.join(root, "README.md")]
-    for d, _, names in os.walk(os.path.join(root, "docs")):
-        out += [os.path.join(d, n) for n in sorted(names) if n.endswith(".md")]
+    for top in ("docs", "experiments"):
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            out += [os.path.join(d, n) for n in sorted(names) if n.endswith(".md")]
     return [p for p in out if os.path.isfile(p)]
 
 

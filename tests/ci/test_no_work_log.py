@@ -7,11 +7,12 @@ comes next) in the tracked source, scripts, configs, CMake files and Markdown do
 docs say why a thing is as it is; when it came, who else was working, and what comes next are
 git's and the issue tracker's to say. A timestamp (2025-01-31T10:00:00Z) is a value, not a date.
 
-Data (results files: results/, *.jsonl, *.json other than configs/; measurement logs and raw
-outputs: *.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under docs/gpu/<run>/; fuzz
-corpora, images and archives) is left alone but for one thing: a committed results file (*.jsonl,
-*.json under results/ and docs/) names each program it ran, never the program's path on the
-machine that ran it. Every offence is printed as FILE:LINE: TEXT.
+Data (results files: results/, an experiment's data/ folder, CI's baseline in .ci/baseline/,
+*.jsonl, *.json other than configs — configs/ and an experiment's own *.json beside its script;
+measurement logs and raw outputs: *.txt, *.log, docs/reproduction/raw/, the GPU kit's outputs under
+docs/gpu/<run>/; fuzz corpora, images and archives) is left alone but for one thing: a committed
+results file (*.jsonl, *.json under results/, docs/, experiments/*/data/ and .ci/baseline/) names
+each program it ran, never the program's path on the machine that ran it. Every offence is printed as FILE:LINE: TEXT.
 
 Run by CTest (label ci), or by hand from the source tree:
     python3 tests/ci/test_no_work_log.py            # the tree's check and its negative control
@@ -46,7 +47,9 @@ TEXT_NAMES = ("CMakeLists.txt", "Makefile", ".gitignore")
 # Folders whose files are executable scripts without a suffix.
 SCRIPT_DIRS = ("scripts/", ".ci/")
 DATA_PREFIXES = ("results/", "fuzz/corpus/", "docs/reproduction/raw/")
-DATA_PATTERNS = (re.compile(r"^docs/gpu/[^/]+/"),)  # a GPU kit run's outputs, as it wrote them
+DATA_PATTERNS = (re.compile(r"^docs/gpu/[^/]+/"),  # a GPU kit run's outputs, as it wrote them
+                 re.compile(r"^experiments/[^/]+/data/"),  # an experiment's measurements
+                 re.compile(r"^\.ci/baseline/"))  # CI's baseline sweep
 
 
 # In committed results: a program named by an absolute path of the machine that ran it. The sweep
@@ -58,8 +61,8 @@ PROGRAM_PATH = re.compile(r'"/(?:[^"/]+/)+(?:train|bench|test)_[A-Za-z0-9_]+"')
 
 def is_data_checked(path):
     """Whether `path` is a committed results file whose programs must be named, not located."""
-    return path.startswith(DATA_PREFIXES + ("docs/",)) and path.endswith(DATA_SUFFIXES) \
-        and not path.startswith("fuzz/corpus/")
+    return (path.startswith(DATA_PREFIXES + ("docs/",)) or any(p.match(path) for p in DATA_PATTERNS)) \
+        and path.endswith(DATA_SUFFIXES) and not path.startswith("fuzz/corpus/")
 
 
 def is_checked(path):
@@ -69,8 +72,8 @@ def is_checked(path):
     name = os.path.basename(path)
     if name in TEXT_NAMES or path.endswith(TEXT_SUFFIXES):
         return True
-    if path.startswith("configs/") and path.endswith(".json"):
-        return True
+    if re.match(r"^(?:configs|experiments/[^/]+)/[^/]+\.json$", path):
+        return True  # a config: a user's, or an experiment's beside its script
     return path.startswith(SCRIPT_DIRS) and "." not in name
 
 
@@ -144,6 +147,10 @@ class NegativeControl(unittest.TestCase):
                 "e/y.md": "the sweep in `results/issue" + "11/a.jsonl`\n",
                 "results/p.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "/' + 'tmp/b/bin/train_dp_naive"]}}\n',
                 "results/q.jsonl": '{"run": {"argv": ["mpirun", "-np", "2", "train_dp_naive"]}}\n',
+                # an experiment's data is data, its config is not, and its data names programs
+                "experiments/ab/data/r.jsonl": '{"note": "issue ' + '5"}\n',
+                "experiments/ab/data/p.jsonl": '{"run": {"argv": ["/' + 'tmp/b/bin/train_single_gpu"]}}\n',
+                "experiments/ab/config.json": '{"description": "issue ' + '6"}\n',
             }
             for rel, text in planted.items():
                 os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
@@ -153,6 +160,7 @@ class NegativeControl(unittest.TestCase):
             self.assertEqual([g.split(": ")[0] for g in got],
                              ["a/x.cpp:2", "b/y.py:1", "c/CMakeLists.txt:1", "configs/c.json:1",
                               "docs/page.md:1", "e/run.md:1", "e/x.py:1", "e/x.py:2", "e/y.md:1",
+                              "experiments/ab/config.json:1", "experiments/ab/data/p.jsonl:1",
                               "results/issue" + "11/r.jsonl", "results/p.jsonl:1", "scripts/run:1"])
 
 

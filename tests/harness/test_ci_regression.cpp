@@ -58,7 +58,7 @@ void keep_for_history(const std::string& sweep, int n) {
 // the data-parallel ones do not follow), so at the gate's default 3% two of ten idle comparisons
 // called a regression; at 15% none of them did, while nine of ten comparisons with naive's step 10%
 // longer (a sleep in rank 0's backward) still failed, the tenth undecided
-// (results/gate/rejudged.jsonl, docs/regression-gate.md).
+// (experiments/gate/data/rejudged.jsonl, experiments/gate/README.md).
 const char* const kCiMinEffect = "15";
 
 // The CI gate on a results file against the baseline: exit 0 passes, 1 is a regression, 3
@@ -72,7 +72,7 @@ ProcessResult ci_gate(const std::string& file, std::vector<std::string> extra = 
 // A regression must show twice: a verdict of `regression` sends a second, independent sweep to
 // the gate, and the test fails only when that one regresses too. A change in the code regresses
 // both sweeps; a slow few minutes of a shared VM (one idle comparison in ten reached -11% to
-// -15% on every mode: results/gate/comparisons.jsonl) rarely lasts through two.
+// -15% on every mode: experiments/gate/data/comparisons.jsonl) rarely lasts through two.
 TEST(HarnessCiRegression, CiSweepHoldsTheBaselineCurve) {
   test::ScratchDir dir;
   ProcessResult c;

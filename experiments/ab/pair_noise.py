@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""ab_pair_noise.py — how far apart the two halves of `dpscale ab`'s pairs are, per condition.
+"""pair_noise.py — how far apart the two halves of `dpscale ab`'s pairs are, per condition.
 
-    python3 scripts/ab_pair_noise.py RUNS.tar.xz [RUNS.tar.xz ...] [--conditions idle,busy1] [--summed]
+    python3 experiments/ab/pair_noise.py RUNS.tar.xz [RUNS.tar.xz ...] [--conditions idle,busy1] [--summed]
 
-Each RUNS.tar.xz holds sessions/<condition>-<i>/{a,b}.jsonl as scripts/ab-experiment.sh leaves
+Each RUNS.tar.xz holds sessions/<condition>-<i>/{a,b}.jsonl as experiments/ab/run.sh leaves
 them. A pair is build A's and build B's run of one point in one round. Per condition and mode it
 prints the pairs, the robust spread of their log throughput ratios (1.4826 x the median absolute
 deviation from each session's median, in percent: the noise a paired test has to see through),
@@ -125,7 +125,7 @@ def main():
                         row["thr"].append(thr)
                         row["dil_far"] += abs(dil) > math.log(1.10)
     if not rows:
-        sys.exit("ab_pair_noise: no pairs in " + ", ".join(a.tarballs))
+        sys.exit("pair_noise: no pairs in " + ", ".join(a.tarballs))
     print("| condition | mode | pairs | robust spread of B/A | pairs > 10% off the median | dilations > 10% apart | "
           "correlation, dilation ratio vs throughput ratio | contention factor c |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

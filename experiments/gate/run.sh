@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# gate-experiment.sh — measures the regression gate itself (docs/regression-gate.md, "How well it
-# judges"): false alarms of an unchanged build beside busy neighbours, and the power to catch a
+# run.sh — measures the regression gate itself (experiments/gate/README.md): false alarms of an unchanged build beside busy neighbours, and the power to catch a
 # known loss of scaling on an idle machine. Every comparison is a fresh sweep of CONFIG against
 # the baseline BASE, judged by `dpscale compare` as CI judges it; one JSON line per comparison
 # goes to OUT/comparisons.jsonl, the sweeps' files to OUT/runs/.
 #
-#   scripts/gate-experiment.sh BUILD OUT PHASE [N] [-- extra sweep options]
+#   experiments/gate/run.sh BUILD OUT PHASE [N] [-- extra sweep options]
 #     PHASE  baseline          the baseline: CONFIG with --repeats $BASE_ROUNDS (default 20) -> OUT/baseline.jsonl
 #            idle              N comparisons, nothing else running
 #            busy1 | busy2     N comparisons beside one or two busy loops (shell loops, nice 0)
@@ -25,7 +24,7 @@
 #   ci.json), MAX_REPEATS (compare --rerun with the phase's config up to this many rounds, as the
 #   CI step does; default 10; 0: no reruns), COMPARE_ARGS (extra dpscale compare options).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 BUILD=${1:?BUILD dir}
 OUT=${2:?OUT dir}

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""ab_experiment_table.py — the table of scripts/ab-experiment.sh's OUT/sessions.jsonl
-(docs/ab.md, "How well it catches a change").
+"""table.py — the table of experiments/ab/run.sh's OUT/sessions.jsonl (experiments/ab/README.md).
 
-    python3 scripts/ab_experiment_table.py OUT/sessions.jsonl [--lines]
+    python3 experiments/ab/table.py OUT/sessions.jsonl [--lines]
 
 One row per condition: the sessions, how many ended in each verdict (a session's verdict is its
 exit status: 1 a regression in some curve, 3 undecided, 0 same or better), the regressions by
@@ -51,7 +50,7 @@ def lines_table(rows, conds, min_effect=5.0, alpha=0.05, fractions=(0.5, 0.75, 1
 
     for c in conds:
         row(WHAT[c], [r for r in rows if r["condition"] == c])
-    # The totals the choice of the line is argued from (docs/ab.md), summed here so no prose
+    # The totals the choice of the line is argued from (README.md), summed here so no prose
     # has to add the rows up by hand.
     for name, group in GROUPS:
         rs = [r for r in rows if r["condition"] in group]

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""history_bench.py — how fast `dpscale history` is on this machine: adding a 1,000-run results
+"""speed.py — how fast `dpscale history` is on this machine: adding a 1,000-run results
 file, and `changes` over 200 revisions x 50 series. A benchmark to run and report (the numbers go
-to results/history/bench.txt with the machine's load beside them), not a timed test.
+to experiments/history/data/bench.txt with the machine's load beside them), not a timed test.
 
-  /usr/bin/python3 scripts/history_bench.py [--bin build/bin/dpscale] [--out results/history]
+  /usr/bin/python3 experiments/history/speed.py [--bin build/bin/dpscale] [--out experiments/history/data]
 
 The results files are sweep lines made from the committed CI baseline's (one line per mode,
 results/baselines/ci-cpu.jsonl) with their repeat, run id and throughput set, so every row goes
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "results" / "baselines" / "ci-cpu.jsonl"
 MODES = ("single", "naive", "interleaved", "bucketed")
 
@@ -65,7 +65,7 @@ def load():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=str(ROOT / "build" / "bin" / "dpscale"))
-    ap.add_argument("--out", default=str(ROOT / "results" / "history"))
+    ap.add_argument("--out", default=str(ROOT / "experiments" / "history" / "data"))
     a = ap.parse_args()
     t = templates()
     rng = random.Random(1)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# ab-experiment.sh — how often `dpscale ab` calls a regression that is there, and one that is
-# not (docs/ab.md, "How well it catches a change").
+# run.sh — how often `dpscale ab` calls a regression that is there, and one that is not
+# (experiments/ab/README.md).
 #
-#   scripts/ab-experiment.sh BUILD OUT [N]      build the variants, then N sessions per condition
-#   scripts/ab-experiment.sh rejudge BUILD OUT  every session's files judged again by BUILD's
-#                                               dpscale (`ab --judge`) into OUT/rejudged.jsonl
-#   scripts/ab-experiment.sh table OUT [FILE]   the table of OUT/sessions.jsonl (or OUT/FILE)
+#   experiments/ab/run.sh BUILD OUT [N]      build the variants, then N sessions per condition
+#   experiments/ab/run.sh rejudge BUILD OUT  every session's files judged again by BUILD's
+#                                            dpscale (`ab --judge`) into OUT/rejudged.jsonl
+#   experiments/ab/run.sh table OUT [FILE]   the table of OUT/sessions.jsonl (or OUT/FILE)
 #
 # The builds, in OUT/builds/, of this checkout's trainers (CPU only, as CI's baseline): `base`,
 # `base-copy` (a copy of base's bin/: an A/A session compares two copies of one build), and three
@@ -26,10 +26,10 @@
 # exit status, its wall time, the load average before it and each curve's verdict. DEADLINE_S
 # (seconds from the start of the sessions) stops starting new rounds of conditions after it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ "${1:-}" = "table" ]; then
-  exec /usr/bin/python3 scripts/ab_experiment_table.py "${2:?OUT dir}/${3:-sessions.jsonl}"
+  exec /usr/bin/python3 experiments/ab/table.py "${2:?OUT dir}/${3:-sessions.jsonl}"
 fi
 CONFIG=${CONFIG:-configs/ci.json}
 MIN_EFFECT=${MIN_EFFECT:-5}

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# history-real.sh — a real history for docs/history.md: configs/ci.json measured on a sequence of
+# real.sh — a real history (experiments/history/README.md): configs/ci.json measured on a sequence of
 # builds of one commit, some with a known slowdown compiled in, each build's sweep added to a
 # history as a revision of its own, then its change points and its page.
 #
-#   scripts/history-real.sh OUT [PLAN...]
+#   experiments/history/real.sh OUT [PLAN...]
 #     OUT   where it all goes: OUT/sweeps/*.jsonl (one sweep per revision), OUT/history.sqlite,
 #           OUT/changes.md, OUT/page/index.html, OUT/plan.txt (what each revision was)
 #     PLAN  the builds in order, each `clean` or `slowN` (naive's gradient sync sleeps N% of
 #           naive's step in the committed CI baseline, on every rank, every step: a naive step N%
 #           longer; interleaved and bucketed untouched). Default: 5 clean, 5 slow10, 4 clean,
 #           8 slow50 (naive 10% slower at revision 6, fixed at 11, 50% slower from 15), the
-#           history docs/history.md shows.
+#           history data/real/ holds.
 #   Environment: WORK (the builds' worktrees, default build/history-real: beside the sources, so
 #   ccache's CCACHE_BASEDIR finds the objects of the main build), NICE (the
 #   sweeps' --nice; default the config's -20 when root, else 0), SWEEP_ARGS (more sweep options).
@@ -21,7 +21,7 @@
 # "<commit>-<n>-clean" / "<commit>-<n>-slow10" and timed by their sweep's first run, so commit
 # order is the order they were measured in.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${1:?OUT dir}
 shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""ab_host_probe.py — does a GEMM probe low on both sides of a run mark a run slower than its pair?
+"""host_probe.py — does a GEMM probe low on both sides of a run mark a run slower than its pair?
 
-    python3 scripts/ab_host_probe.py RUNS.tar.xz [RUNS.tar.xz ...]
+    python3 experiments/ab/host_probe.py RUNS.tar.xz [RUNS.tar.xz ...]
 
 The measurement behind the disturbance rule's host clause (harness/sweep/machine_state.h,
 DisturbanceLimits::host_probe_drop): a run is left out when the better of the probes before and
@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ab_pair_noise import sessions  # noqa: E402
+from pair_noise import sessions  # noqa: E402
 
 OTHERS_LIMIT = 0.25
 
@@ -63,7 +63,7 @@ def main():
     a = ap.parse_args()
     rs = runs(a.tarballs)
     if not rs:
-        sys.exit("ab_host_probe: no paired runs in " + ", ".join(a.tarballs))
+        sys.exit("host_probe: no paired runs in " + ", ".join(a.tarballs))
     print(f"{len(rs)} runs in {len({(r[7], r[0]) for r in rs})} sessions\n")
     print("| better probe below the usual by more than | runs left out | their deviation from their pair |")
     print("|---:|---:|---|")

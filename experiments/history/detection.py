@@ -1,13 +1,14 @@
 #!/usr/bin/python3
-"""history_experiment.py — how well `dpscale history changes` finds a change in the noise this
-machine's CI sweep measures. Writes results/history/synthetic.md (the table) and .json.
+"""detection.py — how well `dpscale history changes` finds a change in the noise this machine's
+CI sweep measures (experiments/history/README.md). Writes experiments/history/data/synthetic.md
+(the table) and .json.
 
-  /usr/bin/python3 scripts/history_experiment.py [--bin build/bin/dpscale] [--seeds 100]
-        [--aa-tarball results/ab/back-to-back/runs.tar.xz] [--aa-sessions DIR...]
-  /usr/bin/python3 scripts/history_experiment.py --table results/history/synthetic.json   (the table only)
+  /usr/bin/python3 experiments/history/detection.py [--bin build/bin/dpscale] [--seeds 100]
+        [--aa-tarball experiments/ab/data/back-to-back/runs.tar.xz] [--aa-sessions DIR...]
+  /usr/bin/python3 experiments/history/detection.py --table experiments/history/data/synthetic.json   (the table only)
 
-1. The noise: the ten idle sweeps of configs/ci.json in results/gate/runs.tar.xz (one build,
-   an idle machine, scripts/gate-experiment.sh) are added to a scratch history with
+1. The noise: the ten idle sweeps of configs/ci.json in experiments/gate/data/runs.tar.xz (one
+   build, an idle machine, experiments/gate/run.sh) are added to a scratch history with
    `dpscale history add`, one revision each, and σ is the standard deviation, over the ten
    revisions, of the log of each series' value (the median of its undisturbed paired speedups,
    what `changes` tests), pooled over the three data-parallel series (the mean of their
@@ -26,12 +27,12 @@ machine's CI sweep measures. Writes results/history/synthetic.md (the table) and
    sessions of identical builds (A/A: the true ratio is 1, so σ is the root mean square of the
    sessions' values around 0, pooled over the series of a metric, per machine condition: quiet
    — ci-aa and the ab experiment's idle-N — or busy1-N, beside a busy loop). The sessions: the committed
-   A/A session results/ab/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
+   A/A session experiments/ab/data/ci-aa/runs.tar.xz and the `dpscale ab --out` directories given with
    --aa-sessions, or every A/A session (idle-N, busy1-N) of a committed tarball of
-   scripts/ab-experiment.sh's sessions given with --aa-tarball, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
+   experiments/ab/run.sh's sessions given with --aa-tarball, each added to a scratch history with `dpscale history add DIR --rev-a --rev-b`
    (the anchor one label, each session's B a revision of its own), read back with `show`; only
    undisturbed pairs count, as `changes` tests them. The per-session values go to
-   results/history/anchored-sigma.json, which a later run without --aa-sessions or --aa-tarball
+   experiments/history/data/anchored-sigma.json, which a later run without --aa-sessions or --aa-tarball
    reads. Then the synthetic histories of 2. again at
    each condition's σ of the anchored speedup and throughput, and at the quiet σ's 95% upper
    bound (chi-square: so few values bound σ loosely).
@@ -47,12 +48,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "harness" / "history"))
 sys.dont_write_bytecode = True
 from dpscale_history import series as seriesmod  # noqa: E402
 from scipy import stats  # noqa: E402
 
+CI_AA = "experiments/ab/data/ci-aa/runs.tar.xz"  # CI's own A/A session, relative to the tree
 N_REVS, SHIFTS, TAU_RANGE = 40, (0.0, 0.03, 0.05, 0.10), (10, 30)
 ALPHA, PERMUTATIONS, MIN_SIZE = 0.01, 99, 3
 
@@ -60,14 +62,14 @@ ALPHA, PERMUTATIONS, MIN_SIZE = 0.01, 99, 3
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f"history_experiment: {' '.join(map(str, cmd))} failed: {r.stderr.strip()}")
+        sys.exit(f"detection: {' '.join(map(str, cmd))} failed: {r.stderr.strip()}")
     return r.stdout
 
 
 def measured_sigma(dpscale):
-    """σ of a revision's log-speedup on this machine, from the idle sweeps of results/gate."""
+    """σ of a revision's log-speedup on this machine, from the idle sweeps of experiments/gate/data."""
     with tempfile.TemporaryDirectory() as d:
-        with tarfile.open(ROOT / "results" / "gate" / "runs.tar.xz") as t:
+        with tarfile.open(ROOT / "experiments" / "gate" / "data" / "runs.tar.xz") as t:
             idle = sorted((m for m in t.getmembers() if m.name.startswith("runs/idle-") and m.name.endswith(".jsonl")),
                           key=lambda m: int(m.name.rsplit("-", 1)[1].split(".")[0]))
             t.extractall(d, members=idle)
@@ -87,7 +89,7 @@ def measured_sigma(dpscale):
 
 
 def bad_input(line):
-    print(f"history_experiment: {line}", file=sys.stderr)
+    print(f"detection: {line}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -108,14 +110,14 @@ def anchored_sigma(dpscale, session_dirs):
     with tempfile.TemporaryDirectory() as d:
         aa = Path(d) / "ci-aa"
         aa.mkdir()
-        with tarfile.open(ROOT / "results" / "ab" / "ci-aa" / "runs.tar.xz") as t:
+        with tarfile.open(ROOT / CI_AA) as t:
             # The tarball holds the session's one folder (ab-<time>/a.jsonl, b.jsonl): the two files
             # are read from wherever they sit in it, so the folder's name does not matter.
             for m in t.getmembers():
                 name = m.name.rsplit("/", 1)[-1]
                 if m.isfile() and name in ("a.jsonl", "b.jsonl"):
                     (aa / name).write_bytes(t.extractfile(m).read())
-        sessions = [("results/ab/ci-aa/runs.tar.xz", aa)] + [(Path(p).name, Path(p)) for p in session_dirs]
+        sessions = [(CI_AA, aa)] + [(Path(p).name, Path(p)) for p in session_dirs]
         db = Path(d) / "aa.sqlite"
         for i, (_, path) in enumerate(sessions):
             run([dpscale, "history", "add", str(path), "--rev-a", "aa-anchor", "--rev-a-time", "2026-01-01T00:00:00Z",
@@ -154,7 +156,7 @@ def anchored_sigma(dpscale, session_dirs):
 def group_of(session):
     """The machine's condition in a session: quiet (CI's ci-aa, the ab experiment's idle-N) or
     the ab experiment's condition (busy1-N: beside a busy loop)."""
-    if session.startswith("results/") or session.startswith("idle-"):
+    if session == CI_AA or session.startswith("idle-"):
         return "quiet"
     return session.rsplit("-", 1)[0]
 
@@ -222,12 +224,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=str(ROOT / "build" / "bin" / "dpscale"))
     ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--out", default=str(ROOT / "results" / "history"))
+    ap.add_argument("--out", default=str(ROOT / "experiments" / "history" / "data"))
     ap.add_argument("--table", help="print the table of a committed synthetic.json, measuring nothing")
-    ap.add_argument("--aa-tarball", help="a tarball of ab-experiment.sh's sessions (sessions/<condition>-N/): "
+    ap.add_argument("--aa-tarball", help="a tarball of experiments/ab/run.sh's sessions (sessions/<condition>-N/): "
                     "its A/A sessions, idle-N and busy1-N, are the --aa-sessions")
     ap.add_argument("--aa-sessions", nargs="+", default=[],
-                    help="dpscale ab --out directories of A/A sessions (identical builds), besides results/ab/ci-aa")
+                    help="dpscale ab --out directories of A/A sessions (identical builds), besides CI's, experiments/ab/data/ci-aa")
     a = ap.parse_args()
     if a.table:
         doc = json.loads(Path(a.table).read_text())
@@ -240,7 +242,7 @@ def main():
 
 
 def aa_sessions_of(tarball, into):
-    """The A/A sessions (idle-N, busy1-N) of a tarball of ab-experiment.sh's sessions, unpacked
+    """The A/A sessions (idle-N, busy1-N) of a tarball of experiments/ab/run.sh's sessions, unpacked
     into `into`, in the order of their condition and number; refuses a tarball that holds none."""
     try:
         with tarfile.open(tarball) as t:
@@ -266,11 +268,11 @@ def experiment(a):
     anchored_path = out / "anchored-sigma.json"
     if a.aa_sessions:
         anchored = anchored_sigma(a.bin, a.aa_sessions)
-        anchored["command"] = (f"scripts/history_experiment.py --aa-tarball {a.aa_tarball}" if a.aa_tarball else
-                               "scripts/history_experiment.py --aa-sessions "
+        anchored["command"] = (f"experiments/history/detection.py --aa-tarball {a.aa_tarball}" if a.aa_tarball else
+                               "experiments/history/detection.py --aa-sessions "
                                + " ".join(f"OUT/sessions/{name}" for name in anchored["sessions"][1:]))
         anchored["method"] = (
-            "Sessions other than ci-aa: scripts/ab-experiment.sh OUT, conditions idle and busy1 (A/A: base against "
+            "Sessions other than ci-aa: experiments/ab/run.sh OUT, conditions idle and busy1 (A/A: base against "
             "base-copy). Each session added with `dpscale history add DIR --rev-a aa-anchor --rev-b aa-NN`, read "
             "back with `show --format json --metric speedup|throughput`: a value is a session's anchored series "
             "value at one point, the median of its undisturbed pairs' log ratios (log_median). Per group: sigma = "
@@ -302,10 +304,10 @@ def report(doc, seeds):
     sigma, per_series, files, rows = doc["sigma_measured_pct"], doc["per_series"], doc["idle_sweeps"], doc["rows"]
     lo, hi = doc["tau_range"]
     lines = ["# Change points in synthetic histories with this machine's noise", "",
-             "Written by `scripts/history_experiment.py` (docs/history.md says how to read it).", "",
+             "Written by `experiments/history/detection.py` (experiments/history/README.md says how to read it).", "",
              f"σ of a revision's log-speedup, measured: **{sigma:.2f}%** (pooled over "
              + ", ".join(f"{k}: {100 * v['sd']:.2f}%" for k, v in per_series.items())
-             + f"; {len(files)} idle sweeps of configs/ci.json from results/gate/runs.tar.xz, one revision each).", "",
+             + f"; {len(files)} idle sweeps of configs/ci.json from experiments/gate/data/runs.tar.xz, one revision each).", "",
              f"{doc['revisions']} revisions, a loss of speedup from revision τ (drawn from {lo}..{hi}), "
              f"{seeds} seeds per row; E-divisive means, alpha {doc['alpha']}, {doc['permutations']} permutations, "
              f"{doc['min_size']} revisions a side.", "",
@@ -329,7 +331,7 @@ def report(doc, seeds):
                 lines.append(f"- {m} vs anchor, {g} ({', '.join(v['sessions'])}; {v['values']} session × series values): "
                              f"**{100 * v['sigma']:.2f}%**, at most {100 * v['sigma_upper95']:.2f}%; "
                              f"from rounds {100 * v['sigma_from_rounds']:.2f}%")
-        lines += ["", "Per-session values: results/history/anchored-sigma.json."]
+        lines += ["", "Per-session values: experiments/history/data/anchored-sigma.json."]
     return lines
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""ab_pair_runs.py — one point's pairs in a `dpscale ab` session, round by round: how much longer
+"""pair_runs.py — one point's pairs in a `dpscale ab` session, round by round: how much longer
 B's epoch was than A's, how much lower its throughput, and the log ratio the gate tests.
 
-    python3 scripts/ab_pair_runs.py RUNS.tar.xz MODE
+    python3 experiments/ab/pair_runs.py RUNS.tar.xz MODE
 
 RUNS.tar.xz holds one or more session folders, each with the session's a.jsonl and b.jsonl. A pair
 is A's and B's successful run of MODE in one round (the point's repeat); a tarball of more than
@@ -42,13 +42,13 @@ def sessions(path):
 
 def main(argv):
     if len(argv) != 2:
-        print("usage: ab_pair_runs.py RUNS.tar.xz MODE", file=sys.stderr)
+        print("usage: pair_runs.py RUNS.tar.xz MODE", file=sys.stderr)
         return 2
     path, mode = argv
     try:
         found = sessions(path)
     except (OSError, tarfile.TarError) as e:
-        print(f"ab_pair_runs: {path}: {str(e).splitlines()[0]}", file=sys.stderr)
+        print(f"pair_runs: {path}: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
     rows = []
     for name in sorted(found):
@@ -61,7 +61,7 @@ def main(argv):
             rows.append(f"{lead}| {key[1] + 1} | {ea:.3f} | {eb:.3f} | {eb / ea - 1:+.1%} | {thr - 1:+.1%} "
                   f"| {math.log(thr):+.1%} | {ra['run_delay_share']:.1%} / {rb['run_delay_share']:.1%} |")
     if not rows:
-        print(f"ab_pair_runs: {path} holds no pair of mode {mode}", file=sys.stderr)
+        print(f"pair_runs: {path} holds no pair of mode {mode}", file=sys.stderr)
         return 2
     print(("| session " if len(found) > 1 else "") + "| round | A epoch (s) | B epoch (s) | B's epoch over A's | B's throughput over A's "
           "| log throughput ratio | run delay A / B |")
