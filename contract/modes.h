@@ -47,4 +47,25 @@ std::string mode_names(const char* separator = " | ");
 const char* mode_name(Mode m);
 const char* wait_field_name(WaitField f);  // "none" | "comm_s" | "exposed_comm_s"
 
+// A mode as a value: the table's row itself, so whoever holds one asks it (`m->data_parallel`,
+// `m->executable`) instead of turning a name back into the row. Equal when the row is; a run's
+// point holds one (harness/point/point.h).
+class ModeRef {
+ public:
+  ModeRef(Mode m = Mode::single) : info_(&mode_info(m)) {}  // NOLINT: a Mode is a ModeRef
+  // The named mode; InputError as mode_named's for a name that is no mode.
+  static ModeRef named(std::string_view name) { return mode_named(name).mode; }
+
+  const ModeInfo* operator->() const { return info_; }
+  const ModeInfo& info() const { return *info_; }
+  Mode id() const { return info_->mode; }
+  const char* name() const { return info_->name; }
+
+  bool operator==(const ModeRef& o) const { return info_ == o.info_; }
+  bool operator==(Mode m) const { return info_->mode == m; }
+
+ private:
+  const ModeInfo* info_;
+};
+
 }  // namespace dpscale

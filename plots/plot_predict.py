@@ -25,6 +25,7 @@ sys.dont_write_bytecode = True
 
 from pathlib import Path  # noqa: E402
 
+from dpscale_plots.point import PointKey  # noqa: E402
 from dpscale_plots.style import MODE_COLOR, MODE_LABEL, MUTED, K_COLORS, save, use_modes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -55,6 +56,18 @@ def check_rows(rows, path, keys):
             fail(f"'{path}': a row lacks {', '.join(missing)}")
 
 
+def read_measured(path):
+    """The validated points of `dpscale predict --validate --format json`, each as (its key, the
+    point): the key read through the point schema the file carries, as the plotter reads a report's."""
+    val = read_json(path, "validation")
+    if not isinstance(val, dict) or "point_schema" not in val or not isinstance(val.get("points"), list):
+        fail(f"'{path}' has no points or no point_schema (want `dpscale predict --validate R --format json`)")
+    try:
+        return [(PointKey(m["point"], val["point_schema"]), m) for m in val["points"]]
+    except (KeyError, TypeError):
+        fail(f"'{path}': a point has no 'point' key (want `dpscale predict --validate R --format json`)")
+
+
 def scaling_chart(rows, measured, out, formats):
     models = list(dict.fromkeys(r["model"] for r in rows))
     fig = Figure(figsize=(5.2 * len(models), 7.0), layout="constrained")
@@ -77,9 +90,9 @@ def scaling_chart(rows, measured, out, formats):
             if knee is not None:
                 e = next(r["efficiency"] for r in pts if r["world_size"] == knee)
                 bottom.plot([knee], [e], marker="v", markersize=9, color=color, linestyle="none")
-            for m in measured:
-                if m["model"] == model and m["mode"] == mode and (cap is None or m["bucket_cap_mb"] == cap):
-                    k = m["world_size"]
+            for key, m in measured:
+                if key.model == model and key.mode == mode and (cap is None or key.cap == cap):
+                    k = key.k
                     top.plot([k], [m["measured_speedup"]], marker="o", color=color, linestyle="none")
                     bottom.plot([k], [m["measured_speedup"] / k], marker="o", color=color,
                                 linestyle="none")
@@ -115,10 +128,10 @@ def caps_chart(caps, measured, out, formats):
         best = next(r for r in pts if r["best"])
         ax.plot([best["bucket_cap_mb"]], [best["exposed_comm_s"]], marker="*", markersize=14,
                 color=color, linestyle="none")
-        ms = sorted((m for m in measured if m["model"] == model and m["world_size"] == k
-                     and m["mode"] == "bucketed"), key=lambda m: m["bucket_cap_mb"])
+        ms = sorted(((key, m) for key, m in measured if key.model == model and key.k == k
+                     and key.cap is not None), key=lambda km: km[0].cap)
         if ms:
-            ax.plot([m["bucket_cap_mb"] for m in ms], [m["measured_comm_s"] for m in ms],
+            ax.plot([key.cap for key, _ in ms], [m["measured_comm_s"] for _, m in ms],
                     marker="o", color=color, linestyle=":", label=f"{model} K={k} measured")
     caps_all = sorted({r["bucket_cap_mb"] for r in caps})
     ax.set_xscale("log", base=2)
@@ -158,12 +171,12 @@ def main(argv):
         rows = read_json(a.predict, "predictions")
         check_rows(rows, a.predict, ["model", "mode", "world_size", "bucket_cap_mb", "speedup",
                                      "efficiency", "knee"])
-        measured = read_json(a.validate, "validation")["points"] if a.validate else []
+        measured = read_measured(a.validate) if a.validate else []
         written += scaling_chart(rows, measured, out, formats)
     if a.caps:
         caps = read_json(a.caps, "cap advice")
         check_rows(caps, a.caps, ["model", "world_size", "bucket_cap_mb", "exposed_comm_s", "best"])
-        measured = read_json(a.caps_validate, "validation")["points"] if a.caps_validate else []
+        measured = read_measured(a.caps_validate) if a.caps_validate else []
         written += caps_chart(caps, measured, out, formats)
     for w in written:
         print(w)

@@ -29,8 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The (model, world size) pairs whose rounds are added; nullopt: every point.
-using Wanted = std::optional<std::set<std::pair<std::string, int>>>;
+// The points whose rounds are added (the undecided points' blocks, Point::block); nullopt: every point.
+using Wanted = std::optional<std::set<Point>>;
 
 std::string file_of(const AbOptions& o, char build) { return (fs::path(o.out_dir) / (build == 'A' ? "a.jsonl" : "b.jsonl")).string(); }
 
@@ -46,8 +46,8 @@ SweepOptions pass_options(const AbOptions& o, char build, int rounds) {
 }
 
 void check_trainers(const std::string& flag, const std::string& dir, const SweepConfig& c) {
-  for (const std::string& mode : c.modes) {
-    const fs::path exe = fs::path(dir) / mode_named(mode).executable;
+  for (ModeRef mode : c.modes) {
+    const fs::path exe = fs::path(dir) / mode->executable;
     std::error_code ec;
     if (!fs::is_regular_file(exe, ec) || ::access(exe.c_str(), X_OK) != 0) {
       throw OptionError(flag, "'" + dir + "' holds no executable " + exe.filename().string() +
@@ -74,18 +74,11 @@ void check_out_dir(const std::string& dir) {
 }
 
 // The points of a round that `wanted` asks for, in the sweep's order (single first, as its
-// speedups pair with it): with every point, the single runs of the wanted models.
+// speedups pair with it).
 std::vector<Point> round_points(const SweepConfig& c, const Wanted& wanted) {
   std::vector<Point> points;
   for (const SweepRun& r : expand(c, 1)) {
-    const Point& p = r.point;
-    bool take = !wanted;
-    if (wanted && !mode_named(p.mode).data_parallel) {
-      for (const auto& w : *wanted) take = take || w.first == p.model;
-    } else if (wanted) {
-      take = wanted->count({p.model, p.world_size}) > 0;
-    }
-    if (take) points.push_back(p);
+    if (!wanted || wanted->count(r.point)) points.push_back(r.point);
   }
   return points;
 }
@@ -108,12 +101,6 @@ ResultsFile read_session_file(const std::string& path) {
   return f;
 }
 
-std::string describe(const std::set<std::pair<std::string, int>>& w) {
-  std::string s;
-  for (const auto& [m, k] : w) s += (s.empty() ? "" : ", ") + m + " K=" + std::to_string(k);
-  return s;
-}
-
 }  // namespace
 
 bool a_leads(int round) { return (round / 2 + round) % 2 == 0; }
@@ -122,7 +109,7 @@ int rounds_after_undecided(int done, int max_rounds) { return std::min(max_round
 
 SweepConfig load_ab_config(const std::string& path) {
   SweepConfig c = load_config(path);
-  if (std::find(c.modes.begin(), c.modes.end(), mode_name(Mode::single)) == c.modes.end()) {
+  if (std::find(c.modes.begin(), c.modes.end(), Mode::single) == c.modes.end()) {
     throw InputError(path + ": \"modes\" has no single-device mode ('single'): dpscale ab measures each "
                             "build's speedups over its own single runs");
   }
@@ -231,9 +218,9 @@ GateResult run_ab_session(AbOptions o) {
     }
     GateResult r = judge_document(std::move(doc), o.gate);
     if (r.exit_code != 3 || last || r.undecided.empty()) return r;
-    wanted = std::set<std::pair<std::string, int>>(r.undecided.begin(), r.undecided.end());
+    wanted = blocks_of(r.undecided);
     target = rounds_after_undecided(done, o.max_rounds);
-    std::cerr << "# dpscale ab: undecided at " << describe(*wanted) << ": rounds " << done + 1 << "-" << target
+    std::cerr << "# dpscale ab: undecided at " << describe_points(r.undecided) << ": rounds " << done + 1 << "-" << target
               << " of them (at most " << o.max_rounds << ", --max-rounds)" << std::endl;
   }
 }

@@ -11,8 +11,8 @@
 // both builds at the one link dilation the session fixed first (ab_dilation.h). ab_judge.h turns
 // the two files into the points gate.py judges.
 //
-// While some point is undecided, two more rounds (one more block) of its model and world size
-// are run, up to --max-rounds. Exit status: 0 same or better, 1 a regression, 3 undecided after
+// While some point is undecided, two more rounds (one more block) of it and of the single run it
+// pairs with (Point::block) are run, up to --max-rounds. Exit status: 0 same or better, 1 a regression, 3 undecided after
 // the last round, 2 bad input (checked before any run: CONFIG, both directories' trainers,
 // --out, the statistics' script; and before any verdict, a build none of whose runs succeeded:
 // ab_judge.h, check_judgeable), 130 interrupted.

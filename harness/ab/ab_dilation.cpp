@@ -22,12 +22,12 @@ namespace {
 
 // The options a run's trainer reads from its arguments, read as the trainer reads them.
 TrainOptions options_of(const SweepRun& run) {
-  std::vector<std::string> words = {mode_named(run.point.mode).executable};
+  std::vector<std::string> words = {run.point.mode->executable};
   words.insert(words.end(), run.args.begin(), run.args.end());
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   TrainOptions o;
-  parse_options(static_cast<int>(argv.size()), argv.data(), mode_named(run.point.mode).mode, o);
+  parse_options(static_cast<int>(argv.size()), argv.data(), run.point.mode.id(), o);
   return o;
 }
 
@@ -51,7 +51,7 @@ SessionDilation fix_session_dilation(const SweepConfig& c, int probes) {
   std::map<Key, std::string> f_of;
   std::ostringstream how;
   for (const SweepRun& run : expand(c, 1)) {
-    if (!mode_named(run.point.mode).data_parallel || run.point.link() == "none") continue;
+    if (!run.point.mode->data_parallel || run.point.link() == "none") continue;
     const TrainOptions o = options_of(run);
     const int local_batch = o.batch_size / run.point.world_size;
     const Key key{o.model, local_batch, o.device.gemm, o.device.threads};

@@ -35,8 +35,6 @@ std::map<Point, Rounds> by_point(const ResultsFile& f) {
   return out;
 }
 
-std::string curve_of(const Point& k) { return k.model + " " + k.mode + (k.link() != "none" ? " " + k.link() : ""); }
-
 std::optional<std::string> disturbed(const SweepEntry& e, double idle, const DisturbanceLimits& lim) {
   return e.state ? disturbance(*e.state, e.record->run_delay_share, idle, lim) : std::nullopt;
 }
@@ -118,7 +116,7 @@ json paired_point(const Point& k, const std::string& metric, const Pairs& p, dou
   json pt;
   pt["key"] = k.to_json();
   pt["describe"] = k.describe() + " " + metric;
-  pt["curve"] = metric + " " + curve_of(k);
+  pt["curve"] = metric + " " + k.curve();
   pt["metric"] = metric;
   if (p.b_ok == 0 && p.b_failed_where_a_ran > 0) {
     pt["status"] = "failed";
@@ -155,8 +153,8 @@ json speedup_points(const ResultsFile& a, const ResultsFile& b, const GateOption
   };
   json points = json::array();
   for (const auto& [k, b_rounds] : bs) {
-    if (!mode_named(k.mode).data_parallel) continue;
-    const Pairs dp = pairs_of(k), single = pairs_of(k.beside(mode_name(Mode::single), 1));
+    if (!k.mode->data_parallel) continue;
+    const Pairs dp = pairs_of(k), single = pairs_of(k.beside(Mode::single, 1));
     std::map<int, size_t> single_at;  // round -> index into single's pairs
     for (size_t i = 0; i < single.rounds.size(); ++i) single_at[single.rounds[i]] = i;
     Pairs sp;

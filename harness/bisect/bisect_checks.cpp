@@ -39,7 +39,7 @@ BisectPlan check_bisect_inputs(BisectOptions& o) {
     throw InputError("GOOD '" + o.good + "' is not an ancestor of BAD '" + o.bad + "': bisect searches the commits from GOOD to BAD");
   }
   const SweepConfig c = load_ab_config(o.config_path);
-  for (const std::string& mode : c.modes) p.targets.push_back(mode_named(mode).executable);
+  for (ModeRef mode : c.modes) p.targets.push_back(mode->executable);
   if (o.ab.max_rounds < o.ab.rounds) {
     throw OptionError("--max-rounds", "must be at least --rounds (" + std::to_string(o.ab.rounds) + "; got " +
                                           std::to_string(o.ab.max_rounds) + ")");

@@ -19,43 +19,11 @@ using nlohmann::json;
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
-// The point's identity as a string: its fields and the measured options that are not at their
-// default (the cap and the link as fields of their own, so a store's older rows keep their key).
-// Keys are sorted (nlohmann::json), so one point always gives one string; an option added to the
-// table later is at its default in old runs and leaves their key as it was.
-json point_json(const Point& k) {
-  json p;
-  p["model"] = k.model;
-  p["mode"] = k.mode;
-  p["world_size"] = k.world_size;
-  p["bucket_cap_mb"] = or_null(k.bucket_cap_mb());
-  p["link"] = k.link();
-  if (const std::string placement = k.placement(); !placement.empty()) p["placement"] = placement;
-  json settings = json::object();
-  const Point defaults;
-  for (const auto& [key, value] : k.settings) {
-    if (key == "bucket_cap_mb" || key == "link") continue;
-    if (defaults.setting(key) != value) settings[key] = value;
-  }
-  p["settings"] = settings;
-  return p;
-}
-
-// "small naive 50:300": the point's description without its world size, so the points of one
-// scaling curve (K = 1, 2, 4 ...) share it.
-std::string curve_of(const Point& k) {
-  std::string d = k.describe();
-  const std::string ks = " K=" + std::to_string(k.world_size);
-  if (const auto at = d.find(ks); at != std::string::npos) d.erase(at, ks.size());
-  return d;
-}
-
 // The comm time that shows in a run's epoch (the mode table's wait field) over its epoch.
-json comm_share(const RunRecord& r) {
-  const ModeInfo* m = find_mode(r.mode);
+json comm_share(ModeRef mode, const RunRecord& r) {
   std::optional<double> c;
-  if (m && m->wait_field == WaitField::comm_s) c = r.comm_s;
-  if (m && m->wait_field == WaitField::exposed_comm_s) c = r.exposed_comm_s;
+  if (mode->wait_field == WaitField::comm_s) c = r.comm_s;
+  if (mode->wait_field == WaitField::exposed_comm_s) c = r.exposed_comm_s;
   if (!c || !(r.avg_epoch_s > 0)) return nullptr;
   return *c / r.avg_epoch_s;
 }
@@ -115,12 +83,12 @@ std::vector<json> rows_of(const ResultsFile& f, const Revision& rev, int* failed
     const Point& key = e.point;
     json row;
     row["schema"] = kRowSchema;
-    const json point = point_json(key);
-    row["point_key"] = point.dump();
-    row["run_key"] = run_key(e, row["point_key"].get<std::string>());
-    row["point"] = point;
+    const std::string point_key = key.history_key();
+    row["point_key"] = point_key;
+    row["run_key"] = run_key(e, point_key);
+    row["point"] = json::parse(point_key);
     row["describe"] = key.describe();
-    row["curve"] = curve_of(key);
+    row["curve"] = key.curve();
     row["machine"] = machine_json(e.machine);
     row["revision"] = revision;
     json run;
@@ -148,7 +116,7 @@ std::vector<json> rows_of(const ResultsFile& f, const Revision& rev, int* failed
     }
     m["speedup"] = or_null(speedup);
     m["efficiency"] = speedup ? json(*speedup / r.world_size) : json(nullptr);
-    m["comm_share"] = comm_share(r);
+    m["comm_share"] = comm_share(key.mode, r);
     m["overlap_pct"] = or_null(r.overlap_pct);
     m["run_delay_share"] = or_null(r.run_delay_share);
     row["metrics"] = m;

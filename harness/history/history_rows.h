@@ -3,8 +3,8 @@
 // (harness/history/dpscale_history/rows.py checks it; docs/history.md, "The row", says each
 // field once). `dpscale history export` writes rows in the same form and `import` reads them.
 //
-// The point comes from the harness's own point (harness/point/point.h: its fields, describe()
-// and a key string made from them), the machine from the lines' `system` fingerprint the gate
+// The point comes from the harness's own point (harness/point/point.h: history_key(), its key
+// and the row's `point`, describe() and curve()), the machine from the lines' `system` fingerprint the gate
 // compares, and each data-parallel run's speedup from the gate's pairing (pair_runs in gate.h) — the
 // Python side never derives any of them again.
 #pragma once

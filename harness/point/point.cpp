@@ -35,12 +35,10 @@ const TrainerOption* by_flag(const std::string& flag) {
 
 // Options the mode does not take back to their defaults: a trainer never runs with them, so
 // two runs that differ only there are one point.
-void only_taken(Settings& s, const std::string& mode) {
-  const ModeInfo* m = find_mode(mode);
-  if (!m) return;
+void only_taken(Settings& s, ModeRef mode) {
   const Settings defaults = default_settings();
   for (size_t i = 0; i < s.size(); ++i) {
-    if (!option(s[i].first).accepted_by(m->mode)) s[i].second = defaults[i].second;
+    if (!option(s[i].first).accepted_by(mode.id())) s[i].second = defaults[i].second;
   }
 }
 
@@ -99,21 +97,41 @@ Settings settings_of_argv(const std::vector<std::string>& argv) {
   return default_settings();
 }
 
-Point Point::of_args(std::string model, std::string mode, int world_size, const std::vector<std::string>& args,
+Point Point::of_args(std::string model, ModeRef mode, int world_size, const std::vector<std::string>& args,
                      int nodes, int ranks_per_node) {
-  Point p{std::move(model), std::move(mode), world_size, nodes, ranks_per_node, settings_of_args(args)};
+  Point p{std::move(model), mode, world_size, nodes, ranks_per_node, settings_of_args(args)};
   only_taken(p.settings, p.mode);
   return p;
 }
 
 Point Point::of_record(const RunRecord& r) {
-  std::vector<std::string> args = {option("link").flag, r.link};
-  if (r.bucket_cap_mb) args.insert(args.end(), {option("bucket_cap_mb").flag, format_number(*r.bucket_cap_mb)});
-  return of_args(model_key(r.model, r.widths), r.mode, r.world_size, args);
+  // The record's own fields named as the options are, rendered as flags: the record is read
+  // through the option table as a sweep line's argv is. Two fields of an option's name hold what
+  // the trainer resolved, not what it was asked (auto's backend, auto:TFLOPS's dilation F, which
+  // differs run by run): a point keyed on them would split the repeats of one measurement.
+  static const std::set<std::string> resolved = {"backend", "link_dilation"};
+  const nlohmann::ordered_json j = dpscale::to_json(r);
+  std::vector<std::string> args;
+  for (const TrainerOption& t : trainer_options()) {
+    if (!in_settings(t) || resolved.count(t.key) || !j.contains(t.key) || j.at(t.key).is_null()) continue;
+    const auto& v = j.at(t.key);
+    if (t.kind == ValueKind::switch_) {
+      if (v.is_boolean() && v.get<bool>()) args.push_back(t.flag);
+    } else if (v.is_string()) {
+      args.insert(args.end(), {t.flag, v.get<std::string>()});
+    } else if (v.is_number()) {
+      args.insert(args.end(), {t.flag, format_number(v.get<double>())});
+    }
+  }
+  return of_args(model_key(r.model, r.widths), ModeRef::named(r.mode), r.world_size, args);
 }
 
 bool Point::operator<(const Point& o) const {
-  const auto head = [](const Point& p) { return std::tie(p.model, p.mode, p.world_size, p.nodes, p.ranks_per_node); };
+  // Modes by name, as the points of a report have always been ordered.
+  const auto head = [](const Point& p) {
+    return std::make_tuple(std::string_view(p.model), std::string_view(p.mode.name()), p.world_size, p.nodes,
+                           p.ranks_per_node);
+  };
   if (head(*this) != head(o)) return head(*this) < head(o);
   return settings_less(settings, o.settings);
 }
@@ -127,9 +145,8 @@ const std::string& Point::setting(std::string_view key) const {
 }
 
 bool Point::takes(std::string_view key) const {
-  const ModeInfo* m = find_mode(mode);
   const TrainerOption* t = find_option(key);
-  return m && t && t->accepted_by(m->mode);
+  return t && t->accepted_by(mode.id());
 }
 
 std::optional<double> Point::bucket_cap_mb() const {
@@ -143,7 +160,7 @@ std::string Point::placement() const {
   return nodes > 0 ? std::to_string(nodes) + "x" + std::to_string(ranks_per_node) : "";
 }
 
-Point Point::beside(const std::string& m, int k) const {
+Point Point::beside(ModeRef m, int k) const {
   Point p = *this;
   p.mode = m;
   p.world_size = k;
@@ -152,8 +169,46 @@ Point Point::beside(const std::string& m, int k) const {
   return p;
 }
 
+Point Point::with_default(std::string_view key) const {
+  Point p = *this;
+  const Settings defaults = default_settings();
+  for (size_t i = 0; i < p.settings.size(); ++i) {
+    if (p.settings[i].first == key) p.settings[i].second = defaults[i].second;
+  }
+  return p;
+}
+
+std::string Point::curve() const { return model + " " + mode.name() + (link() != "none" ? " " + link() : ""); }
+
+std::vector<Point> Point::block() const {
+  if (!mode->data_parallel) return {*this};
+  return {beside(Mode::single, 1), *this};
+}
+
+std::string Point::history_key() const {
+  nlohmann::json p;  // keys sorted: one point, one string
+  p["model"] = model;
+  p["mode"] = mode.name();
+  p["world_size"] = world_size;
+  if (const auto cap = bucket_cap_mb()) {
+    p["bucket_cap_mb"] = *cap;
+  } else {
+    p["bucket_cap_mb"] = nullptr;
+  }
+  p["link"] = link();
+  if (nodes > 0) p["placement"] = placement();
+  nlohmann::json s = nlohmann::json::object();
+  const Settings defaults = default_settings();
+  for (size_t i = 0; i < settings.size(); ++i) {
+    const auto& [key, value] = settings[i];
+    if (!worded(key) && value != defaults[i].second) s[key] = value;
+  }
+  p["settings"] = s;
+  return p.dump();
+}
+
 std::string Point::describe() const {
-  std::string d = model + " " + mode + " K=" + std::to_string(world_size);
+  std::string d = model + " " + mode.name() + " K=" + std::to_string(world_size);
   const auto word = [&d](const std::string& w) { d.append(" ").append(w); };
   if (const auto cap = bucket_cap_mb()) word("cap " + format_number(*cap) + " MB");
   if (link() != "none") word(link());
@@ -168,7 +223,7 @@ std::string Point::describe() const {
 }
 
 std::string Point::run_id(const std::string& config, int repeat, const std::vector<std::string>& swept) const {
-  std::string id = config + "/" + model + "-" + mode + "-k" + std::to_string(world_size);
+  std::string id = config + "/" + model + "-" + mode.name() + "-k" + std::to_string(world_size);
   if (const auto cap = bucket_cap_mb()) id += "-cap" + format_number(*cap);
   if (link() != "none") id += "-" + link();
   if (nodes > 0) id += "-p" + placement();

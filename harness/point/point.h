@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "contract/modes.h"
 #include "contract/record.h"
 
 namespace dpscale {
@@ -40,7 +41,7 @@ Settings settings_of_argv(const std::vector<std::string>& argv);
 
 struct Point {
   std::string model;  // the config's text: a preset or widths (model_key in models/mlp_spec.h)
-  std::string mode;   // a name of the mode table (contract/modes.h)
+  ModeRef mode;       // a row of the mode table (contract/modes.h)
   int world_size = 1;
   // The placement asked for: nodes x ranks per node (both 0: none asked, the launcher's own).
   int nodes = 0;
@@ -50,10 +51,12 @@ struct Point {
 
   // A run of `mode` given these trainer arguments (trainer_args of the sweep, or a line's argv
   // with the launcher's words in front). Options the mode does not take keep their defaults.
-  static Point of_args(std::string model, std::string mode, int world_size, const std::vector<std::string>& args,
+  static Point of_args(std::string model, ModeRef mode, int world_size, const std::vector<std::string>& args,
                        int nodes = 0, int ranks_per_node = 0);
-  // A bare trainer record: its model, mode and world size, its bucket cap and link; every other
-  // option at its default.
+  // A bare trainer record (no sweep line around it, so no argv): its model, mode and world size,
+  // and every setting the record holds a field of the option's key for (bucket_cap_mb, link,
+  // grad_comm, accum_steps, bucket_rule, allreduce, tf32, ...); an option the record does not
+  // name keeps its default.
   static Point of_record(const RunRecord& r);
 
   // The point object (JSON in). `argv`: the run's command line, whose flags are the settings
@@ -82,7 +85,24 @@ struct Point {
   // The point of a run of `mode` at `world_size` beside this one (the single run a speedup is
   // measured against, naive at the same K): options that mode does not take at their default,
   // the placement kept for K > 1.
-  Point beside(const std::string& mode, int world_size) const;
+  Point beside(ModeRef mode, int world_size) const;
+  // The point with option `key` at its default: the cell a sweep of that option varies within
+  // (predict's cap check: one cell, its caps).
+  Point with_default(std::string_view key) const;
+
+  // The scaling curve the point is on, the family the gate's Holm correction runs over and bisect
+  // follows: "small bucketed pcie4" (model, mode and link; every K, cap and other setting of them
+  // one family, so a sweep of caps raises one alarm's worth of false ones, not one per cap).
+  std::string curve() const;
+  // The points one more round of this point must run, in the order a round runs them: the single
+  // run its speedups are measured against (beside(single, 1)), then the point; a single point
+  // alone. Reruns of undecided points (`dpscale compare --rerun`, `dpscale ab`) run these.
+  std::vector<Point> block() const;
+  // The history store's key of the point (harness/history): its fields and every measured option
+  // away from its default, as sorted JSON text, so an option added to the table later leaves the
+  // key of older runs as it was (the cap and the link as fields of their own, as the first stores
+  // wrote them).
+  std::string history_key() const;
 
   // "large bucketed K=2 cap 4 MB pcie4 2x2 grad_comm=bf16": the cap and the link in words, then
   // the placement and every swept option (TrainerOption::axis) away from its default.

@@ -85,8 +85,10 @@ Point Point::from_json(const json& j, const std::vector<std::string>& argv) {
   if (!j.is_object()) throw std::runtime_error("'point' is not an object");
   Point p;
   p.model = json_field<std::string>(j, "point", "model");
-  p.mode = json_field<std::string>(j, "point", "mode");
-  if (!find_mode(p.mode)) throw std::runtime_error("'point.mode' '" + p.mode + "' is not one of " + mode_names());
+  const std::string mode = json_field<std::string>(j, "point", "mode");
+  const ModeInfo* m = find_mode(mode);
+  if (!m) throw std::runtime_error("'point.mode' '" + mode + "' is not one of " + mode_names());
+  p.mode = m->mode;
   p.world_size = json_field<int>(j, "point", "world_size");
   if (p.world_size < 1) throw std::runtime_error("'point.world_size' is not positive");
   if (j.contains("nodes") || j.contains("ranks_per_node")) {
@@ -116,7 +118,7 @@ Point Point::from_json(const json& j, const std::vector<std::string>& argv) {
 ordered_json Point::to_json(bool with_settings) const {
   ordered_json j;
   j["model"] = model;
-  j["mode"] = mode;
+  j["mode"] = mode.name();
   j["world_size"] = world_size;
   if (nodes > 0) {
     j["nodes"] = nodes;

@@ -53,7 +53,7 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   std::vector<SingleRun> out;
   std::map<std::string, std::vector<double>> epochs;  // by model name (or widths, for custom)
   for (const SweepEntry& e : f.entries) {
-    if (!e.ok || !e.record || e.record->mode != "single") continue;
+    if (!e.ok || !e.record || e.point.mode->data_parallel) continue;
     const RunRecord& r = *e.record;
     const std::string key = model_key(r.model, r.widths);
     if (!epochs.count(key)) {
@@ -69,6 +69,19 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   for (SingleRun& s : out) {
     s.epoch_s = median(epochs[s.spec.key()]);
   }
+  return out;
+}
+
+std::map<Point, SingleRun> singles_by_point(const ResultsFile& f, const std::function<bool(const SweepEntry&)>& take) {
+  std::map<Point, SingleRun> out;
+  std::map<Point, std::vector<double>> epochs;
+  for (const SweepEntry& e : f.entries) {
+    if (!e.ok || !e.record || e.point.mode->data_parallel || (take && !take(e))) continue;
+    const RunRecord& r = *e.record;
+    if (!out.count(e.point)) out[e.point] = SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch};
+    epochs[e.point].push_back(r.avg_epoch_s);
+  }
+  for (auto& [p, s] : out) s.epoch_s = median(epochs[p]);
   return out;
 }
 

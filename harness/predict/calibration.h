@@ -17,8 +17,12 @@
 #pragma once
 
 #include <string>
+#include <functional>
+#include <map>
 #include <vector>
 
+#include "harness/point/point.h"
+#include "harness/sweep/results_file.h"
 #include "step_model.h"
 
 namespace dpscale::predict {
@@ -29,6 +33,13 @@ std::vector<SingleRun> parse_single_arg(const std::string& text, const Workload&
 // The single-device runs of every model in a results file (in order of first appearance).
 // InputError when the file has none.
 std::vector<SingleRun> singles_from_results(const std::string& path);
+
+// The single-device runs of a file by their point, each the median epoch of the point's
+// successful runs that `take` keeps (all where it is empty): what a data-parallel run pairs with,
+// its point beside(single, 1), as the gate pairs (two single runs that differ in accumulation or
+// TF32 are two points, and neither stands in for the other).
+std::map<Point, SingleRun> singles_by_point(const ResultsFile& f,
+                                            const std::function<bool(const SweepEntry&)>& take = {});
 
 struct LinkFit {
   double alpha_us = 0, gbps = 0;

@@ -15,42 +15,29 @@
 
 namespace dpscale::predict {
 
-namespace {
-
-struct CellKey {
-  std::string model, link;
-  int k = 0;
-  auto operator<=>(const CellKey&) const = default;
-};
-
-}  // namespace
-
 CapCheck check_caps(const std::string& caps_path, const std::optional<Calibration>& calibration) {
   const RunsToCheck in = runs_to_check(caps_path, calibration);
-  const std::map<std::string, SingleRun>& singles = in.singles;
   const MachineTerms& terms = in.terms;
   CapCheck out;
   out.path = caps_path;
   out.calibration = calibration;
-  std::vector<CellKey> order;
-  std::map<CellKey, std::map<double, std::vector<const SweepEntry*>>> cells;
+  std::vector<Point> order;
+  std::map<Point, std::map<double, std::vector<const SweepEntry*>>> cells;
   for (const SweepEntry& e : in.file.entries) {
-    if (!e.ok || !e.record || e.record->mode != "bucketed" || !e.record->bucket_cap_mb) continue;
-    const RunRecord& r = *e.record;
-    const CellKey key{model_key(r.model, r.widths), r.link, r.world_size};
+    const auto cap = e.point.bucket_cap_mb();
+    if (!e.ok || !e.record || !cap) continue;  // a mode that takes no cap has none to advise
+    const Point key = e.point.with_default("bucket_cap_mb");
     if (!cells.count(key)) order.push_back(key);
-    cells[key][*r.bucket_cap_mb].push_back(&e);
+    cells[key][*cap].push_back(&e);
   }
-  for (const CellKey& key : order) {
+  for (const Point& key : order) {
     const auto& caps = cells[key];
-    const auto s = singles.find(key.model);
-    if (s == singles.end() || caps.size() < 2) continue;  // no advice to check without a single or a choice
+    const SingleRun* single = in.single_for(key);
+    if (!single || caps.size() < 2) continue;  // no advice to check without a single or a choice
     CapCell cell;
-    cell.model = key.model;
-    cell.link = key.link;
-    cell.world_size = key.k;
+    cell.point = key;
     cell.predicted.model = key.model;
-    cell.predicted.world_size = key.k;
+    cell.predicted.world_size = key.world_size;
     // One dilation for the whole cell (the median of its runs'): advice is given before any run,
     // so each cap's own measured F must not steer it.
     std::vector<double> dilations;
@@ -66,7 +53,7 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
       }
       RunRecord r = *es.front()->record;
       r.link_dilation = dilation;
-      const EpochPrediction p = predict_recorded(s->second, r, terms);
+      const EpochPrediction p = predict_recorded(*single, r, terms);
       cell.predicted.rows.push_back({cap, p.calls_per_step, p.exposed_s, p.epoch_s});
       cell.measured_epoch_s.push_back(median(measured));
     }
@@ -77,7 +64,9 @@ CapCheck check_caps(const std::string& caps_path, const std::optional<Calibratio
     }
     out.cells.push_back(cell);
   }
-  if (out.cells.empty()) throw InputError(caps_path + ": no (model, K, link) with bucketed runs at two or more caps and a single-device run");
+  if (out.cells.empty()) {
+    throw InputError(caps_path + ": no bucketed point with runs at two or more caps and a single-device run of its point");
+  }
   return out;
 }
 
@@ -98,7 +87,7 @@ std::string render_cap_check(const CapCheck& c, const std::string& format) {
     j["cells"] = nlohmann::ordered_json::array();
     for (const CapCell& cell : c.cells) {
       const CapRow& best = cell.predicted.rows[cell.measured_best];
-      j["cells"].push_back({{"model", cell.model}, {"world_size", cell.world_size}, {"link", cell.link},
+      j["cells"].push_back({{"point", cell.point.to_json()}, {"describe", cell.point.describe()},
                             {"recommended_cap_mb", cell.predicted.recommended_mb()},
                             {"flat_lo_mb", cell.predicted.flat_lo_mb}, {"flat_hi_mb", cell.predicted.flat_hi_mb},
                             {"recommended_measured_epoch_s", cell.recommended_epoch_s},
@@ -115,7 +104,7 @@ std::string render_cap_check(const CapCheck& c, const std::string& format) {
   const bool csv = format == "csv";
   for (const CapCell& cell : c.cells) {
     const CapAdvice& a = cell.predicted;
-    t.rows.push_back({cell.model, std::to_string(cell.world_size), cell.link, format_number(a.recommended_mb()),
+    t.rows.push_back({cell.point.model, std::to_string(cell.point.world_size), cell.point.link(), format_number(a.recommended_mb()),
                       a.flat() ? format_number(a.flat_lo_mb) + "-" + format_number(a.flat_hi_mb) : "not flat",
                       csv ? format_number(cell.recommended_epoch_s) : fmt_fixed(cell.recommended_epoch_s, 3),
                       format_number(a.rows[cell.measured_best].cap_mb),

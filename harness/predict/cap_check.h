@@ -1,5 +1,6 @@
 // cap_check.h — `dpscale predict --validate-caps CAPS.jsonl [--calibrate RUN.jsonl]`: does the
-// cap advice hold? For every cell (model, K, link) of a measured bucket-cap sweep, the advice
+// cap advice hold? For every cell of a measured bucket-cap sweep (the bucketed points that differ
+// in their cap alone: Point::with_default("bucket_cap_mb") is the cell), the advice
 // (recommend_cap.h) over the caps the cell measured, predicted on the cell's own setup at the
 // median of its runs' dilations (with the calibration's terms and single-device runs, or the
 // file's own singles and no terms), beside
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/point/point.h"
 #include "machine_fit.h"
 #include "recommend_cap.h"
 
@@ -19,8 +21,7 @@ namespace dpscale::predict {
 inline constexpr double kCapTolerance = 0.03;
 
 struct CapCell {
-  std::string model, link;
-  int world_size = 0;
+  Point point;                          // the cell: a bucketed point with its cap at the default
   CapAdvice predicted;                  // over the measured caps
   std::vector<double> measured_epoch_s; // median per cap, the same order as predicted.rows
   size_t measured_best = 0;

@@ -100,10 +100,9 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
                        " on " + c.machine.describe() + "; calibrate from one machine's runs");
     }
   }
-  auto fit_mode = [&](const std::string& name) {
-    const ModeInfo* m = find_mode(name);
-    if (m == nullptr || !m->data_parallel) return false;
-    return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m->mode) != fit_modes.end();
+  auto fit_mode = [&](ModeRef m) {
+    if (!m->data_parallel) return false;
+    return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m.id()) != fit_modes.end();
   };
   for (const SweepEntry& e : f.entries) {
     if (e.point.world_size > 1 && fit_mode(e.point.mode) && (c.fit_k == 0 || e.point.world_size < c.fit_k)) {
@@ -115,7 +114,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   std::vector<const SweepEntry*> single_runs;
   std::string first_disturbed;
   for (const SweepEntry& e : f.entries) {
-    const bool single = e.point.mode == "single";
+    const bool single = !e.point.mode->data_parallel;
     if (!single && !(e.point.world_size == c.fit_k && fit_mode(e.point.mode))) continue;
     if (!e.ok) {
       throw InputError(where(e) + ": run " + e.run.run_id + " failed (" + e.reason +
@@ -153,8 +152,9 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   for (SingleRun& s : c.singles) {
     s.epoch_s = median(epochs[s.spec.key()]);
   }
-  std::map<std::string, const SingleRun*> single_of;
-  for (const SingleRun& s : c.singles) single_of[s.spec.key()] = &s;
+  // Each data-parallel run starts from the single run of its own point (beside), as the gate pairs.
+  const std::set<const SweepEntry*> kept_singles(single_runs.begin(), single_runs.end());
+  c.single_at = singles_by_point(f, [&](const SweepEntry& e) { return kept_singles.count(&e) > 0; });
 
   const RunRecord& first = *fit.front()->record;
   c.terms.threads = first.threads;
@@ -170,17 +170,17 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   std::set<Point> keys;
   for (const SweepEntry* e : fit) {
     const RunRecord& r = *e->record;
-    const auto s = single_of.find(model_key(r.model, r.widths));
-    if (s == single_of.end()) {
-      throw InputError(where(*e) + ": model " + model_key(r.model, r.widths) + " has data-parallel runs but no single-device run to calibrate from");
+    const auto s = c.single_at.find(e->point.beside(Mode::single, 1));
+    if (s == c.single_at.end()) {
+      throw InputError(where(*e) + ": " + e->point.describe() + " has no single-device run of its point (" +
+                       e->point.beside(Mode::single, 1).describe() + ") to calibrate from");
     }
     const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_per_epoch));
-    Step st{&r, s->second, step_compute_1(*s->second, Workload{r.n_samples, r.global_batch}) / r.world_size,
+    Step st{&r, &s->second, step_compute_1(s->second, Workload{r.n_samples, r.global_batch}) / r.world_size,
             c.terms.oversubscription(ranks_per_node(r)), r.compute_s / steps,
             r.comm_busy_s.value_or(r.comm_s.value_or(0)) / steps};
-    (r.mode == "naive" ? naive : overlapped).push_back(st);
-    const Point key = Point::of_record(r);
-    if (keys.insert(key).second) c.fitted.push_back(key);
+    (e->point.mode == Mode::naive ? naive : overlapped).push_back(st);
+    if (keys.insert(e->point).second) c.fitted.push_back(e->point);
   }
 
   // φ, from naive's compute.
@@ -247,7 +247,13 @@ RunsToCheck runs_to_check(const std::string& path, const std::optional<Calibrati
   RunsToCheck in;
   in.file = read_results(path);
   refuse_gpu_shared(in.file, "dpscale predict");
-  for (const SingleRun& s : calibration ? calibration->singles : singles_from_results(path)) in.singles[s.spec.key()] = s;
+  in.singles = calibration ? calibration->single_at : singles_by_point(in.file);
+  if (in.singles.empty() && !calibration) {
+    throw InputError(path + ": no successful single-device run to calibrate compute from");
+  }
+  if (calibration) {
+    for (const SingleRun& s : calibration->singles) in.calibrated_models[s.spec.key()] = s;
+  }
   if (calibration) in.terms = calibration->terms;
   for (const SweepEntry& e : in.file.entries) {
     if (calibration && calibration->machine.known && e.machine.known && !(e.machine == calibration->machine)) {
@@ -256,6 +262,12 @@ RunsToCheck runs_to_check(const std::string& path, const std::optional<Calibrati
     }
   }
   return in;
+}
+
+const SingleRun* RunsToCheck::single_for(const Point& p) const {
+  if (const auto s = singles.find(p.beside(Mode::single, 1)); s != singles.end()) return &s->second;
+  if (const auto m = calibrated_models.find(p.model); m != calibrated_models.end()) return &m->second;
+  return nullptr;
 }
 
 std::string describe_fits(const Calibration& c) {

@@ -45,7 +45,8 @@ struct TermFit {
 
 struct Calibration {
   std::string path;
-  std::vector<SingleRun> singles;
+  std::vector<SingleRun> singles;  // per model, for the tables (--calibrate with --modes, ...)
+  std::map<Point, SingleRun> single_at;  // per single run's point: what a run pairs with (singles_by_point)
   MachineTerms terms;
   std::vector<TermFit> fits;        // φ, σ, o, cores: what was fitted, how, in which units
   int fit_k = 0;
@@ -74,14 +75,22 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
 EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms);
 
 // A results file whose runs are predicted and checked against the measurement (validate, the
-// cap check): its runs, the single-device runs the predictions start from by model key (the
-// calibration's, else the file's own) and the machine terms (the calibration's, else none).
+// cap check): its runs, the single-device runs the predictions start from (single_for) and and the machine terms (the calibration's, else none).
 // Refused (InputError): a file of shared-GPU runs, a line measured on another machine than the
 // calibration's (the message ends with `hint`).
 struct RunsToCheck {
   ResultsFile file;
-  std::map<std::string, SingleRun> singles;
+  std::map<Point, SingleRun> singles;  // by the single run's point: the calibration's, else the file's own
+  // The calibration's single run of each model (its epoch at its own workload), for a run of
+  // another sweep whose single point the calibration did not measure: the terms describe the
+  // machine, and the step model scales a model's compute to the run's samples and batch.
+  std::map<std::string, SingleRun> calibrated_models;
   MachineTerms terms;
+
+  // The single run a data-parallel point starts from: the single run of its own point
+  // (beside(single, 1)), as the gate pairs; else, calibrated, the calibration's run of its
+  // model. nullptr: none.
+  const SingleRun* single_for(const Point& p) const;
 };
 RunsToCheck runs_to_check(const std::string& path, const std::optional<Calibration>& calibration,
                           const std::string& hint = "");

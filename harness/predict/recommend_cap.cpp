@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "contract/modes.h"
 #include "contract/option_values.h"
 #include "harness/common/table.h"
 
@@ -62,7 +63,7 @@ std::string render_caps(const std::vector<CapAdvice>& advice, const PredictConte
         const CapRow& r = a.rows[i];
         nlohmann::ordered_json j;
         j["model"] = a.model;
-        j["mode"] = "bucketed";
+        j["mode"] = mode_name(Mode::bucketed);
         j["world_size"] = a.world_size;
         j["bucket_cap_mb"] = r.cap_mb;
         j["n_buckets"] = r.n_buckets;

@@ -33,7 +33,7 @@ ErrorSummary summarize(const std::vector<ValidationRow>& rows, const std::string
   bool have_worst = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const ValidationRow& r = rows[i];
-    if (r.disturbed || (scope != "all" && r.mode != scope)) continue;
+    if (r.disturbed || (scope != "all" && r.point.mode.name() != scope)) continue;
     abs_err.push_back(std::fabs(r.error));
     err.push_back(r.error);
     if (!have_worst || std::fabs(r.error) > std::fabs(rows[s.worst].error)) s.worst = i, have_worst = true;
@@ -47,11 +47,6 @@ ErrorSummary summarize(const std::vector<ValidationRow>& rows, const std::string
   return s;
 }
 
-std::string describe_row(const ValidationRow& r) {
-  return r.model + " " + r.mode + " K=" + std::to_string(r.world_size) +
-         (r.bucket_cap_mb ? " cap " + format_number(*r.bucket_cap_mb) : "") + (r.link != "none" ? " " + r.link : "");
-}
-
 }  // namespace
 
 std::string ValidationRow::cause() const {
@@ -61,7 +56,6 @@ std::string ValidationRow::cause() const {
 
 Validation validate(const std::string& results_path, const std::optional<Calibration>& calibration) {
   const RunsToCheck in = runs_to_check(results_path, calibration, "; validate on the calibrated machine's runs");
-  const std::map<std::string, SingleRun>& singles = in.singles;
   const MachineTerms& terms = in.terms;
   Validation v;
   v.path = results_path;
@@ -69,10 +63,9 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
   std::vector<Point> order;
   std::map<Point, std::vector<const SweepEntry*>> runs;
   for (const SweepEntry& e : in.file.entries) {
-    if (!e.ok || !e.record || e.record->mode == "single") continue;
-    const Point key = Point::of_record(*e.record);
-    if (!runs.count(key)) order.push_back(key);
-    runs[key].push_back(&e);
+    if (!e.ok || !e.record || !e.point.mode->data_parallel) continue;
+    if (!runs.count(e.point)) order.push_back(e.point);
+    runs[e.point].push_back(&e);
   }
   for (const Point& key : order) {
     if (calibration && std::find(calibration->fitted.begin(), calibration->fitted.end(), key) != calibration->fitted.end()) {
@@ -81,9 +74,8 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
     }
     const std::vector<const SweepEntry*>& es = runs[key];
     const RunRecord& r0 = *es.front()->record;
-    const std::string model = model_key(r0.model, r0.widths);
-    const auto s = singles.find(model);
-    if (s == singles.end()) {
+    const SingleRun* single = in.single_for(key);
+    if (!single) {
       v.skipped.push_back(key.describe());
       continue;
     }
@@ -91,21 +83,17 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
     ValidationRow row;
     for (const SweepEntry* e : es) {
       const RunRecord& r = *e->record;
-      const EpochPrediction p = predict_recorded(s->second, r, terms);
+      const EpochPrediction p = predict_recorded(*single, r, terms);
       me.push_back(r.avg_epoch_s);
       pe.push_back(p.epoch_s);
-      mc.push_back(r.mode == "naive" ? r.comm_s.value_or(0) : r.exposed_comm_s.value_or(0));
+      mc.push_back(key.mode->wait_field == WaitField::comm_s ? r.comm_s.value_or(0) : r.exposed_comm_s.value_or(0));
       pc.push_back(p.exposed_s);
       mk.push_back(r.compute_s);
       pk.push_back(p.compute_s);
       row.predicted_calls = p.calls_per_step;
       if (e->state && e->state->disturbed) row.disturbed = true;
     }
-    row.model = model;
-    row.mode = r0.mode;
-    row.link = r0.link;
-    row.world_size = r0.world_size;
-    row.bucket_cap_mb = r0.bucket_cap_mb;
+    row.point = key;
     row.runs = static_cast<int>(es.size());
     row.measured_epoch_s = median(me);
     row.predicted_epoch_s = median(pe);
@@ -115,13 +103,13 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
     row.measured_compute_s = median(mk);
     row.predicted_compute_s = median(pk);
     row.measured_calls = r0.allreduce_calls_per_step;
-    row.single_epoch_s = predict_epoch(s->second, Workload{r0.n_samples, r0.global_batch}, SyncSetup{}, CommModel{}, 1).epoch_s;
+    row.single_epoch_s = predict_epoch(*single, Workload{r0.n_samples, r0.global_batch}, SyncSetup{}, CommModel{}, 1).epoch_s;
     row.measured_speedup = row.single_epoch_s / row.measured_epoch_s;
     row.predicted_speedup = row.single_epoch_s / row.predicted_epoch_s;
     v.rows.push_back(row);
   }
   if (v.rows.empty()) {
-    throw InputError(results_path + ": no held-out data-parallel run with a single-device run of its model to validate");
+    throw InputError(results_path + ": no held-out data-parallel run with a single-device run of its point to validate");
   }
   for (const ModeInfo& m : all_modes()) {
     if (!m.data_parallel) continue;
@@ -147,24 +135,22 @@ std::string render_validation(const Validation& v, const std::string& format) {
       j["terms"] = terms;
       j["fit_world_size"] = v.calibration->fit_k;
     }
+    j["point_schema"] = point_schema();  // each point's "point" follows it
     j["median_abs_error"] = v.median_abs_error;
-    j["worst"] = describe_row(v.rows[v.worst]);
+    j["worst"] = v.rows[v.worst].point.describe();
     j["worst_error"] = v.rows[v.worst].error;
     j["summary"] = nlohmann::ordered_json::array();
     for (const ErrorSummary& s : v.summary) {
       j["summary"].push_back({{"scope", s.scope}, {"points", s.points}, {"median_abs_error", s.median_abs},
                               {"p90_abs_error", s.p90_abs}, {"signed_median_error", s.signed_median},
-                              {"worst", describe_row(v.rows[s.worst])}, {"worst_error", v.rows[s.worst].error},
+                              {"worst", v.rows[s.worst].point.describe()}, {"worst_error", v.rows[s.worst].error},
                               {"worst_cause", v.rows[s.worst].cause()}});
     }
     j["points"] = nlohmann::ordered_json::array();
     for (const ValidationRow& r : v.rows) {
       nlohmann::ordered_json p;
-      p["model"] = r.model;
-      p["mode"] = r.mode;
-      p["world_size"] = r.world_size;
-      p["bucket_cap_mb"] = r.bucket_cap_mb ? nlohmann::ordered_json(*r.bucket_cap_mb) : nlohmann::ordered_json(nullptr);
-      p["link"] = r.link;
+      p["point"] = r.point.to_json();  // read through the point's schema (`dpscale schema`)
+      p["describe"] = r.point.describe();
       p["runs"] = r.runs;
       p["disturbed"] = r.disturbed;
       p["measured_epoch_s"] = r.measured_epoch_s;
@@ -193,8 +179,9 @@ std::string render_validation(const Validation& v, const std::string& format) {
   const bool csv = format == "csv";
   auto num = [&](double x, int d) { return csv ? format_number(x) : fmt_fixed(x, d); };
   for (const ValidationRow& r : v.rows) {
-    t.rows.push_back({r.model, r.mode, std::to_string(r.world_size), r.bucket_cap_mb ? format_number(*r.bucket_cap_mb) : "",
-                      r.link, std::to_string(r.runs) + (r.disturbed && !csv ? " disturbed" : ""),
+    const auto cap = r.point.bucket_cap_mb();
+    t.rows.push_back({r.point.model, r.point.mode.name(), std::to_string(r.point.world_size), cap ? format_number(*cap) : "",
+                      r.point.link(), std::to_string(r.runs) + (r.disturbed && !csv ? " disturbed" : ""),
                       num(r.measured_epoch_s, 3), num(r.predicted_epoch_s, 3),
                       csv ? format_number(r.error) : fmt_signed_percent(r.error), num(r.measured_comm_s, 3),
                       num(r.predicted_comm_s, 3), num(r.measured_compute_s, 3), num(r.predicted_compute_s, 3),
@@ -213,15 +200,15 @@ std::string render_validation(const Validation& v, const std::string& format) {
   for (const ErrorSummary& e : v.summary) {
     const ValidationRow& w = v.rows[e.worst];
     s.rows.push_back({e.scope, std::to_string(e.points), fmt_percent(e.median_abs, 1), fmt_percent(e.p90_abs, 1),
-                      fmt_signed_percent(e.signed_median), describe_row(w), fmt_signed_percent(w.error), w.cause()});
+                      fmt_signed_percent(e.signed_median), w.point.describe(), fmt_signed_percent(w.error), w.cause()});
   }
   out += "\n" + s.markdown();
   out += "\nmedian |error| " + fmt_percent(v.median_abs_error, 1) + " over " + std::to_string(v.summary.back().points) +
-         " points; worst " + describe_row(v.rows[v.worst]) + " at " + fmt_signed_percent(v.rows[v.worst].error) + "\n";
+         " points; worst " + v.rows[v.worst].point.describe() + " at " + fmt_signed_percent(v.rows[v.worst].error) + "\n";
   for (const std::string& x : v.fitted) out += "not scored (the calibration fitted it): " + x + "\n";
-  for (const std::string& x : v.skipped) out += "skipped (no single-device run of its model): " + x + "\n";
+  for (const std::string& x : v.skipped) out += "skipped (no single-device run of its point): " + x + "\n";
   for (const ValidationRow& r : v.rows) {
-    if (r.disturbed) out += "not in the summary (a run the machine disturbed): " + describe_row(r) + "\n";
+    if (r.disturbed) out += "not in the summary (a run the machine disturbed): " + r.point.describe() + "\n";
   }
   return out;
 }

@@ -7,8 +7,10 @@
 // terms (the bare α-β model). Repeats: the median of the measured epochs against the median of
 // the per-run predictions. Error = (predicted − measured) / measured.
 //
-// Held out: a point the calibration fitted (same model, mode, K, cap and link) is left out and
-// listed, never scored. A point with a run the machine disturbed is shown, marked, and left out
+// Points are the sweep entries' own (harness/point/point.h), as the gate keys them: runs that
+// differ in any measured option (the wire format, accumulation, the placement, ...) are two
+// points, and each starts from the single run of its own point (Point::beside), as the gate pairs.
+// Held out: a point the calibration fitted is left out and listed, never scored. A point with a run the machine disturbed is shown, marked, and left out
 // of the summary. The summary, per mode and overall: median |error|, P90 |error| (nearest rank),
 // the signed median (bias: below 0 the model is optimistic), and the worst point with the part
 // of the step its error comes from (compute, or the exposed comm).
@@ -26,9 +28,7 @@
 namespace dpscale::predict {
 
 struct ValidationRow {
-  std::string model, mode, link;
-  int world_size = 0;
-  std::optional<double> bucket_cap_mb;
+  Point point;
   int runs = 0;
   bool disturbed = false;
   double measured_epoch_s = 0, predicted_epoch_s = 0, error = 0;  // error relative to measured
@@ -52,7 +52,7 @@ struct Validation {
   std::optional<Calibration> calibration;
   std::vector<ValidationRow> rows;
   std::vector<ErrorSummary> summary;    // per mode in table order, then "all"
-  std::vector<std::string> skipped;     // no single-device run of their model
+  std::vector<std::string> skipped;     // no single-device run of their point
   std::vector<std::string> fitted;      // left out: the calibration fitted them
   // The overall summary's fields, kept for callers of the bare validation.
   double median_abs_error = 0;

@@ -135,11 +135,10 @@ Analysis analyse(const ResultsFile& f) {
 
   // Pass 2: what needs another point — the single run of the model, naive at the same K.
   for (PointStats& s : a.points) {
-    const PointStats* single = a.find(s.point.beside(mode_name(Mode::single), 1));
-    const PointStats* naive = a.find(s.point.beside(mode_name(Mode::naive), s.point.world_size));
-    const ModeInfo* mode = find_mode(s.point.mode);
-    const bool data_parallel = mode && mode->data_parallel;
-    const bool overlapped = mode && mode->wait_field == WaitField::exposed_comm_s;
+    const PointStats* single = a.find(s.point.beside(Mode::single, 1));
+    const PointStats* naive = a.find(s.point.beside(Mode::naive, s.point.world_size));
+    const bool data_parallel = s.point.mode->data_parallel;
+    const bool overlapped = s.point.mode->wait_field == WaitField::exposed_comm_s;
     if (overlapped && naive && naive->epoch_s.median > 0) {
       const double tn = naive->epoch_s.median;
       // A slower repeat saves less: the slowest gives the low end.

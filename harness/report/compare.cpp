@@ -37,7 +37,7 @@ void judge(ComparedPoint& c, const CompareOptions& o) {
     const double rel = *nv / *bv - 1.0;
     if (*nv < *bv * (1.0 - t)) c.why.push_back(std::string(what) + " " + fmt_signed_percent(rel));
   };
-  if (const ModeInfo* m = find_mode(c.point.mode); m && m->data_parallel) {
+  if (c.point.mode->data_parallel) {
     if (b.speedup && !n.speedup) {
       c.verdict = Verdict::incomparable;
       c.why.push_back("no single run of " + c.point.model + " in the new file");
@@ -118,7 +118,7 @@ std::string render_comparison(const Comparison& c, const CompareOptions& o, cons
     const auto ef = [](const PointStats& s) { return s.efficiency; };
     const auto cf = [](const PointStats& s) { return s.comm_fraction; };
     const auto th = [](const PointStats& s) { return std::optional<double>(s.throughput.median); };
-    std::vector<std::string> r = {p.point.model, mode_label(p.point.mode), std::to_string(p.point.world_size)};
+    std::vector<std::string> r = {p.point.model, p.point.mode->label, std::to_string(p.point.world_size)};
     for (const std::string& cell : key_cells(p.point, cols)) r.push_back(cell);
     r.push_back(arrow(get(p.base, sp), get(p.now, sp), 2, "×"));
     r.push_back(arrow(get(p.base, ef), get(p.now, ef), 2));

@@ -157,10 +157,10 @@ std::string diagnosis_markdown(const Analysis& a) {
   for (const PointStats& p : a.points) {
     const DiagnosisStats d = diagnosis_stats(p);
     if (d.bottleneck.empty()) continue;
-    t.rows.push_back({p.point.model, mode_label(p.point.mode), std::to_string(p.point.world_size), p.point.link(),
+    t.rows.push_back({p.point.model, p.point.mode->label, std::to_string(p.point.world_size), p.point.link(),
                       d.bottleneck + (d.bottleneck == "straggler" && d.straggler_rank
                                           ? " (rank " + std::to_string(*d.straggler_rank) + ")" : ""),
-                      find_mode(p.point.mode) && find_mode(p.point.mode)->data_parallel ? stragglers_text(p.repeats) : "—",
+                      p.point.mode->data_parallel ? stragglers_text(p.repeats) : "—",
                       d.run_delay_share ? fmt_fixed(100.0 * *d.run_delay_share, 1) + "%" : "—",
                       ms(d.triad_step_s), ms(d.compute_only_step_s), ms(d.comm_only_step_s), ms(d.exposed_comm_step_s),
                       d.overlap_pct ? fmt_fixed(*d.overlap_pct, 0) + "%" : "—", fmt_fixed(d.loader_s, 3) + "s",
@@ -222,7 +222,7 @@ std::string bench_comparison_markdown(const Analysis& a, const std::string& benc
       for (const BenchRow& r : bench) {
         if (std::abs(std::log(r.bytes / bytes)) < std::abs(std::log(best->bytes / bytes))) best = &r;
       }
-      t.rows.push_back({p.point.model, mode_label(p.point.mode), std::to_string(p.point.world_size), p.point.link(),
+      t.rows.push_back({p.point.model, p.point.mode->label, std::to_string(p.point.world_size), p.point.link(),
                         std::to_string(u), std::to_string(d.unit_bytes[u]), fmt_fixed(d.busbw_gbps[u], 3),
                         fmt_fixed(best->busbw, 3), format_number(best->bytes)});
     }

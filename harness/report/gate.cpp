@@ -63,7 +63,7 @@ void collect(const ResultsFile& f, double idle, const DisturbanceLimits& lim, st
   int stateless = 0;
   for (const SweepEntry& e : f.entries) {
     if (!e.state) ++stateless;
-    if (!e.ok && mode_named(e.point.mode).data_parallel) ++sides[e.point].failed_runs;
+    if (!e.ok && e.point.mode->data_parallel) ++sides[e.point].failed_runs;
   }
   if (stateless) {
     notes.push_back(f.path + ": " + std::to_string(stateless) +
@@ -166,7 +166,7 @@ json gate_document(const GateFiles& f, const GateOptions& o, bool* has_samples) 
     json p;
     p["key"] = k.to_json();
     p["describe"] = k.describe();
-    p["curve"] = k.model + " " + k.mode + (k.link() != "none" ? " " + k.link() : "");
+    p["curve"] = k.curve();
     p["status"] = status;
     if (n) p["now"] = side_json(*n);
     if (b) p["base"] = side_json(*b);
@@ -239,11 +239,11 @@ GateResult judge_document(json doc, const GateOptions& o) {
   const json v = json::parse(in, nullptr, false);
   if (v.is_object() && v.contains("points")) {
     result.verdicts = v;
-    std::set<std::pair<std::string, int>> seen;
+    std::set<Point> seen;
     for (const json& p : v["points"]) {
       if (p.value("verdict", "") != "undecided") continue;
-      const std::pair<std::string, int> mk{p["key"]["model"].get<std::string>(), p["key"]["world_size"].get<int>()};
-      if (seen.insert(mk).second) result.undecided.push_back(mk);
+      const Point k = Point::from_json(p["key"]);  // the key gate_document wrote (to_json)
+      if (seen.insert(k).second) result.undecided.push_back(k);
     }
   }
   return result;
@@ -254,7 +254,7 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const Distur
   // run of its model and of the settings a single run takes (accum_steps, tf32, ...).
   std::map<std::pair<Point, int>, const SweepEntry*> singles;
   for (const SweepEntry& e : f.entries) {
-    if (e.ok && !mode_named(e.point.mode).data_parallel) singles[{e.point, e.repeat}] = &e;
+    if (e.ok && !e.point.mode->data_parallel) singles[{e.point, e.repeat}] = &e;
   }
   auto disturbed = [&](const SweepEntry& e) -> std::optional<std::string> {
     return e.state ? disturbance(*e.state, e.record ? e.record->run_delay_share : std::nullopt, idle, lim)
@@ -262,12 +262,12 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const Distur
   };
   std::vector<PairedRun> out;
   for (const SweepEntry& e : f.entries) {
-    if (!e.ok || !mode_named(e.point.mode).data_parallel) continue;
+    if (!e.ok || !e.point.mode->data_parallel) continue;
     PairedRun r;
     r.entry = &e;
     const std::string round = "round " + std::to_string(e.repeat + 1);
     if (const auto why = disturbed(e)) r.disturbed = round + ": " + *why;
-    const Point single_key = e.point.beside(mode_name(Mode::single), 1);
+    const Point single_key = e.point.beside(Mode::single, 1);
     const auto single = singles.find({single_key, e.repeat});
     if (single == singles.end()) {
       if (r.disturbed.empty()) r.unpaired = round + ": no single run of " + e.point.model + " in that round";
@@ -300,6 +300,20 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double idle, const Distur
   return out;
 }
 
+std::set<Point> blocks_of(const std::vector<Point>& points) {
+  std::set<Point> out;
+  for (const Point& p : points) {
+    for (const Point& b : p.block()) out.insert(b);
+  }
+  return out;
+}
+
+std::string describe_points(const std::vector<Point>& points) {
+  std::string s;
+  for (const Point& p : points) s += (s.empty() ? "" : ", ") + p.describe();
+  return s;
+}
+
 int rounds_in(const ResultsFile& f) {
   int r = 0;
   for (const SweepEntry& e : f.entries) r = std::max(r, e.repeat + 1);
@@ -312,14 +326,14 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
   if (!rr.config.empty()) {
     // CONFIG is read and checked now, whether or not a rerun turns out to be needed: a rerun
     // adds rounds of NEW's own points to NEW, so CONFIG must be able to continue NEW and run them.
-    std::set<std::pair<std::string, int>> held;
-    for (const SweepEntry& e : f.now.entries) held.insert({e.point.model, e.point.world_size});
+    std::set<Point> held;
+    for (const SweepEntry& e : f.now.entries) held.insert(e.point);
     SweepOptions so = rr.sweep;
     so.config_path = rr.config;
     so.out_path = f.now_path;
     so.resume = true;
     so.repeats = std::max(max_rounds, 1);
-    so.only = [held](const SweepRun& r) { return held.count({r.point.model, r.point.world_size}) > 0; };
+    so.only = [held](const SweepRun& r) { return held.count(r.point) > 0; };
     check_sweep_inputs(so);
   }
   const std::shared_ptr<SweepSession> session = std::make_shared<SweepSession>();  // one machine watch for every added round
@@ -327,24 +341,15 @@ GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunO
     GateResult r = run_gate(f, o);
     const int rounds = rounds_in(f.now);
     if (r.exit_code != 3 || rr.config.empty() || r.undecided.empty() || rounds >= max_rounds) return r;
-    const std::set<std::pair<std::string, int>> wanted(r.undecided.begin(), r.undecided.end());
-    std::set<std::string> models;
-    std::string what;
-    for (const auto& [m, k] : wanted) {
-      models.insert(m);
-      what += (what.empty() ? "" : ", ") + m + " K=" + std::to_string(k);
-    }
+    const std::set<Point> wanted = blocks_of(r.undecided);
+    const std::string what = describe_points(r.undecided);
     SweepOptions so = rr.sweep;
     so.config_path = rr.config;
     so.out_path = f.now_path;
     so.resume = true;
     so.session = session;
     so.repeats = std::min(max_rounds, rounds + 2);
-    so.only = [wanted, models](const SweepRun& r) {
-      const Point& p = r.point;
-      if (!mode_named(p.mode).data_parallel) return models.count(p.model) > 0;
-      return wanted.count({p.model, p.world_size}) > 0;
-    };
+    so.only = [wanted](const SweepRun& r) { return wanted.count(r.point) > 0; };
     std::cerr << "# dpscale compare: undecided at " << what << ": running rounds " << rounds + 1 << "-" << so.repeats
               << " of them (--rerun, at most " << max_rounds << " rounds)" << std::endl;
     const int rc = run_sweep(so);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ nlohmann::json gate_document(const GateFiles& f, const GateOptions& o, bool* has
 struct GateResult {
   int exit_code = 0;  // 0 | 1 | 3 (2 is thrown as InputError)
   std::string text;   // what the gate printed
-  std::vector<std::pair<std::string, int>> undecided;  // (model, world size) of undecided points
+  std::vector<Point> undecided;  // the undecided points, each once (a point judged on two metrics too)
   nlohmann::json verdicts;  // gate.py's verdicts (its --format json document); null in the crude mode
 };
 
@@ -82,9 +83,9 @@ void check_gate_script(const GateOptions& o);
 // the script is missing or fails.
 GateResult judge_document(nlohmann::json doc, const GateOptions& o);
 
-// `--rerun CONFIG`: while points are undecided, run two more rounds of their models and world
-// sizes (single and every data-parallel mode, so the new rounds pair) into NEW with CONFIG, as
-// Pinpoint adds attempts, until they are decided or NEW holds max_repeats rounds.
+// `--rerun CONFIG`: while points are undecided, run two more rounds of their blocks (each point
+// and the single run it pairs with: Point::block) into NEW with CONFIG, as Pinpoint adds
+// attempts, until they are decided or NEW holds max_repeats rounds.
 struct RerunOptions {
   std::string config;       // "" = no reruns
   int max_repeats = 0;      // 0 = twice the rounds NEW started with
@@ -110,5 +111,10 @@ std::vector<PairedRun> pair_runs(const ResultsFile& f, double usual_gflops, cons
 
 // Rounds in a results file: the largest repeat index + 1.
 int rounds_in(const ResultsFile& f);
+
+// The points one more round of `points` runs: the union of their blocks (Point::block).
+std::set<Point> blocks_of(const std::vector<Point>& points);
+// "small naive K=2, small bucketed K=2 cap 4 MB": the points, described, for a progress line.
+std::string describe_points(const std::vector<Point>& points);
 
 }  // namespace dpscale

@@ -46,7 +46,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
 
   std::string last_model;
   for (const PointStats& p : a.points) {
-    std::vector<std::string> r = {p.point.model == last_model ? "" : p.point.model, mode_label(p.point.mode),
+    std::vector<std::string> r = {p.point.model == last_model ? "" : p.point.model, p.point.mode->label,
                                   std::to_string(p.point.world_size)};
     last_model = p.point.model;
     for (const std::string& cell : key_cells(p.point, cols)) r.push_back(cell);
@@ -77,7 +77,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
   std::map<std::string, const PointStats*> best;
   std::vector<std::string> models;
   for (const PointStats& p : a.points) {
-    if (!mode_named(p.point.mode).data_parallel || !p.speedup) continue;
+    if (!p.point.mode->data_parallel || !p.speedup) continue;
     if (!best.count(p.point.model)) models.push_back(p.point.model);
     if (!best[p.point.model] || *p.speedup > *best[p.point.model]->speedup) best[p.point.model] = &p;
   }
@@ -85,7 +85,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
   for (const std::string& m : models) {
     const PointStats& p = *best[m];
     const Point& k = p.point;
-    out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + mode_label(k.mode) + ", K=" + std::to_string(k.world_size) +
+    out += "  " + m + ": " + fmt_fixed(*p.speedup, 2) + "× (" + k.mode->label + ", K=" + std::to_string(k.world_size) +
            (k.bucket_cap_mb() ? ", cap " + format_number(*k.bucket_cap_mb()) + " MB" : "") +
            (k.nodes > 0 ? ", " + k.placement() : "") + "), E = " + fmt_fixed(*p.efficiency, 2) +
            (*p.speedup < 1 ? " — slower than one device" : "") + "\n";
@@ -121,7 +121,7 @@ std::string csv(const Analysis& a) {
   }
   auto num = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string(); };
   for (const PointStats& p : a.points) {
-    std::vector<std::string> row = {"ok", p.point.model, p.point.mode, std::to_string(p.point.world_size),
+    std::vector<std::string> row = {"ok", p.point.model, p.point.mode.name(), std::to_string(p.point.world_size),
                                     cap_text(p.point), p.point.link()};
     for (const std::string& key : varying) row.push_back(setting_text(p.point, key));
     const std::vector<std::string> rest = {std::to_string(p.n_params), std::to_string(p.runs), format_number(p.epoch_s.median),
@@ -136,7 +136,7 @@ std::string csv(const Analysis& a) {
   }
   for (const FailedRun& r : a.failed) {
     const Point& p = r.entry.point;
-    std::vector<std::string> row = {"failed", p.model, p.mode, std::to_string(p.world_size), cap_text(p), p.link()};
+    std::vector<std::string> row = {"failed", p.model, p.mode.name(), std::to_string(p.world_size), cap_text(p), p.link()};
     for (const std::string& key : varying) row.push_back(setting_text(p, key));
     row.resize(t.header.size() - 2);
     row.push_back(p.placement());

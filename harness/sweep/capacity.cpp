@@ -131,7 +131,7 @@ void check_capacity(const std::vector<SweepRun>& runs, const NodeCapacity& cap) 
   for (int s : desc) total = std::min<long long>(kUnbounded, total + s);
   for (const SweepRun& run : runs) {
     const Point& p = run.point;
-    const int ranks = mode_named(p.mode).data_parallel ? p.world_size : 1;
+    const int ranks = p.mode->data_parallel ? p.world_size : 1;
     if (p.nodes > 0) {
       const int have = static_cast<int>(desc.size());
       if (p.nodes > have) {

@@ -51,7 +51,7 @@ struct SweepConfig {
   std::string name;                        // "name" key, else the file's stem
   std::string description;
   std::vector<std::string> models;         // presets or widths "784,256,10"
-  std::vector<std::string> modes;          // names from the mode table (contract/modes.h)
+  std::vector<ModeRef> modes;              // rows of the mode table (contract/modes.h)
   std::vector<int> world_sizes;            // data-parallel K values
   // Placement axis (placement_axis.h): nodes N and/or ranks per node R; each data-parallel K
   // runs once per placement N x R = K. Both empty: the launcher places the ranks.
@@ -110,7 +110,7 @@ std::vector<SweepRun> expand(const SweepConfig& c, int repeats);
 // The trainer arguments of a run of `model` in `mode` taking these axis values (everything after
 // the executable): --model, the base options the mode takes, --backend, the link options for
 // the modes that take a link, the axes' flags.
-std::vector<std::string> trainer_args(const SweepConfig& c, const std::string& model, const std::string& mode,
+std::vector<std::string> trainer_args(const SweepConfig& c, const std::string& model, ModeRef mode,
                                       const Settings& axes);
 
 }  // namespace dpscale

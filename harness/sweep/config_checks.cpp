@@ -21,7 +21,7 @@ bool given(const std::vector<std::string>& keys, const std::string& key) {
 
 // The modes of `c` that take option `t`, and the names of every mode that does.
 bool taken(const SweepConfig& c, const TrainerOption& t) {
-  return std::any_of(c.modes.begin(), c.modes.end(), [&](const std::string& m) { return t.accepted_by(mode_named(m).mode); });
+  return std::any_of(c.modes.begin(), c.modes.end(), [&](ModeRef m) { return t.accepted_by(m.id()); });
 }
 std::string takers(const TrainerOption& t) {
   std::vector<std::string> names;
@@ -32,7 +32,7 @@ std::string takers(const TrainerOption& t) {
 // A run's trainer options, as its command line sets them (the options a trainer would parse).
 TrainOptions options_of(const SweepRun& run) {
   TrainOptions o;
-  o.mode = mode_named(run.point.mode).mode;
+  o.mode = run.point.mode.id();
   const std::vector<std::string>& args = run.args;
   for (size_t i = 0; i < args.size(); ++i) {
     for (const TrainerOption& t : trainer_options()) {
@@ -94,7 +94,7 @@ void check_keys_taken(const SweepConfig& c, const std::vector<std::string>& top_
   if (given(top_keys_given, "link_dilation") && !is_default(dilation, c.link_dilation) && !taken(c, dilation)) {
     refuse("link_dilation", "is taken by no mode of this config (only " + takers(dilation) + " take it)");
   }
-  const bool any_dp = std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return mode_named(m).data_parallel; });
+  const bool any_dp = std::any_of(c.modes.begin(), c.modes.end(), [](ModeRef m) { return m->data_parallel; });
   const bool sizes_change = std::any_of(c.world_sizes.begin(), c.world_sizes.end(), [](int k) { return k != 1; });
   if (given(top_keys_given, "world_sizes") && sizes_change && !any_dp) {
     refuse("world_sizes", "sizes data-parallel runs, but no mode is data-parallel");
@@ -105,7 +105,7 @@ void check_every_run(const SweepConfig& c, const std::string& source) {
   for (const SweepRun& run : expand(c, 1)) {
     const TrainOptions o = options_of(run);
     try {
-      if (mode_named(run.point.mode).data_parallel) check_option_rules(o, run.point.world_size);
+      if (run.point.mode->data_parallel) check_option_rules(o, run.point.world_size);
       // The samples as the options tell them; a file's own count is the trainer's to check.
       if (const std::optional<int64_t> n = samples_from_options(o)) check_data_rules(o, *n);
     } catch (const InputError& e) {

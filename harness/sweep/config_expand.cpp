@@ -31,10 +31,10 @@ std::vector<Settings> axis_combinations(const SweepConfig& c, Mode mode) {
 }  // namespace
 
 std::vector<SweepRun> expand(const SweepConfig& c, int repeats) {
-  const bool has_single = std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return !mode_named(m).data_parallel; });
+  const bool has_single = std::any_of(c.modes.begin(), c.modes.end(), [](ModeRef m) { return !m->data_parallel; });
   std::vector<SweepRun> runs;
-  auto add = [&](const std::string& model, const std::string& mode, int k, int repeat, const Placement& pl) {
-    for (const Settings& axes : axis_combinations(c, mode_named(mode).mode)) {
+  auto add = [&](const std::string& model, ModeRef mode, int k, int repeat, const Placement& pl) {
+    for (const Settings& axes : axis_combinations(c, mode.id())) {
       SweepRun run;
       run.args = trainer_args(c, model, mode, axes);
       run.point = Point::of_args(model, mode, k, run.args, pl.nodes, pl.ranks_per_node);
@@ -45,10 +45,10 @@ std::vector<SweepRun> expand(const SweepConfig& c, int repeats) {
   };
   for (int r = 0; r < repeats; ++r) {
     for (const std::string& model : c.models) {
-      if (has_single) add(model, mode_name(Mode::single), 1, r, Placement{});
+      if (has_single) add(model, Mode::single, 1, r, Placement{});
       for (int k : c.world_sizes) {
-        for (const std::string& mode : c.modes) {
-          if (!mode_named(mode).data_parallel) continue;
+        for (ModeRef mode : c.modes) {
+          if (!mode->data_parallel) continue;
           for (const Placement& pl : placements_for(c.nodes, c.ranks_per_node, k)) add(model, mode, k, r, pl);
         }
       }

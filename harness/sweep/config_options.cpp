@@ -104,7 +104,7 @@ void parse_axes(const json& j, const Parser& p, SweepConfig& c) {
 void check_batch_split(const Parser& p, const SweepConfig& c) {
   // Every rank takes an equal shard of the global batch: a world size that does not divide it is
   // refused here, in the trainer's words, instead of failing every run of that size.
-  const bool any_dp = std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return mode_named(m).data_parallel; });
+  const bool any_dp = std::any_of(c.modes.begin(), c.modes.end(), [](ModeRef m) { return m->data_parallel; });
   TrainOptions batch;
   for (const TrainerArg& a : c.options) {
     if (a.option->key == std::string("batch_size")) a.option->set(batch, a.value);

@@ -93,16 +93,17 @@ void parse_modes(const json& j, const Parser& p, SweepConfig& c) {
     const std::string key = "modes[" + std::to_string(i) + "]";
     if (!modes[i].is_string()) p.fail(key, "names an unknown mode: must be a string");
     const std::string m = modes[i].get<std::string>();
-    if (!find_mode(m)) p.fail(key, "names an unknown mode: '" + m + "' is not one of " + mode_names());
-    if (std::find(c.modes.begin(), c.modes.end(), m) != c.modes.end()) p.fail(key, "repeats mode '" + m + "'");
-    c.modes.push_back(m);
+    const ModeInfo* mode = find_mode(m);
+    if (!mode) p.fail(key, "names an unknown mode: '" + m + "' is not one of " + mode_names());
+    if (std::find(c.modes.begin(), c.modes.end(), mode->mode) != c.modes.end()) p.fail(key, "repeats mode '" + m + "'");
+    c.modes.push_back(mode->mode);
   }
 }
 
 namespace {
 
 bool any_data_parallel(const SweepConfig& c) {
-  return std::any_of(c.modes.begin(), c.modes.end(), [](const auto& m) { return mode_named(m).data_parallel; });
+  return std::any_of(c.modes.begin(), c.modes.end(), [](ModeRef m) { return m->data_parallel; });
 }
 
 // j[key], a list of distinct whole numbers in 1..kMaxWorldSize; `what` names one in a refusal.

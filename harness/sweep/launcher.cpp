@@ -17,11 +17,11 @@ bool mentions(const std::vector<std::string>& args, const std::string& flag) {
 }
 }  // namespace
 
-std::vector<std::string> launch_argv(const LaunchOptions& l, const std::string& exe_path, const std::string& mode,
+std::vector<std::string> launch_argv(const LaunchOptions& l, const std::string& exe_path, ModeRef mode,
                                      int world_size, const std::vector<std::string>& args, int nodes,
                                      int ranks_per_node) {
   std::vector<std::string> argv;
-  const bool data_parallel = mode_named(mode).data_parallel;
+  const bool data_parallel = mode->data_parallel;
   if (l.launcher == "srun") {
     argv = {l.srun, data_parallel ? "--mpi=pmix" : "--mpi=none", "--kill-on-bad-exit=1"};
     if (nodes > 0) {

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "contract/modes.h"
+
 namespace dpscale {
 
 struct LaunchOptions {
@@ -39,7 +41,7 @@ struct LaunchOptions {
 
 // The full argv of one run: launcher (when used), then `exe_path`, then `args`. nodes > 0 asks for
 // that placement (nodes x ranks_per_node = world_size).
-std::vector<std::string> launch_argv(const LaunchOptions& l, const std::string& exe_path, const std::string& mode,
+std::vector<std::string> launch_argv(const LaunchOptions& l, const std::string& exe_path, ModeRef mode,
                                      int world_size, const std::vector<std::string>& args, int nodes = 0,
                                      int ranks_per_node = 0);
 

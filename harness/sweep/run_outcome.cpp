@@ -95,8 +95,8 @@ RunOutcome judge_run(const ProcessResult& r, const Point& p, double timeout_s) {
     o.reason = std::string("bad RESULTS_JSON record: ") + e.what();
     return o;
   }
-  if (rec.mode != p.mode || rec.world_size != p.world_size) {
-    o.reason = "the record is of " + rec.mode + " K=" + std::to_string(rec.world_size) + ", not the " + p.mode +
+  if (rec.mode != p.mode.name() || rec.world_size != p.world_size) {
+    o.reason = "the record is of " + rec.mode + " K=" + std::to_string(rec.world_size) + ", not the " + p.mode.name() +
                " K=" + std::to_string(p.world_size) + " run that was launched";
     return o;
   }

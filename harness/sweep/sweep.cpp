@@ -170,7 +170,7 @@ SweepPlan plan_sweep(SweepOptions& o) {
   p.bin_dir = resolve_bin_dir(o.bin_dir);
   if (!o.dry_run) {  // a dry run prints the command lines, trainers built or not
     std::set<std::string> exes;
-    for (const SweepRun& run : p.runs) exes.insert(mode_named(run.point.mode).executable);
+    for (const SweepRun& run : p.runs) exes.insert(run.point.mode->executable);
     for (const std::string& e : exes) {
       const fs::path path = fs::path(p.bin_dir) / e;
       if (::access(path.c_str(), X_OK) != 0) {
@@ -229,7 +229,7 @@ int run_sweep(SweepOptions o) {
     return launch_argv(o.launch, program, p.mode, p.world_size, run.args, p.nodes, p.ranks_per_node);
   };
   auto argv_of = [&](const SweepRun& run) {
-    return launch_of(run, (fs::path(plan.bin_dir) / mode_named(run.point.mode).executable).string());
+    return launch_of(run, (fs::path(plan.bin_dir) / run.point.mode->executable).string());
   };
 
   if (o.dry_run) {
@@ -311,7 +311,7 @@ int run_sweep(SweepOptions o) {
       RunInfo info;
       info.config = c.name;
       info.run_id = run.run_id(c.name);
-      info.argv = launch_of(run, mode_named(p.mode).executable);
+      info.argv = launch_of(run, p.mode->executable);
       info.host = system["host"];
       info.git_version = build_version();
       info.start_time = utc_now();

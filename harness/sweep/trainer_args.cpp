@@ -3,9 +3,9 @@
 
 namespace dpscale {
 
-std::vector<std::string> trainer_args(const SweepConfig& c, const std::string& model, const std::string& mode_text,
+std::vector<std::string> trainer_args(const SweepConfig& c, const std::string& model, ModeRef mode_ref,
                                       const Settings& axes) {
-  const Mode mode = mode_named(mode_text).mode;
+  const Mode mode = mode_ref.id();
   std::vector<std::string> a = {option("model").flag, model};
   for (const TrainerArg& o : c.options) {
     if (!o.option->accepted_by(mode)) continue;

@@ -22,7 +22,7 @@ void check_world_fit(const std::vector<SweepRun>& runs, const LaunchOptions& lau
   const int most = max_ranks_here(cpus);
   for (const SweepRun& run : runs) {
     const Point& p = run.point;
-    if (!mode_named(p.mode).data_parallel || p.world_size <= most) continue;
+    if (!p.mode->data_parallel || p.world_size <= most) continue;
     throw InputError("world size " + std::to_string(p.world_size) + " needs " + std::to_string(p.world_size) +
                      " ranks on this machine, which has " + std::to_string(cpus) + " CPUs: at most " +
                      std::to_string(most) + " (" + std::to_string(kRanksPerCpu) +

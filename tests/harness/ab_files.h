@@ -23,7 +23,7 @@ inline constexpr double kUsualProbe = 40.0;
 // A successful run of `p` whose epoch took `epoch_s` (throughput 32768 / epoch_s); a data-parallel
 // run spends 0.2 s of it communicating. `run_delay` above 0.15 makes it disturbed.
 inline std::string timed_line(const SweepRun& p, double epoch_s, double run_delay = 0.01) {
-  RunRecord r = make_record(p, epoch_s, p.point.mode == "single" ? std::nullopt : std::optional<double>(0.2));
+  RunRecord r = make_record(p, epoch_s, p.point.mode == Mode::single ? std::nullopt : std::optional<double>(0.2));
   r.run_delay_share = run_delay;
   RunInfo info;
   info.config = "judge";

@@ -71,7 +71,7 @@ inline RunRecord make_record(const SweepRun& run, double epoch_s, std::optional<
                              int64_t n_params = 1462538) {
   const Point& p = run.point;
   RunRecord r;
-  r.mode = p.mode;
+  r.mode = p.mode.name();
   r.backend = "cpu";
   r.device_name = "test";
   r.model = p.model;
@@ -90,16 +90,16 @@ inline RunRecord make_record(const SweepRun& run, double epoch_s, std::optional<
   r.avg_epoch_s = epoch_s;
   r.throughput_samples_per_s = 32768.0 / epoch_s;
   r.losses = r.loss_global = r.loss_rank0 = {2.3};
-  if (p.mode != "single") {
+  if (p.mode->data_parallel) {
     r.comm = "mpi";
     r.allreduce = "native";
     r.link = p.link();
-    if (p.mode == "naive") r.comm_s = comm_s;
+    if (p.mode == Mode::naive) r.comm_s = comm_s;
     else r.exposed_comm_s = comm_s;
     r.comm_busy_s = comm_s;
   }
   r.compute_s = epoch_s - comm_s.value_or(0.0);
-  if (p.mode == "bucketed") {
+  if (p.mode == Mode::bucketed) {
     r.bucket_cap_mb = p.bucket_cap_mb();
     r.first_bucket_mb = 1.0;
     r.n_buckets = 2;
@@ -113,7 +113,7 @@ inline RunRecord make_record(const SweepRun& run, double epoch_s, std::optional<
 // The command line of a run of `p`, as a sweep line's run.argv holds it: the trainer by its name,
 // then the flags that give it the point's settings.
 inline std::vector<std::string> argv_of(const SweepRun& p) {
-  std::vector<std::string> argv = {mode_named(p.point.mode).executable, "--model", p.point.model};
+  std::vector<std::string> argv = {p.point.mode->executable, "--model", p.point.model};
   for (const std::string& a : p.point.flags()) argv.push_back(a);
   return argv;
 }
@@ -138,7 +138,7 @@ inline SweepRun pt(const std::string& model, const std::string& mode, int k,
   run.args = {"--model", model};
   if (cap) run.args.insert(run.args.end(), {"--bucket-cap-mb", format_number(*cap)});
   if (mode != "single" && link != "none") run.args.insert(run.args.end(), {"--link", link});
-  run.point = Point::of_args(model, mode, k, run.args);
+  run.point = Point::of_args(model, ModeRef::named(mode), k, run.args);
   run.repeat = repeat;
   return run;
 }

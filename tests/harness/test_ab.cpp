@@ -324,7 +324,7 @@ TEST(AbRuns, ABuildWithSlowerDataParallelStepsIsARegression) {
   const ResultsFile a = read_results(d.file("out/a.jsonl")), b = read_results(d.file("out/b.jsonl"));
   for (const SweepEntry& eb : b.entries) {
     for (const SweepEntry& ea : a.entries) {
-      if (eb.ok && ea.ok && eb.point.mode == "naive" && ea.point.mode == "naive" && ea.repeat == eb.repeat) {
+      if (eb.ok && ea.ok && eb.point.mode == Mode::naive && ea.point.mode == Mode::naive && ea.repeat == eb.repeat) {
         ratios.push_back(eb.record->throughput_samples_per_s / ea.record->throughput_samples_per_s);
       }
     }
@@ -396,7 +396,7 @@ TEST(AbRuns, EachPointRunsByBothBuildsBackToBackAtOneLinkDilation) {
   for (const char* f : {"out/a.jsonl", "out/b.jsonl"}) {
     for (const SweepEntry& e : read_results(d.file(f)).entries) {
       ASSERT_TRUE(e.ok) << f;
-      if (e.point.mode != "naive") continue;
+      if (e.point.mode != Mode::naive) continue;
       dilations.insert(e.record->link_dilation);
       // The point stays the config's, so sessions with different measured F are one point.
       EXPECT_EQ(e.point.setting("link_dilation"), "auto:19.5") << f;
@@ -430,7 +430,7 @@ TEST(AbRuns, EachRunsProbeBeforeIsThePreviousRunsProbeAfter) {
   const ResultsFile a = read_results(d.file("out/a.jsonl")), b = read_results(d.file("out/b.jsonl"));
   auto entry = [&](char build, int round, const std::string& mode) -> const SweepEntry& {
     for (const SweepEntry& e : (build == 'A' ? a : b).entries) {
-      if (e.repeat == round && e.point.mode == mode) return e;
+      if (e.repeat == round && e.point.mode.name() == mode) return e;
     }
     throw std::runtime_error(std::string("no run of ") + build + " " + mode + " in round " + std::to_string(round + 1));
   };

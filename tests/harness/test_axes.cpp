@@ -20,7 +20,7 @@ std::string line_for(const SweepConfig& c, const SweepRun& p, double epoch_s) {
   info.config = c.name;
   info.run_id = p.run_id(c.name);
   info.argv = {"mpirun", "-np", std::to_string(p.point.world_size),
-               "/bin/" + std::string(mode_named(p.point.mode).executable)};
+               "/bin/" + std::string(p.point.mode->executable)};
   info.argv.insert(info.argv.end(), p.args.begin(), p.args.end());
   return make_sweep_line(p, info, {{"host", "h"}}, test::make_record(p, epoch_s, 0.1), "").dump() + "\n";
 }
@@ -47,11 +47,11 @@ TEST(HarnessAxes, TwoValuesOfEachAxisAreTwoPoints) {
     SCOPED_TRACE(ac.axis);
     const SweepConfig c = one_axis(ac.axis, ac.values);
     std::string text;
-    for (const SweepRun& p : expand(c, 2)) text += line_for(c, p, p.point.mode == "single" ? 2.0 : 1.5);
+    for (const SweepRun& p : expand(c, 2)) text += line_for(c, p, p.point.mode == Mode::single ? 2.0 : 1.5);
     const Analysis a = analyse(parse_results(text, "ax.jsonl"));
     int dp = 0;
     for (const PointStats& s : a.points) {
-      if (s.point.mode != "bucketed") continue;
+      if (s.point.mode != Mode::bucketed) continue;
       ++dp;
       EXPECT_EQ(s.runs, 2) << s.point.describe();   // the repeats of one value, not the other's
       EXPECT_TRUE(s.speedup.has_value()) << s.point.describe() << ": no single run found for it";
@@ -101,21 +101,21 @@ TEST(HarnessAxes, TheKeyHoldsEveryMeasuredOptionOfTheTable) {
     const std::string v = other_value(t);
     ASSERT_FALSE(v.empty()) << "no candidate value for " << t.key << " in this test";
     const Mode mode = t.modes.back();
-    const Point base = Point::of_args("small", mode_name(mode), 2, {});
+    const Point base = Point::of_args("small", mode, 2, {});
     std::vector<std::string> args = {t.flag};
     if (t.kind != ValueKind::switch_) args.push_back(v);
-    const Point p = Point::of_args(t.key == "model" ? v : "small", mode_name(mode), 2, args);
+    const Point p = Point::of_args(t.key == "model" ? v : "small", mode, 2, args);
     EXPECT_NE(p, base) << t.key << " " << v << " is not in the point key";
     // A mode that does not take it runs without it: the same point as without the flag.
     for (const ModeInfo& m : all_modes()) {
       if (t.accepted_by(m.mode) || t.key == "model") continue;
-      EXPECT_EQ(Point::of_args("small", m.name, 2, args), Point::of_args("small", m.name, 2, {})) << m.name;
+      EXPECT_EQ(Point::of_args("small", m.mode, 2, args), Point::of_args("small", m.mode, 2, {})) << m.name;
     }
   }
   EXPECT_GT(measured, 20);
   // And an unmeasured option (where the trace goes) changes no key.
-  const Point base = Point::of_args("small", "bucketed", 2, {});
-  EXPECT_EQ(Point::of_args("small", "bucketed", 2, {"--trace", "t.json", "--quiet", "--collective-timeout", "30"}), base);
+  const Point base = Point::of_args("small", Mode::bucketed, 2, {});
+  EXPECT_EQ(Point::of_args("small", Mode::bucketed, 2, {"--trace", "t.json", "--quiet", "--collective-timeout", "30"}), base);
 }
 
 TEST(HarnessAxes, TheCommittedCiBaselineMatchesTheCiConfigsPoints) {
@@ -128,7 +128,7 @@ TEST(HarnessAxes, TheCommittedCiBaselineMatchesTheCiConfigsPoints) {
     SCOPED_TRACE(p.point.describe());
     const PointStats* s = base.find(p.point);
     ASSERT_NE(s, nullptr) << "the CI baseline has no point " << p.point.describe();
-    if (p.point.mode != "single") {
+    if (p.point.mode != Mode::single) {
       EXPECT_TRUE(s->speedup.has_value());
     }
     ++found;
@@ -177,7 +177,7 @@ TEST(HarnessAxes, ValuesATrainerRefusesAreRefusedNamingTheKey) {
 TEST(HarnessAxes, AnAxisASingleRunDoesNotTakeRunsTheSingleOnce) {
   const SweepConfig c = one_axis("allreduces", R"(["native", "ring", "star"])");
   int singles = 0, dp = 0;
-  for (const SweepRun& p : expand(c, 1)) (p.point.mode == "single" ? singles : dp)++;
+  for (const SweepRun& p : expand(c, 1)) (p.point.mode == Mode::single ? singles : dp)++;
   EXPECT_EQ(singles, 1);
   EXPECT_EQ(dp, 3);
 }

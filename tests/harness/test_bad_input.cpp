@@ -49,7 +49,7 @@ std::string results_lines() {
   for (int r = 0; r < 3; ++r) {
     for (const SweepRun& p : {test::pt("small", "single", 1, std::nullopt, "none", r),
                                 test::pt("small", "naive", 2, std::nullopt, "none", r)}) {
-      lines += test::sweep_line(p, test::make_record(p, p.point.mode == "single" ? 1.0 : 0.6, p.point.mode == "single" ? std::nullopt : std::optional<double>(0.1)));
+      lines += test::sweep_line(p, test::make_record(p, p.point.mode == Mode::single ? 1.0 : 0.6, p.point.mode == Mode::single ? std::nullopt : std::optional<double>(0.1)));
     }
   }
   return lines;

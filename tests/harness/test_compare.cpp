@@ -42,7 +42,7 @@ TEST(HarnessCompare, AFallOfSpeedupBeyondTheToleranceIsARegression) {
   // naive 0.8 s -> 0.95 s: speedup 1.25 -> 1.053, -15.8%: beyond 10%, within 20%.
   Comparison c = run(base_file(0.95), base_file(), {0.10, false}, an, ab);
   EXPECT_TRUE(c.failed());
-  ASSERT_EQ(c.points[1].point.mode, "naive");
+  ASSERT_STREQ(c.points[1].point.mode.name(), "naive");
   EXPECT_EQ(c.points[1].verdict, Verdict::regression);
   ASSERT_GE(c.points[1].why.size(), 2u);
   EXPECT_EQ(c.points[1].why[0], "speedup -15.8%");
@@ -90,7 +90,7 @@ TEST(HarnessCompare, FailedMissingAndExtraPointsAreReported) {
   EXPECT_EQ(c.points[1].verdict, Verdict::failed);
   EXPECT_EQ(c.points[2].verdict, Verdict::missing);
   EXPECT_EQ(c.points[3].verdict, Verdict::extra);
-  EXPECT_EQ(c.points[3].point.mode, "interleaved");
+  EXPECT_STREQ(c.points[3].point.mode.name(), "interleaved");
   EXPECT_TRUE(c.failed()) << "a point that ran in the baseline and fails now is a regression";
   const std::string table = render_comparison(c, {}, "new.jsonl", "base.jsonl");
   EXPECT_NE(table.find("# 1 compared, 0 regressed, 1 failed, 0 incomparable, 1 missing, 1 extra: FAIL"), std::string::npos)

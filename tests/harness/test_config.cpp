@@ -47,7 +47,7 @@ TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
     const SweepRun& p = runs[i];
     SCOPED_TRACE(p.point.describe());
     EXPECT_EQ(p.point.model, models[i / 7]);
-    EXPECT_EQ(p.point.mode, order[i % 7].first);
+    EXPECT_EQ(p.point.mode.name(), order[i % 7].first);
     EXPECT_EQ(p.point.world_size, order[i % 7].second);
     EXPECT_EQ(p.point.link(), "none");
     ids.insert(p.run_id(c.name));
@@ -58,7 +58,7 @@ TEST(HarnessConfig, WorkshopIsExactlyTheWorkshops28Runs) {
     EXPECT_EQ(arg_after(a, "--lr"), "0.01");
     EXPECT_EQ(arg_after(a, "--epochs"), "5");
     EXPECT_FALSE(has(a, "--link"));  // GPU config: no emulation
-    if (p.point.mode == "bucketed") {
+    if (p.point.mode == Mode::bucketed) {
       EXPECT_EQ(arg_after(a, "--bucket-cap-mb"), "25");
     } else {
       EXPECT_FALSE(has(a, "--bucket-cap-mb"));
@@ -88,7 +88,7 @@ TEST(HarnessConfig, CommittedConfigsExpandAsDocumented) {
   for (const auto& p : expand(cpu, 1)) {
     const auto a = p.args;
     EXPECT_EQ(arg_after(a, "--backend"), "cpu");
-    if (p.point.mode == "single") {
+    if (p.point.mode == Mode::single) {
       EXPECT_FALSE(has(a, "--link")) << "train_single_gpu has no --link";
     } else {
       EXPECT_EQ(arg_after(a, "--link"), "50:300");
@@ -107,7 +107,7 @@ TEST(HarnessConfig, RepeatsAreWholeRoundsWithDistinctIds) {
   EXPECT_EQ(runs[0].repeat, 0);
   EXPECT_EQ(runs[1].repeat, 0);
   EXPECT_EQ(runs[2].repeat, 1);
-  EXPECT_EQ(runs[2].point.mode, "single");
+  EXPECT_STREQ(runs[2].point.mode.name(), "single");
   EXPECT_EQ(runs[0].run_id("r"), "r/small-single-k1-r0");
   EXPECT_EQ(runs[5].run_id("r"), "r/small-naive-k2-r2");
 }

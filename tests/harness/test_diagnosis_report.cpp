@@ -35,7 +35,7 @@ TEST(HarnessDiagnosis, TriadConfigKeyReachesEveryDataParallelRun) {
   for (size_t i = 1; i < 4; ++i) {
     const auto args = runs[i].args;
     const auto at = std::find(args.begin(), args.end(), "--triad");
-    ASSERT_NE(at, args.end()) << runs[i].point.mode;
+    ASSERT_NE(at, args.end()) << runs[i].point.mode.name();
     EXPECT_EQ(*(at + 1), "4");
   }
   try {

@@ -17,19 +17,19 @@ using V = std::vector<std::string>;
 TEST(HarnessLauncher, OpenMpiGetsRootAndOversubscribeFlags) {
   LaunchOptions l;
   l.as_root = true;
-  EXPECT_EQ(launch_argv(l, "/b/train_dp_naive", "naive", 4, {"--model", "small"}),
+  EXPECT_EQ(launch_argv(l, "/b/train_dp_naive", Mode::naive, 4, {"--model", "small"}),
             (V{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "4", "/b/train_dp_naive",
                "--model", "small"}));
   l.as_root = false;
-  EXPECT_EQ(launch_argv(l, "/b/train_dp_naive", "naive", 2, {}),
+  EXPECT_EQ(launch_argv(l, "/b/train_dp_naive", Mode::naive, 2, {}),
             (V{"mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", "/b/train_dp_naive"}));
 }
 
 TEST(HarnessLauncher, SingleRunsAndLauncherNoneStartTheTrainerDirectly) {
   LaunchOptions l;
-  EXPECT_EQ(launch_argv(l, "/b/train_single_gpu", "single", 1, {"--epochs", "1"}), (V{"/b/train_single_gpu", "--epochs", "1"}));
+  EXPECT_EQ(launch_argv(l, "/b/train_single_gpu", Mode::single, 1, {"--epochs", "1"}), (V{"/b/train_single_gpu", "--epochs", "1"}));
   l.launcher = "none";
-  EXPECT_EQ(launch_argv(l, "/b/train_ddp_bucketed", "bucketed", 2, {}), (V{"/b/train_ddp_bucketed"}));
+  EXPECT_EQ(launch_argv(l, "/b/train_ddp_bucketed", Mode::bucketed, 2, {}), (V{"/b/train_ddp_bucketed"}));
 }
 
 TEST(HarnessLauncher, UserArgumentsWinAndOtherMpisGetOnlyNp) {
@@ -37,14 +37,14 @@ TEST(HarnessLauncher, UserArgumentsWinAndOtherMpisGetOnlyNp) {
   l.as_root = true;
   l.hostfile = "hosts";
   l.mpirun_args = {"--bind-to", "core", "--allow-run-as-root", "--map-by", "node"};
-  EXPECT_EQ(launch_argv(l, "x", "naive", 8, {}),
+  EXPECT_EQ(launch_argv(l, "x", Mode::naive, 8, {}),
             (V{"mpirun", "--oversubscribe", "--hostfile", "hosts", "--bind-to", "core", "--allow-run-as-root", "--map-by",
                "node", "-np", "8", "x"}));
   LaunchOptions mpich;
   mpich.open_mpi = false;
   mpich.as_root = true;
   mpich.mpirun = "mpiexec";
-  EXPECT_EQ(launch_argv(mpich, "x", "interleaved", 2, {}), (V{"mpiexec", "-np", "2", "x"}));
+  EXPECT_EQ(launch_argv(mpich, "x", Mode::interleaved, 2, {}), (V{"mpiexec", "-np", "2", "x"}));
 }
 
 TEST(HarnessLauncher, DryRunPrintsEveryCommandOfTheCiConfig) {

@@ -45,22 +45,22 @@ TEST(PlacementAxis, ConfigExpandsOneRunPerPlacementWithItsOwnRunId) {
 TEST(PlacementLaunch, MpirunFillsHostsBySlurmStepsAskForNodes) {
   LaunchOptions m;
   m.as_root = false;
-  EXPECT_EQ(launch_argv(m, "t", "naive", 4, {"-x"}, 2, 2),
+  EXPECT_EQ(launch_argv(m, "t", Mode::naive, 4, {"-x"}, 2, 2),
             (V{"mpirun", "--oversubscribe", "--bind-to", "none", "--npernode", "2", "-np", "4", "t", "-x"}));
   LaunchOptions s;
   s.launcher = "srun";
   s.srun_args = {"--gpus-per-task=1"};
-  EXPECT_EQ(launch_argv(s, "t", "naive", 4, {}, 2, 2),
+  EXPECT_EQ(launch_argv(s, "t", Mode::naive, 4, {}, 2, 2),
             (V{"srun", "--mpi=pmix", "--kill-on-bad-exit=1", "-N", "2", "--ntasks-per-node", "2", "-n", "4",
                "--gpus-per-task=1", "t"}));
-  EXPECT_EQ(launch_argv(s, "t", "single", 1, {}),
+  EXPECT_EQ(launch_argv(s, "t", Mode::single, 1, {}),
             (V{"srun", "--mpi=none", "--kill-on-bad-exit=1", "-N", "1", "-n", "1", "--gpus-per-task=1", "t"}));
 }
 
 SweepRun placed(int k, int n) {
   SweepRun p;
   p.point.model = "small";
-  p.point.mode = "naive";
+  p.point.mode = Mode::naive;
   p.point.world_size = k;
   p.point.nodes = n;
   p.point.ranks_per_node = k / n;

@@ -166,7 +166,7 @@ TEST(HarnessReliability, CompareRerunChecksItsConfigBeforeAnyVerdict) {
   ScratchDir dir;
   std::string lines;
   for (const SweepRun& p : {test::pt("small", "single", 1), test::pt("small", "naive", 2)}) {
-    lines += test::sweep_line(p, test::make_record(p, p.point.mode == "single" ? 1.0 : 0.6, p.point.mode == "single" ? std::nullopt : std::optional<double>(0.1)));
+    lines += test::sweep_line(p, test::make_record(p, p.point.mode == Mode::single ? 1.0 : 0.6, p.point.mode == Mode::single ? std::nullopt : std::optional<double>(0.1)));
   }
   test::write_file(dir.file("new.jsonl"), lines);
   test::write_file(dir.file("base.jsonl"), lines);

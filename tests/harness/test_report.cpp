@@ -31,7 +31,7 @@ TEST(HarnessReport, WorkshopArithmetic) {
   const PointStats& single = a.points[0];
   const PointStats& naive = a.points[1];
   const PointStats& inter = a.points[2];
-  EXPECT_EQ(naive.point.mode, "naive");
+  EXPECT_STREQ(naive.point.mode.name(), "naive");
 
   EXPECT_NEAR(*single.speedup, 1.0, 1e-12);
   EXPECT_FALSE(single.comm_fraction.has_value());
@@ -119,7 +119,7 @@ TEST(HarnessReport, FailedRunsAreListedApart) {
   EXPECT_FALSE(a.failed[0].retried_ok);
   EXPECT_TRUE(a.failed[1].retried_ok);
   ASSERT_EQ(a.failed_points.size(), 1u);
-  EXPECT_EQ(a.failed_points[0].mode, "naive");
+  EXPECT_STREQ(a.failed_points[0].mode.name(), "naive");
   const std::string md = render_report(a, "f.jsonl", "md");
   const auto table_end = md.find("Failed runs (2):");
   ASSERT_NE(table_end, std::string::npos) << md;

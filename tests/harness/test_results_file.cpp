@@ -90,7 +90,7 @@ TEST(HarnessResults, SweepLinesRoundTrip) {
   EXPECT_TRUE(a.ok);
   EXPECT_EQ(a.line_no, 1);
   EXPECT_EQ(a.point.model, "large");
-  EXPECT_EQ(a.point.mode, "bucketed");
+  EXPECT_STREQ(a.point.mode.name(), "bucketed");
   EXPECT_EQ(a.point.world_size, 4);
   EXPECT_EQ(*a.point.bucket_cap_mb(), 2.5);
   EXPECT_EQ(a.point.link(), "pcie4");
@@ -109,7 +109,7 @@ TEST(HarnessResults, BareTrainerRecordsAreAccepted) {
   const RunRecord rec = make_record(pt("medium", "interleaved", 2, {}, "nvlink"), 0.3, 0.01);
   const ResultsFile f = parse_results(to_json(rec).dump() + "\n", "bare.jsonl");
   ASSERT_EQ(f.entries.size(), 1u);
-  EXPECT_EQ(f.entries[0].point.mode, "interleaved");
+  EXPECT_STREQ(f.entries[0].point.mode.name(), "interleaved");
   EXPECT_EQ(f.entries[0].point.link(), "nvlink");
   EXPECT_FALSE(f.entries[0].point.bucket_cap_mb().has_value());
 }

@@ -60,7 +60,7 @@ TEST(HarnessSweep, FailingAndTimedOutRunsAreRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(rf.entries[2].reason, "timed out after 1.5 s (process group killed)");
   EXPECT_GE(rf.entries[2].run.duration_s, 1.5);
   EXPECT_TRUE(rf.entries[3].ok) << "the sweep goes on after a failure and a timeout";
-  EXPECT_EQ(rf.entries[3].point.mode, "bucketed");
+  EXPECT_STREQ(rf.entries[3].point.mode.name(), "bucketed");
 
   // The hung trainer's own child died with its process group.
   const int pid = std::stoi(read_file(f.dir.file("hang.pid")));

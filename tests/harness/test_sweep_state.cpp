@@ -106,7 +106,7 @@ TEST(HarnessSweepState, ARunBesideABusyLoopIsDisturbedAndRunAgain) {
   // Read back, the last attempt stands for its round: one naive run, no duplicate warning.
   const ResultsFile f = read_results(s.out);
   ASSERT_EQ(f.entries.size(), 1u);
-  EXPECT_EQ(f.entries[0].point.mode, "naive");
+  EXPECT_STREQ(f.entries[0].point.mode.name(), "naive");
   EXPECT_EQ(f.entries[0].run.attempt, static_cast<int>(naive.size()) - 1);
   EXPECT_TRUE(f.warnings.empty());
 }

@@ -72,12 +72,12 @@ TEST(HistoryRows, PointDescribeAndMetricsComeFromTheHarness) {
     const json& m = r["metrics"];
     EXPECT_DOUBLE_EQ(m["epoch_s"].get<double>(), e.record->avg_epoch_s);
     EXPECT_DOUBLE_EQ(m["throughput"].get<double>(), e.record->throughput_samples_per_s);
-    if (e.point.mode == "single") {
+    if (e.point.mode == Mode::single) {
       EXPECT_TRUE(m["speedup"].is_null());
       EXPECT_TRUE(m["comm_share"].is_null());
     } else {
       EXPECT_DOUBLE_EQ(m["efficiency"].get<double>(), m["speedup"].get<double>() / e.point.world_size);
-      const double comm = e.point.mode == "naive" ? *e.record->comm_s : *e.record->exposed_comm_s;
+      const double comm = e.point.mode == Mode::naive ? *e.record->comm_s : *e.record->exposed_comm_s;
       EXPECT_DOUBLE_EQ(m["comm_share"].get<double>(), comm / e.record->avg_epoch_s);
     }
     EXPECT_TRUE(m["run_delay_share"].is_null());  // the baseline's records carry no run delay

@@ -40,7 +40,7 @@ RunRecord modelled_record(const SweepRun& p, const predict::SingleRun& s, const 
   r.n_samples = 8192;
   r.steps_per_epoch = 8;
   r.n_nodes = n_nodes;
-  if (p.point.mode == "single") {
+  if (p.point.mode == Mode::single) {
     r.avg_epoch_s = r.compute_s = s.epoch_s;
     return r;
   }
@@ -54,7 +54,7 @@ RunRecord modelled_record(const SweepRun& p, const predict::SingleRun& s, const 
   r.avg_epoch_s = e.epoch_s;
   r.compute_s = e.compute_s;
   r.comm_busy_s = e.busy_s;
-  if (p.point.mode == "naive") r.comm_s = e.naive_comm_s;
+  if (p.point.mode == Mode::naive) r.comm_s = e.naive_comm_s;
   else r.exposed_comm_s = e.exposed_s;
   r.allreduce_calls_per_step = e.calls_per_step;
   return r;
@@ -152,8 +152,9 @@ TEST(Calibrate, ValidationNeverScoresAFittedPointAndHitsHeldOutPointsMadeWithThe
   ASSERT_EQ(v.fitted.size(), 4u);  // small and medium, naive and interleaved, K = 2
   ASSERT_EQ(v.rows.size(), 12u);   // bucketed ×2 at K = 2, and naive, interleaved, bucketed ×2 at K = 4, per model
   for (const predict::ValidationRow& r : v.rows) {
-    EXPECT_FALSE(r.world_size == 2 && (r.mode == "naive" || r.mode == "interleaved")) << r.model << " " << r.mode;
-    EXPECT_NEAR(r.error, 0, 1e-9) << r.model << " " << r.mode << " K=" << r.world_size;
+    EXPECT_FALSE(r.point.world_size == 2 && (r.point.mode == Mode::naive || r.point.mode == Mode::interleaved))
+        << r.point.describe();
+    EXPECT_NEAR(r.error, 0, 1e-9) << r.point.describe();
   }
   // Without the terms the same held-out points are predicted optimistic (negative control).
   const predict::Validation bare = predict::validate(path);
@@ -201,7 +202,7 @@ TEST(Calibrate, TheSummaryOfChosenErrorsLeavesTheDisturbedPointOut) {
       for (const SweepRun& p : {pt(model, "naive", k, std::nullopt, "50:300"), pt(model, "interleaved", k, std::nullopt, "50:300"),
                                 pt(model, "bucketed", k, 1.0, "50:300"), pt(model, "bucketed", k, 25.0, "50:300")}) {
         RunRecord r = modelled_record(p, s, kTrue);
-        const bool fitted = k == 2 && (p.point.mode == "naive" || p.point.mode == "interleaved");
+        const bool fitted = k == 2 && (p.point.mode == Mode::naive || p.point.mode == Mode::interleaved);
         if (fitted) {
           text += line(p, r);
           continue;

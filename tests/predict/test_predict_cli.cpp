@@ -58,7 +58,7 @@ TEST(PredictCli, ValidateReadsEveryDataParallelPointOfARealSweep) {
   ASSERT_EQ(v.rows.size(), 15u);  // 3 models × (naive, interleaved, bucketed at 3 caps)
   for (const predict::ValidationRow& r : v.rows) {
     // The model launches exactly the all-reduces the trainer did.
-    EXPECT_EQ(r.predicted_calls, r.measured_calls) << r.model << " " << r.mode;
+    EXPECT_EQ(r.predicted_calls, r.measured_calls) << r.point.describe();
     EXPECT_TRUE(std::isfinite(r.error));
   }
   // The model explains this sweep (median and worst as documented in docs/predict/README.md);
