@@ -6,7 +6,8 @@ relative Markdown link's target (with its #anchor, a heading of the page it name
 moves a file along with its experiment and forgets one mention fails here, naming the page, line
 and path.
 
-A path that stands for something not in the tree is left alone: a pattern or placeholder
+An experiment's data/ folder is not read (its Markdown is what its runs wrote). A path that stands
+for something not in the tree is left alone: a pattern or placeholder
 (`<config>`, `*`, `{a,b}`, `N`, `OUT`, `$VAR`, `...`), and users' output, a file directly in
 `results/` (`results/x.jsonl`, `results/history.sqlite`: results/ is where sweeps write, and holds
 nothing committed).
@@ -34,7 +35,8 @@ def pages(root):
     out = [os.path.join(root, "README.md")]
     for top in ("docs", "experiments", "configs", "bench"):
         for d, dirs, names in os.walk(os.path.join(root, top)):
-            dirs.sort()
+            # An experiment's data/ is what its runs wrote, paths of their day included.
+            dirs[:] = sorted(x for x in dirs if not (top == "experiments" and x == "data"))
             out += [os.path.join(d, n) for n in sorted(names) if n.endswith(".md")]
     return [p for p in out if os.path.isfile(p)]
 

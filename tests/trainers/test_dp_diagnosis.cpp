@@ -91,7 +91,7 @@ TEST(DpDiagnosis, BigComputeOnNoLinkIsCompute) {
   SCOPED_TRACE(j.dump());
   EXPECT_EQ(j["bottleneck"], "compute");
   // The straggler rule at K = 2 on this shared machine names a clean run's rank now and then:
-  // its compute noise floor reaches 7.8% of the step idle (docs/stragglers.md, 2 of 20 clean
+  // its compute noise floor reaches 7.8% of the step idle (experiments/straggler/README.md, 2 of 20 clean
   // runs), and this run has only two timed steps and shares the cores with the other tests
   // (`make test` runs two at once): 10.9% was seen there. What a clean run may show is that
   // noise — a compute excess well below a core taken away (~50%), never a loader or link.
@@ -220,7 +220,7 @@ const std::vector<int64_t> kOverlapTensorBytes = {10240, 40, 262144, 1024, 26214
 // compute. On two cores the four threads of two ranks (compute and comm each) take CPU from one
 // another, which the triad counts as exposed: 50 runs of this test's interleaved run on the
 // 2-core VM with nothing else running read 42–100 %, median 69.5 %
-// (results/triad/blocks-vs-rounds, build A; docs/diagnosis.md), and runs outside that experiment
+// (experiments/triad/data/blocks-vs-rounds, build A; experiments/triad/README.md), and runs outside that experiment
 // have read as low as 0 %. So the figure is the median of three runs, above 30 %: a triad that
 // reports ~0 % whatever happens still fails, and naive's shows ~0 % by construction (the test
 // above).

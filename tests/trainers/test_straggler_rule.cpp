@@ -162,7 +162,7 @@ TEST(StragglerRule, ARankThatWaitsBecauseItComputesMoreIsAStraggler) {
 // Negative control: run delay alone, with no excess in compute, loader or link, names nobody —
 // neither a straggler nor a contended rank; and a loader or link excess is not checked against run
 // delay (those are waits of sleeping threads, which run delay does not see).
-// The threshold where the measurements put it (docs/stragglers.md, beside one busy loop): the
+// The threshold where the measurements put it (experiments/straggler/README.md, beside one busy loop): the
 // weakest 10% compute straggler showed an excess of 7.7% of the step and was named; the four
 // 10% stragglers the loaded run missed showed 3.6-4.8%, under the 5% threshold, and the table's
 // counts were made so. Both sides, at K = 2 and 4, every rank.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# contention-experiment.sh — what a run's ranks lose to a busy neighbour (their run delay:
+# run.sh — what a run's ranks lose to a busy neighbour (their run delay:
 # trainers/diagnosis/contention.h) and how the disturbance rule (harness/sweep/machine_state.h)
 # classifies the runs: idle against one and two busy loops (`sh -c 'while :; do :; done'`, nice 0)
 # beside the sweep, at the sweeps' nice values in $NICES (default "-20 0": CI's and the default).
 #
-#   scripts/contention-experiment.sh BUILD OUT [ROUNDS]
-#   scripts/contention-experiment.sh table OUT
+#   experiments/contention/run.sh BUILD OUT [ROUNDS]
+#   experiments/contention/run.sh table OUT
 #
 # Per round, every (condition, nice) cell runs one `dpscale sweep CONFIG --repeats 1
 # --disturbed-reruns 0` (default configs/ci.json: single, then naive, interleaved and bucketed at
@@ -16,10 +16,10 @@
 # lines: others > 0.25 CPU or the probe 30% below the median probe of all lines).
 # Environment: CONFIG, CONDITIONS (default "idle busy1 busy2"), NICES.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ "${1:-}" = "table" ]; then
-  exec /usr/bin/python3 scripts/contention_table.py "${2:?OUT dir}/runs"
+  exec /usr/bin/python3 experiments/contention/table.py "${2:?OUT dir}/runs"
 fi
 
 BUILD=${1:?BUILD dir}
@@ -58,4 +58,4 @@ for ((round = 1; round <= ROUNDS; round++)); do
     done
   done
 done
-/usr/bin/python3 scripts/contention_table.py "$OUT/runs"
+/usr/bin/python3 experiments/contention/table.py "$OUT/runs"

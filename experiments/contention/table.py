@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""contention_table.py — the tables of scripts/contention-experiment.sh from its runs directory.
+"""table.py — the tables of experiments/contention/run.sh from its runs directory.
 
 Per condition (idle, busy1, busy2: busy loops beside the sweep) and the sweeps' nice value, per
 mode: the runs, each rank's run delay as a share of the epochs' time (median, and the largest
@@ -8,7 +8,7 @@ runs the disturbance rule called disturbed (the sweep's verdict, `system.state.d
 how many the machine-state rule it replaced would have (others_cpus > 0.25, or the probe more
 than 30% below the median probe of every line here), with the load average and others' CPU.
 
-    python3 scripts/contention_table.py RUNS_DIR
+    python3 experiments/contention/table.py RUNS_DIR
 """
 import collections
 import glob

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bisect-experiment.sh — does `dpscale bisect` name a known regressing commit? A scratch
+# run.sh — does `dpscale bisect` name a known regressing commit? A scratch
 # repository made from this checkout's HEAD (git archive: one root commit, GOOD), then ten
 # commits: nine harmless edits of a text file and, at POSITION (1-10, default 6), the regressing
 # one, which sets DPSCALE_BUILD_SLOWDOWN's default to dp:10 in trainers/CMakeLists.txt (the
@@ -10,7 +10,7 @@
 # with this checkout's dpscale and config, and a check that the commit it names is the
 # regressing one. Prints the bisect's output, its time and PASS or FAIL; keeps everything in OUT.
 #
-#   scripts/bisect-experiment.sh [OUT] [POSITION] [BUILD]
+#   experiments/bisect/run.sh [OUT] [POSITION] [BUILD]
 #     OUT       default build-bisect-experiment (git ignores /build*/). Keep it inside the
 #               directory ccache's base_dir covers, beside this checkout, so each revision's
 #               build reuses the compiled files no commit changed.
@@ -18,7 +18,7 @@
 #   Extra dpscale bisect options: BISECT_ARGS="--max-rounds 8".
 # Exit status: 0 the regressing commit named; 1 another or none; 2 bad input.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-build-bisect-experiment}
 position=${2:-6}
 build=${3:-build}

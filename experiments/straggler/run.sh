@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# straggler-experiment.sh — how often the straggler rule (trainers/diagnosis/straggler.h) names the slow
-# rank and its cause, and how often it names one where none was injected (docs/stragglers.md).
+# run.sh — how often the straggler rule (trainers/diagnosis/straggler.h) names the slow
+# rank and its cause, and how often it names one where none was injected (experiments/straggler/README.md).
 #
-#   scripts/straggler-experiment.sh BUILD OUT [N] [N_SMALL]
+#   experiments/straggler/run.sh BUILD OUT [N] [N_SMALL]
 #
 # Per world size K in $KS (default "2 4"): N runs (default 20) of each of clean, compute 10%,
 # loader 10% and link 10% (--inject-delay RANK:10%:CAUSE: 10% of the slow rank's own step), and
@@ -15,12 +15,12 @@
 # those; BUSY=N runs N busy loops `sh -c 'while :; do :; done'` at nice 0 beside every run). `table` prints the detection table of
 # OUT/runs.jsonl:
 #
-#   scripts/straggler-experiment.sh table OUT
+#   experiments/straggler/run.sh table OUT
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ "${1:-}" = "table" ]; then
-  exec python3 scripts/straggler_table.py "${2:?OUT dir}/runs.jsonl"
+  exec python3 experiments/straggler/table.py "${2:?OUT dir}/runs.jsonl"
 fi
 
 BUILD=${1:?BUILD dir}
@@ -85,4 +85,4 @@ for ((round = 0; round < N; round++)); do
   done
   echo "round $((round + 1))/$N done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 done
-python3 scripts/straggler_table.py "$OUT/runs.jsonl"
+python3 experiments/straggler/table.py "$OUT/runs.jsonl"

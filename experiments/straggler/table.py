@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""straggler_table.py — the detection table of a straggler experiment's runs.jsonl.
+"""table.py — the detection table of a straggler experiment's runs.jsonl.
 
 Per condition and world size: runs, how many named the injected rank with the injected cause
 (detected), the right rank with another cause, labelled a rank contended (its excess matched by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triad-experiment.sh — how far a run's overlap % (--triad, trainers/diagnosis/triad.h) scatters
+# run.sh — how far a run's overlap % (--triad, trainers/diagnosis/triad.h) scatters
 # from one run to the next on this machine, for two builds side by side: A's and B's
 # train_dp_interleaved alternate (A B, then B A, ...) on test_dp_diagnosis's overlap set-up
 # (784,16,256,256,256,256,10 at K = 2 under mpirun, --link 0:100 --link-dilation auto:100, where
@@ -8,10 +8,10 @@
 # many runs fell below 30 % (the test's bound), and the median phase times. Each line keeps the
 # record's triad fields, its version, mode, K, dilation, epoch time and run delay.
 #
-#   scripts/triad-experiment.sh A_BIN B_BIN OUT [ROUNDS [N]]   (ROUNDS pairs of runs, default 15; --triad N, default 15)
-#   scripts/triad-experiment.sh table OUT
+#   experiments/triad/run.sh A_BIN B_BIN OUT [ROUNDS [N]]   (ROUNDS pairs of runs, default 15; --triad N, default 15)
+#   experiments/triad/run.sh table OUT
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ "${1:-}" = "table" ]; then
   [[ $# -eq 2 && -f $2/runs.jsonl ]] || { echo "triad-experiment.sh: table OUT: no OUT/runs.jsonl" >&2; exit 2; }
@@ -35,7 +35,7 @@ EOF
 fi
 
 die() { echo "triad-experiment.sh: $*" >&2; exit 2; }
-(( $# >= 3 && $# <= 5 )) || die "usage: scripts/triad-experiment.sh A_BIN B_BIN OUT [ROUNDS [N]] | table OUT"
+(( $# >= 3 && $# <= 5 )) || die "usage: experiments/triad/run.sh A_BIN B_BIN OUT [ROUNDS [N]] | table OUT"
 for d in "$1" "$2"; do [[ -x $d/train_dp_interleaved ]] || die "no train_dp_interleaved in '$d' (a build's bin/)"; done
 A=$(cd "$1" && pwd) B=$(cd "$2" && pwd)
 OUT=$3
