@@ -4,6 +4,7 @@
 // verdicts on two such files (ab_document, then gate.py, as the command judges).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,10 +22,13 @@ namespace dpscale::test {
 inline constexpr double kUsualProbe = 40.0;
 
 // A successful run of `p` whose epoch took `epoch_s` (throughput 32768 / epoch_s); a data-parallel
-// run spends 0.2 s of it communicating. `run_delay` above 0.15 makes it disturbed.
-inline std::string timed_line(const SweepRun& p, double epoch_s, double run_delay = 0.01) {
+// run spends 0.2 s of it communicating. `run_delay` above 0.15 makes it disturbed. `edit`, where
+// given, fills the record's fields of the run's other settings (its wire format, ...).
+inline std::string timed_line(const SweepRun& p, double epoch_s, double run_delay = 0.01,
+                              const std::function<void(RunRecord&)>& edit = {}) {
   RunRecord r = make_record(p, epoch_s, p.point.mode == Mode::single ? std::nullopt : std::optional<double>(0.2));
   r.run_delay_share = run_delay;
+  if (edit) edit(r);
   RunInfo info;
   info.config = "judge";
   info.run_id = p.run_id("judge");
