@@ -17,11 +17,8 @@
 namespace dpscale {
 namespace {
 
-using test::failed_line;
-using test::naive_run;
-using test::single_run;
-using test::timed_line;
-
+// The hand-made runs and lines of ab_files.h.
+using namespace test;
 
 // Eight rounds. A's single run slows 2% a round (its speedup moves with it); B's single and naive
 // runs are A's, both 4% more throughput each round (round r: 1 + 0.04 r times A's), so B's

@@ -16,11 +16,8 @@
 namespace dpscale {
 namespace {
 
-using test::failed_line;
-using test::naive_run;
-using test::single_run;
-using test::timed_line;
-
+// The hand-made runs and lines of ab_files.h.
+using namespace test;
 
 // A quiet machine's run-to-run noise, ±0.3%: small enough that every estimate below sits well to
 // one side of the line it is tested against.
