@@ -10,7 +10,7 @@
 //
 // The sleep is proportional to the time already waited, so it adds at most ~1/32 (3 %) to a
 // wait however long, and a rank waiting on a stalled peer polls ~1000 times a second instead of
-// spinning a core at 100 % (measured: docs/reliability.md; results/reliability/allreduce-wait.txt).
+// spinning a core at 100 % (measured: docs/reliability.md; experiments/reliability/data/allreduce-wait.txt).
 //
 // Which ranks have not arrived: MPI cannot say who has joined a pending collective, so a rank
 // that has waited 100 ms tells every peer where it waits — a heartbeat (channel, sequence

@@ -4,8 +4,8 @@
 // sweep line (bare argv with absolute paths, no settings, a cap and a link beside the model,
 // axes, placements, reruns, failed runs), so the reader of each older form is held here.
 //
-// A golden is named after its file, '/' written as "__": results__axes__accum-steps.md is the
-// report of results/axes/accum-steps.jsonl. A deliberate change of the report's text renders the
+// A golden is named after its file, '/' written as "__": experiments__axes__data__accum-steps.md is the
+// report of experiments/axes/data/accum-steps.jsonl. A deliberate change of the report's text renders the
 // goldens again (the command is in tests/harness/golden/README.md).
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 const fs::path kGolden = fs::path(test::kSource) / "tests" / "harness" / "golden";
 
-// "results__axes__accum-steps" -> "results/axes/accum-steps.jsonl"
+// "experiments__axes__data__accum-steps" -> "experiments/axes/data/accum-steps.jsonl"
 std::string results_path(const std::string& stem) {
   std::string p = stem;
   for (size_t at; (at = p.find("__")) != std::string::npos;) p.replace(at, 2, "/");
@@ -60,14 +60,14 @@ TEST(HarnessReportGolden, EveryCommittedResultsFileRendersAsBefore) {
 
 // The goldens are what they say: an edit to a committed file's numbers shows (negative control).
 TEST(HarnessReportGolden, AChangedNumberIsCaught) {
-  const std::string rel = "results/axes/accum-steps.jsonl";
+  const std::string rel = "experiments/axes/data/accum-steps.jsonl";
   std::string text = test::read_file((fs::path(test::kSource) / rel).string());
   const std::string from = "\"avg_epoch_s\":";
   const size_t at = text.find(from);
   ASSERT_NE(at, std::string::npos);
   text.insert(at + from.size(), "1");  // 0.86 s -> 10.86 s in the first run
   const Analysis a = analyse(parse_results(text, rel));
-  EXPECT_NE(render_report(a, rel, "md"), test::read_file((kGolden / "results__axes__accum-steps.md").string()));
+  EXPECT_NE(render_report(a, rel, "md"), test::read_file((kGolden / "experiments__axes__data__accum-steps.md").string()));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test_axes_charts.py — charts 11 (2-byte gradients), 12 (accumulation) and 13 (all-reduce busbw
-per bucket size) on the committed axis sweeps (results/axes/): each is drawn from the file that
+per bucket size) on the committed axis sweeps (experiments/axes/data/): each is drawn from the file that
 varies its option and skipped, with a note naming the option, from a file that does not; the
 numbers printed on them are the report's.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 SOURCE = Path(os.environ.get("DPSCALE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 DPSCALE = Path(os.environ.get("DPSCALE_BIN", SOURCE / "build" / "bin" / "dpscale"))
-AXES = SOURCE / "results" / "axes"
+AXES = SOURCE / "experiments" / "axes" / "data"
 FIXTURE = SOURCE / "tests" / "plots" / "fixture.jsonl"
 sys.path.insert(0, str(SOURCE / "plots"))
 
