@@ -3,7 +3,7 @@
 #
 #   scripts/ci-ab.sh [BUILD]     (BUILD: this checkout's build directory, default build)
 #
-# Builds the revision named in results/baselines/ci-rev (its first line that is not a comment) in
+# Builds the revision named in .ci/baseline/ci-rev (its first line that is not a comment) in
 # a git worktree of its own, build-ci-base/src, with a build directory of its own,
 # build-ci-base/build, and only the four trainers (the harness that runs and judges is this
 # checkout's); then runs
@@ -12,18 +12,18 @@
 # (docs/ab.md). Exit 0: the same or better, or undecided after the last round (a line says so:
 # the machine could not tell, which is not a verdict); 1: a regression, with a line naming each
 # curve that regressed and its effect; 2: bad input (no such revision, a build that failed).
-# Accepting a new baseline is the one-line commit of results/baselines/ci-rev.
+# Accepting a new baseline is the one-line commit of .ci/baseline/ci-rev.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-rev=$(grep -v '^[[:space:]]*#' results/baselines/ci-rev | grep -m1 -o '[0-9a-f]\{7,40\}' || true)
+rev=$(grep -v '^[[:space:]]*#' .ci/baseline/ci-rev | grep -m1 -o '[0-9a-f]\{7,40\}' || true)
 # A tree without its history (an export, a shallow clone) cannot build the baseline: said, not judged.
 if ! git rev-parse --git-dir >/dev/null 2>&1 || [[ $(git rev-parse --is-shallow-repository) == true ]]; then
   echo "ci-ab: this checkout has no full git history, so the baseline ${rev:-?} cannot be built: A/B not run"
   exit 0
 fi
 if [[ -z $rev ]] || ! git cat-file -e "$rev^{commit}" 2>/dev/null; then
-  echo "ci-ab: results/baselines/ci-rev names no commit of this repository ('$rev')" >&2
+  echo "ci-ab: .ci/baseline/ci-rev names no commit of this repository ('$rev')" >&2
   exit 2
 fi
 base=build-ci-base

@@ -42,7 +42,7 @@ commit=$(git rev-parse --short=8 "$COMMIT")
 # naive's step in the committed CI baseline, in microseconds
 step_us=$(/usr/bin/python3 - <<'PY'
 import json, statistics
-steps = [j["avg_epoch_s"] / j["steps_per_epoch"] for j in map(json.loads, open("results/baselines/ci-cpu.jsonl"))
+steps = [j["avg_epoch_s"] / j["steps_per_epoch"] for j in map(json.loads, open(".ci/baseline/ci-cpu.jsonl"))
          if j["status"] == "ok" and j["point"]["mode"] == "naive"]
 print(round(1e6 * statistics.median(steps)))
 PY

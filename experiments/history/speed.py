@@ -6,7 +6,7 @@ to experiments/history/data/bench.txt with the machine's load beside them), not 
   /usr/bin/python3 experiments/history/speed.py [--bin build/bin/dpscale] [--out experiments/history/data]
 
 The results files are sweep lines made from the committed CI baseline's (one line per mode,
-results/baselines/ci-cpu.jsonl) with their repeat, run id and throughput set, so every row goes
+.ci/baseline/ci-cpu.jsonl) with their repeat, run id and throughput set, so every row goes
 through the C++ side as a real sweep's would: 1,000 runs are 250 rounds of single, naive,
 interleaved and bucketed; the 200 revisions are one results file each, 17 sample counts
 (`--samples` in each run's argv: 17 points per mode, so 51 data-parallel series) x 4 modes, each
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BASELINE = ROOT / "results" / "baselines" / "ci-cpu.jsonl"
+BASELINE = ROOT / ".ci" / "baseline" / "ci-cpu.jsonl"
 MODES = ("single", "naive", "interleaved", "bucketed")
 
 

@@ -122,7 +122,7 @@ TEST(HarnessAxes, TheCommittedCiBaselineMatchesTheCiConfigsPoints) {
   // Lines written before the key had settings carry argv: their settings come from it, and
   // every option they were not given is at its default, as a fresh CI sweep's would be.
   const SweepConfig c = load_config(test::kSource + "/configs/ci.json");
-  const Analysis base = analyse(read_results(test::kSource + "/results/baselines/ci-cpu.jsonl"));
+  const Analysis base = analyse(read_results(test::kSource + "/.ci/baseline/ci-cpu.jsonl"));
   int found = 0;
   for (const SweepRun& p : expand(c, 1)) {
     SCOPED_TRACE(p.point.describe());

@@ -1,6 +1,6 @@
 // test_ci_regression.cpp — the CI regression step: run configs/ci.json for real (mpirun, the
 // trainers, link emulation; 6 rounds at nice -20) and judge it with the regression gate against
-// the committed baseline results/baselines/ci-cpu.jsonl at a 15% minimum effect
+// the committed baseline .ci/baseline/ci-cpu.jsonl at a 15% minimum effect
 // (docs/regression-gate.md: the gate, and how often it errs on this machine). Undecided points
 // get more rounds (--rerun, up to 10); a regression in this sweep and in a second one fails the
 // test, an undecided verdict skips it with the gate's reason (CI's skip report prints it), and
@@ -27,7 +27,7 @@
 namespace dpscale {
 namespace {
 
-const std::string kBaseline = test::kSource + "/results/baselines/ci-cpu.jsonl";
+const std::string kBaseline = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
 const std::string kConfig = test::kSource + "/configs/ci.json";
 
 // ci.json runs at nice -20, which needs root; anyone else runs it at their own priority.

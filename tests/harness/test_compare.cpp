@@ -136,7 +136,7 @@ TEST(HarnessCompare, TheCommandExits1OnRegressionAnd0OnEqual) {
 // data-parallel run's epoch 40% longer, the extra time all exposed comm. Compare must catch it
 // at the tolerance the CI step uses, and pass the baseline against itself.
 TEST(HarnessCompare, ADegradedBaselineRecordIsCaught) {
-  const std::string path = test::kSource + "/results/baselines/ci-cpu.jsonl";
+  const std::string path = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
   const ResultsFile base = read_results(path);
   ASSERT_GE(base.entries.size(), 4u);
   std::string degraded;

@@ -30,7 +30,7 @@ const std::string kFixture = test::kSource + "/tests/plots/fixture.jsonl";
 
 TEST(HarnessPlot, HandsTheReportJsonAndOutDirAndPassesTheExitStatusOn) {
   test::ScratchDir dir;
-  const std::string results = test::kSource + "/results/baselines/ci-cpu.jsonl";
+  const std::string results = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
   test::write_file(dir.file("fake.py"), kFakePlotter);
   const std::string out = dir.file("charts/deep");
   ProcessResult r = test::dpscale({"plot", results, "--out", out, "--script", dir.file("fake.py")});
@@ -120,7 +120,7 @@ TEST(HarnessPlot, TheRealPlotterWritesPngSvgPairs) {
   if (!std::filesystem::exists(script)) GTEST_SKIP() << script << " is not there yet";
   test::ScratchDir dir;
   const ProcessResult r =
-      test::dpscale({"plot", test::kSource + "/results/baselines/ci-cpu.jsonl", "--out", dir.file("out")}, 300);
+      test::dpscale({"plot", test::kSource + "/.ci/baseline/ci-cpu.jsonl", "--out", dir.file("out")}, 300);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::set<std::string> png, svg;
   for (const auto& e : std::filesystem::directory_iterator(dir.file("out"))) {

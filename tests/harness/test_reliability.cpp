@@ -84,7 +84,7 @@ TEST(HarnessReliability, CompareToleranceMustBeFiniteAndInRange) {
 
 TEST(HarnessReliability, PlotOutAnExistingFileIsOneLine) {
   ScratchDir dir;
-  const std::string results = test::kSource + "/results/baselines/ci-cpu.jsonl";
+  const std::string results = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
   test::write_file(dir.file("taken"), "not a directory");
   test::write_file(dir.file("fake.py"), "import sys\nsys.exit(0)\n");
   const ProcessResult r = test::dpscale({"plot", results, "--out", dir.file("taken"), "--script", dir.file("fake.py")});
@@ -195,7 +195,7 @@ TEST(HarnessReliability, CompareRerunChecksItsConfigBeforeAnyVerdict) {
 
 TEST(HarnessReliability, PlotRefusesAFormatBeforeMakingItsOutDirectory) {
   ScratchDir dir;
-  const std::string results = test::kSource + "/results/baselines/ci-cpu.jsonl";
+  const std::string results = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
   test::write_file(dir.file("fake.py"), "import sys\nsys.exit(0)\n");
   for (const std::string format : {"gif", "png,gif", "png,png", ""}) {
     SCOPED_TRACE(format);

@@ -10,7 +10,7 @@ from pathlib import Path
 
 SRC = Path(os.environ.get("DPSCALE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("DPSCALE_BIN", str(SRC / "build" / "bin" / "dpscale"))
-BASELINE = SRC / "results" / "baselines" / "ci-cpu.jsonl"
+BASELINE = SRC / ".ci" / "baseline" / "ci-cpu.jsonl"
 
 
 def dpscale(*args, timeout=120, env=None):

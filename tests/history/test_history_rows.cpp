@@ -24,7 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kBaseline = test::kSource + "/results/baselines/ci-cpu.jsonl";
+const std::string kBaseline = test::kSource + "/.ci/baseline/ci-cpu.jsonl";
 const history::Revision kRev{"r1", "", "2026-01-01T00:00:00Z"};
 
 TEST(HistoryRows, SpeedupsAreTheGatesPairedSamples) {

@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/inst" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
 cp -a "$work/inst" "$work/moved"
 cp -a "$work/inst" "$work/noshare" && rm -rf "$work/noshare/share"
-cp "$src/results/baselines/ci-cpu.jsonl" "$work/ci.jsonl"
+cp "$src/.ci/baseline/ci-cpu.jsonl" "$work/ci.jsonl"
 cp "$src/configs/ci.json" "$work/ci-config.json"
 
 # Everything run with SOURCE and BUILD hidden is in this one string (a script read from SOURCE
