@@ -108,7 +108,7 @@ struct RunRecord {
   std::vector<double> per_rank_involuntary_switches;
   std::vector<double> per_rank_step_run_delay_s;
   std::vector<double> epoch_run_delay_share;
-  std::optional<double> run_delay_share;  // the disturbance rule's figure (harness/sweep/machine_state.h)
+  std::optional<double> run_delay_share;  // the disturbance rule's figure (harness/results/machine_state.h)
   std::optional<int> contended_rank;      // the straggler rule's contended rank (not a straggler)
   std::optional<std::string> contended_cause;
   // What the per-step finite check covered (absent in older records: "" and null).

@@ -2,7 +2,7 @@
 // non-negative rate on at least one rank; a record that says otherwise (a negative epoch time,
 // a zero batch, a NaN where a time belongs) was made by hand or broken on the way, and every
 // table, speedup and verdict computed from it would be nonsense ("1.56x -> -1.71x", "+nan%").
-// The results file's reader (harness/sweep/sweep_line.cpp) refuses its line, so `dpscale report`,
+// The results file's reader (harness/results/sweep_line.cpp) refuses its line, so `dpscale report`,
 // `compare`, `plot` and `predict` all refuse it with one message naming the field, before
 // computing anything. record_from_json itself checks only types: it reads any record back.
 #pragma once

@@ -1,5 +1,5 @@
 // fuzz_results_line.cpp — libFuzzer target for what dpscale reads back: a results file
-// (harness/sweep/results_file.cpp parse_results: JSON lines, the torn-line rule, sweep lines,
+// (harness/results/results_file.cpp parse_results: JSON lines, the torn-line rule, sweep lines,
 // contract/record.cpp record_from_json, duplicates) and a trainer's output (find_results_json
 // then record_from_json, as judge_run reads it). An accepted record writes back (to_json) to
 // JSON that reads back to the same record.
@@ -8,7 +8,7 @@
 
 #include "contract/record.h"
 #include "fuzz_input.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

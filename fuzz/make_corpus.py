@@ -92,7 +92,7 @@ for k in ("status", "point", "run", "system"):
     rec.pop(k, None)
 put("results_line", "results_json", "# banner\nRESULTS_JSON: " + json.dumps(rec) + "\n")
 put("results_line", "torn", lines[0] + lines[1][: len(lines[1]) // 2])
-# The machine's state around a run and a rerun's attempt (harness/sweep/machine_state.h).
+# The machine's state around a run and a rerun's attempt (harness/results/machine_state.h).
 rerun = json.loads(lines[1])
 rerun["run"]["attempt"] = 1
 rerun["system"]["state"] = {"load1_before": 2.9, "load1_after": 3.1, "steal_pct": 0.0, "iowait_pct": 0.1,

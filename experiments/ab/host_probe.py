@@ -3,7 +3,7 @@
 
     python3 experiments/ab/host_probe.py RUNS.tar.xz [RUNS.tar.xz ...]
 
-The measurement behind the disturbance rule's host clause (harness/sweep/machine_state.h,
+The measurement behind the disturbance rule's host clause (harness/results/machine_state.h,
 DisturbanceLimits::host_probe_drop): a run is left out when the better of the probes before and
 after it fell more than a limit below the usual probe while no other process was busy (others_cpus
 <= 0.25). Each RUNS.tar.xz holds sessions/<name>/{a,b}.jsonl as `dpscale ab` leaves them. The usual

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh — what a run's ranks lose to a busy neighbour (their run delay:
-# trainers/diagnosis/contention.h) and how the disturbance rule (harness/sweep/machine_state.h)
+# trainers/diagnosis/contention.h) and how the disturbance rule (harness/results/machine_state.h)
 # classifies the runs: idle against one and two busy loops (`sh -c 'while :; do :; done'`, nice 0)
 # beside the sweep, at the sweeps' nice values in $NICES (default "-20 0": CI's and the default).
 #

@@ -20,7 +20,7 @@
 #include "harness/ab/ab_judge.h"
 #include "harness/sweep/config.h"
 #include "harness/sweep/progress.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness/sweep/sweep.h"
 
 namespace dpscale {

@@ -12,7 +12,7 @@
 #include "core/errors.h"
 #include "core/median.h"
 #include "harness/report/analysis.h"
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 
 namespace dpscale {
 

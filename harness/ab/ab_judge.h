@@ -26,7 +26,7 @@
 #include <string>
 
 #include "harness/report/gate.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 
 namespace dpscale {
 

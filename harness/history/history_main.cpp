@@ -16,7 +16,7 @@
 #include "harness/common/temp_file.h"
 #include "harness/history/history_rows.h"
 #include "harness/history/revision.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness/common/script_path.h"
 #include "models/mlp_spec.h"
 

@@ -7,8 +7,8 @@
 
 #include "contract/modes.h"
 #include "core/fnv1a.h"
-#include "harness/report/analysis.h"
-#include "harness/report/gate.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/pairing.h"
 
 namespace dpscale::history {
 

@@ -5,7 +5,7 @@
 //
 // The point comes from the harness's own point (harness/point/point.h: history_key(), its key
 // and the row's `point`, describe() and curve()), the machine from the lines' `system` fingerprint the gate
-// compares, and each data-parallel run's speedup from the gate's pairing (pair_runs in gate.h) — the
+// compares, and each data-parallel run's speedup from the gate's pairing (pair_runs, harness/results/pairing.h) — the
 // Python side never derives any of them again.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 
 namespace dpscale::history {
 

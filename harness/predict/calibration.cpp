@@ -13,7 +13,7 @@
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "core/median.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 
 namespace dpscale::predict {
 

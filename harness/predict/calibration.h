@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "harness/point/point.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "step_model.h"
 
 namespace dpscale::predict {

@@ -11,8 +11,8 @@
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "core/median.h"
-#include "harness/sweep/machine_state.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/results_file.h"
 #include "predict_table.h"
 
 namespace dpscale::predict {

@@ -28,9 +28,8 @@
 #include <vector>
 
 #include "contract/modes.h"
-#include "harness/report/analysis.h"
-#include "harness/sweep/results_file.h"
-#include "harness/sweep/sweep_line.h"
+#include "harness/results/results_file.h"
+#include "harness/results/sweep_line.h"
 #include "machine_terms.h"
 #include "step_model.h"
 

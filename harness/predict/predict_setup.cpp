@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <sstream>
 
+#include "contract/option_values.h"
 #include "calibration.h"
 #include "comm_fit.h"
 #include "comm_time.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "models/device.h"
 #include "models/gemm/gemm_probe.h"
 

@@ -11,9 +11,8 @@
 #include "core/errors.h"
 #include "core/median.h"
 #include "harness/common/table.h"
-#include "harness/report/analysis.h"
-#include "harness/sweep/machine_state.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/results_file.h"
 
 namespace dpscale::predict {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 
 namespace dpscale {
 

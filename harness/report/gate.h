@@ -24,8 +24,9 @@
 #include <vector>
 
 #include "harness/report/analysis.h"
-#include "harness/sweep/machine_state.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/pairing.h"
+#include "harness/results/results_file.h"
 #include "harness/sweep/sweep.h"
 
 namespace dpscale {
@@ -93,24 +94,6 @@ struct RerunOptions {
 };
 GateResult run_gate_with_reruns(GateFiles& f, const GateOptions& o, const RerunOptions& r);
 
-// One successful data-parallel run of a file, paired as the gate pairs it: its speedup is its
-// throughput over the single-device rate beside it (the single run of its round, or the
-// geometric mean with the next round's where that one is there and fit), judged against
-// `usual_gflops` (the usual probe of the files compared). The gate tests the speedups of runs
-// with neither reason set; the history keeps every run, disturbed ones marked.
-struct PairedRun {
-  const SweepEntry* entry = nullptr;
-  std::optional<double> speedup;  // none without a single run in the round
-  std::string disturbed;          // "round 3: probe -31%" (the run's own or its single run's); "" fit
-  std::string unpaired;           // "round 3: no single run of small in that round"; "" paired
-  // "round 3: run delay 31% and 30% (its single run)" when both were disturbed but lost alike
-  // (lost_alike, machine_state.h; only where lim.alike_run_delay is set): disturbed stays "".
-  std::string alike;
-};
-std::vector<PairedRun> pair_runs(const ResultsFile& f, double usual_gflops, const DisturbanceLimits& lim);
-
-// Rounds in a results file: the largest repeat index + 1.
-int rounds_in(const ResultsFile& f);
 
 // The points one more round of `points` runs: the union of their blocks (Point::block).
 std::set<Point> blocks_of(const std::vector<Point>& points);

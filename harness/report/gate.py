@@ -10,8 +10,8 @@ Per point, over its paired speedups s = throughput(DP run) / throughput(single r
 round), new against baseline, in log space (a ratio's natural scale):
   p        min(1, 2·min(p_MW, p_KS)): Mann-Whitney U (a shift) and Kolmogorov-Smirnov (a change of
            shape or spread), both two-sided, scipy's exact distributions at these sizes; the 2 is
-           Bonferroni over the two tests. Then Holm over the points of one curve (model × mode),
-           so a 12-point curve does not raise 12 coin-flip alarms.
+           Bonferroni over the two tests. Then Holm over the points of one curve (model × mode ×
+           link: Point::curve), so a 12-point curve does not raise 12 coin-flip alarms.
   effect   Hodges-Lehmann: the median of all pairwise differences log s_new − log s_base, as a
            percent change of speedup; its 95% interval by bootstrap (scipy, percentile, seeded).
   verdict  regression   p_holm < alpha and effect <= −min_effect

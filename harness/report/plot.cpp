@@ -10,7 +10,7 @@
 
 #include "harness/report/analysis.h"
 #include "harness/report/report.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness/common/script_path.h"
 #include "harness/common/subprocess.h"
 #include "harness/common/temp_file.h"

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "contract/option_values.h"
 #include "contract/modes.h"
 #include "contract/schema_doc.h"
 #include "harness/report/diagnosis_report.h"

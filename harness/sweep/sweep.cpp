@@ -21,16 +21,16 @@
 #include "harness/sweep/capacity.h"
 #include "harness/sweep/config.h"
 #include "harness/sweep/line_appender.h"
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 #include "harness/sweep/out_lock.h"
 #include "contract/modes.h"
 #include "contract/option_paths.h"
 #include "harness/sweep/progress.h"
 #include "harness/sweep/resume.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness/sweep/run_outcome.h"
 #include "harness/common/subprocess.h"
-#include "harness/sweep/sweep_line.h"
+#include "harness/results/sweep_line.h"
 #include "harness/sweep/system_info.h"
 #include "harness/common/table.h"
 #include "harness/sweep/world_fit.h"
@@ -336,7 +336,7 @@ int run_sweep(SweepOptions o) {
       sys["state"] = to_json(state);
       // The whole line in one write, then fsync, before the next run starts: a kill can cut at most
       // this line short, never an earlier one.
-      out.append(make_sweep_line(run, info, sys, outcome.record, outcome.reason).dump());
+      out.append(make_sweep_line(run.point, run.repeat, info, sys, outcome.record, outcome.reason).dump());
       // The time left counts what a run costs the sweep: the run and the probe after it.
       if (attempt == 0) progress.finished(first + i, std::chrono::duration<double>(Clock::now() - attempt_t0).count());
       print_outcome(outcome, r.seconds, state);

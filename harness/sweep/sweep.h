@@ -30,7 +30,7 @@
 
 #include "harness/sweep/config.h"
 #include "harness/sweep/launcher.h"
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 #include "harness/sweep/progress.h"
 
 namespace dpscale {

@@ -5,7 +5,7 @@
 //   --link-dilation auto:TFLOPS and  the device's rate on the model's largest forward GEMM
 //   dpscale predict                  (measure_gemm_flops: Device::gemm, so the chosen library)
 //   the sweep's machine state        the slowest of one single-threaded sgemm loop per CPU, all
-//   (harness/sweep/machine_state.h)  at once (probe_gflops)
+//   (harness/results/machine_state.h)  at once (probe_gflops)
 // The timing rule is shared: one untimed call first (first touch, the library's buffers and
 // kernels), then the best of several timed calls — best, not median: on a shared machine
 // interference only ever slows a call down.

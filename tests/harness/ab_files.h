@@ -12,8 +12,8 @@
 
 #include "harness/ab/ab_judge.h"
 #include "harness/report/gate.h"
-#include "harness/sweep/machine_state.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale::test {
@@ -39,7 +39,7 @@ inline std::string timed_line(const SweepRun& p, double epoch_s, double run_dela
   s.probe_before_gflops = s.probe_after_gflops = kUsualProbe;
   const nlohmann::json system = {{"host", "testhost"}, {"cpu_model", "AMD EPYC 7B13"}, {"cpu_count", 2},
                                  {"gpu_model", nullptr}, {"state", to_json(s)}};
-  return make_sweep_line(p, info, nlohmann::ordered_json(system), r, "").dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, nlohmann::ordered_json(system), r, "").dump() + "\n";
 }
 
 // The two points the judges' tests pair: small's single run and its naive run at K = 2, in a round.

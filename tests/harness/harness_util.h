@@ -15,7 +15,7 @@
 #include "contract/option_values.h"
 #include "harness/sweep/config.h"
 #include "harness/common/subprocess.h"
-#include "harness/sweep/sweep_line.h"
+#include "harness/results/sweep_line.h"
 #include "contract/record.h"
 
 namespace dpscale::test {
@@ -127,7 +127,7 @@ inline std::string sweep_line(const SweepRun& p, const std::optional<RunRecord>&
   info.argv = argv_of(p);
   info.host = "testhost";
   nlohmann::ordered_json system = {{"host", "testhost"}};
-  return make_sweep_line(p, info, system, record, reason).dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, system, record, reason).dump() + "\n";
 }
 
 // A run of the point (model, mode, K, cap, link): the cap and the link given as the sweep gives

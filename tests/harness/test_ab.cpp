@@ -20,8 +20,8 @@
 #include "core/median.h"
 #include "harness/ab/ab.h"
 #include "harness/ab/ab_judge.h"
-#include "harness/sweep/machine_state.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/machine_state.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -86,7 +86,7 @@ std::string line(const SweepRun& p, std::optional<RunRecord> r, std::optional<do
   s.probe_before_gflops = s.probe_after_gflops = 40.0;
   const json system = {{"host", "testhost"}, {"cpu_model", cpu}, {"cpu_count", 2},
                        {"gpu_model", nullptr}, {"state", to_json(s)}};
-  return make_sweep_line(p, info, nlohmann::ordered_json(system), r, reason).dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, nlohmann::ordered_json(system), r, reason).dump() + "\n";
 }
 
 struct Build {

@@ -8,7 +8,7 @@
 
 #include "harness/report/analysis.h"
 #include "harness/report/report.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -22,7 +22,7 @@ std::string line_for(const SweepConfig& c, const SweepRun& p, double epoch_s) {
   info.argv = {"mpirun", "-np", std::to_string(p.point.world_size),
                "/bin/" + std::string(p.point.mode->executable)};
   info.argv.insert(info.argv.end(), p.args.begin(), p.args.end());
-  return make_sweep_line(p, info, {{"host", "h"}}, test::make_record(p, epoch_s, 0.1), "").dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, {{"host", "h"}}, test::make_record(p, epoch_s, 0.1), "").dump() + "\n";
 }
 
 // The config of one axis: `axis` with the two values, bucketed at K = 2 beside a single run.

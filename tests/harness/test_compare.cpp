@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/report/compare.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -1,4 +1,4 @@
-// test_disturbance.cpp — the disturbance rule (harness/sweep/machine_state.h) on synthetic runs:
+// test_disturbance.cpp — the disturbance rule (harness/results/machine_state.h) on synthetic runs:
 // a run is disturbed by what its own ranks lost (the record's run_delay_share past the limit, or
 // steal), not by what other processes used — a busy neighbour the ranks did not wait for leaves
 // the run fit (the negative control); the host slowing the whole machine, which run delay cannot
@@ -6,7 +6,7 @@
 // run delay are judged by the machine state as before.
 #include <gtest/gtest.h>
 
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 
 namespace dpscale {
 namespace {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/report/gate.h"
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 #include "harness_util.h"
 
 namespace dpscale {
@@ -48,7 +48,7 @@ std::string line(const SweepRun& p, const RunRecord& rec, const Machine& m) {
   s.load1_before = s.load1_after = 1.0 + m.others_cpus;
   nlohmann::ordered_json system = {{"host", "testhost"}, {"cpu_model", m.cpu}, {"cpu_count", m.cpus},
                                    {"gpu_model", nullptr}, {"state", to_json(s)}};
-  return make_sweep_line(p, info, system, r, "").dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, system, r, "").dump() + "\n";
 }
 
 // `rounds` rounds of single (1.0 s/epoch), naive K=2 (0.8 s) and bucketed K=2 cap 4 (0.6 s),

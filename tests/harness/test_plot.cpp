@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 #include "core/errors.h"
 

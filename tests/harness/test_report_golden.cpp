@@ -14,7 +14,7 @@
 
 #include "harness/report/analysis.h"
 #include "harness/report/report.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

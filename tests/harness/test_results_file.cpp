@@ -6,7 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness/sweep/run_outcome.h"
 #include "harness_util.h"
 

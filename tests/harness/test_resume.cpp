@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "harness/report/analysis.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "fake_sweep.h"
 
 namespace dpscale {
@@ -58,7 +58,7 @@ TEST(HarnessSweep, ResumeAfterACutOffLineStartsANewLine) {
   info.config = "fake";
   info.run_id = s.run_id("fake");
   info.config_hash = config_hash(load_config(f.config));
-  const std::string good = make_sweep_line(s, info, {}, make_record(s, 0.5), "").dump() + "\n";
+  const std::string good = make_sweep_line(s.point, s.repeat, info, {}, make_record(s, 0.5), "").dump() + "\n";
   write_file(f.out, good + good.substr(0, 50));  // the next run was being written when killed
   const ProcessResult r = f.sweep({"--resume"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -111,7 +111,7 @@ std::string own_line(const FakeSweep& f, const SweepRun& p) {
   info.config = "fake";
   info.run_id = p.run_id("fake");
   info.config_hash = config_hash(load_config(f.config));
-  return make_sweep_line(p, info, {}, make_record(p, 0.5), "").dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, {}, make_record(p, 0.5), "").dump() + "\n";
 }
 
 // Every refusal: exit 2, one line saying why, the file as it was to the byte, no run started.
@@ -134,7 +134,7 @@ TEST(HarnessResume, AnotherConfigsFileWithACutOffLineIsRefusedUncut) {
   RunInfo info;
   info.config = "other";
   info.run_id = s.run_id("other");
-  const std::string line = make_sweep_line(s, info, {}, make_record(s, 0.5), "").dump() + "\n";
+  const std::string line = make_sweep_line(s.point, s.repeat, info, {}, make_record(s, 0.5), "").dump() + "\n";
   expect_refused_unchanged(f, line + line.substr(0, 60), "was made by config 'other', not 'fake'");
 }
 

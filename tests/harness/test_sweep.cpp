@@ -20,7 +20,7 @@
 
 #include "harness/report/analysis.h"
 #include "harness/sweep/out_lock.h"
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "fake_sweep.h"
 #include "harness_util.h"
 

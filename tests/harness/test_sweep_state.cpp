@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 #include "harness_util.h"
 
 namespace dpscale {

@@ -284,7 +284,7 @@ class BadInput(BadInputCase):
 
     def test_foreign_lines(self):
         text = json.dumps({"name": "bench", "time_ms": 3.2}) + "\n"
-        # the harness's words for it (harness/sweep/results_file.cpp)
+        # the harness's words for it (harness/results/results_file.cpp)
         self.assertIn("not a results line", self.assert_bad(self.file("foreign.jsonl", text)))
 
     def test_foreign_line_among_good_ones(self):

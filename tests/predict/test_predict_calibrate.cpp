@@ -72,7 +72,7 @@ std::string line(const SweepRun& p, const std::optional<RunRecord>& r, const Mac
     st.disturbed = m.disturbed;
     system["state"] = to_json(st);
   }
-  return make_sweep_line(p, info, system, r, reason).dump() + "\n";
+  return make_sweep_line(p.point, p.repeat, info, system, r, reason).dump() + "\n";
 }
 
 // small and medium: singles, naive and interleaved at K = 2 (the fit), bucketed at K = 2 and

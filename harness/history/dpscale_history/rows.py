@@ -36,7 +36,7 @@ POSITIVE, NON_NEGATIVE = "a positive number", "a non-negative number"
 METRIC_RANGES = {"epoch_s": (POSITIVE, None), "throughput": (POSITIVE, None), "speedup": (POSITIVE, None),
                  "efficiency": (POSITIVE, None), "comm_share": (NON_NEGATIVE, None),
                  "overlap_pct": (NON_NEGATIVE, 100.0), "run_delay_share": (NON_NEGATIVE, None)}
-# The machine's state around a run (harness/sweep/machine_state.h); `nice` is a nice value, -20..19.
+# The machine's state around a run (harness/results/machine_state.h); `nice` is a nice value, -20..19.
 STATE_RANGES = {"load1_before": (NON_NEGATIVE, None), "load1_after": (NON_NEGATIVE, None),
                 "steal_pct": (NON_NEGATIVE, 100.0), "iowait_pct": (NON_NEGATIVE, 100.0),
                 "others_cpus": (NON_NEGATIVE, None), "cpu_mhz": (NON_NEGATIVE, None), "nice": (None, None),

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/sweep/sweep_line.h"
+#include "harness/results/sweep_line.h"
 
 namespace dpscale {
 

@@ -1,5 +1,5 @@
 // sweep_line.cpp — build and parse sweep lines.
-#include "harness/sweep/sweep_line.h"
+#include "harness/results/sweep_line.h"
 
 #include <stdexcept>
 
@@ -10,17 +10,18 @@ namespace dpscale {
 
 using nlohmann::json;
 
-nlohmann::ordered_json make_sweep_line(const SweepRun& p, const RunInfo& run, const nlohmann::ordered_json& system,
+nlohmann::ordered_json make_sweep_line(const Point& q, int repeat, const RunInfo& run, const nlohmann::ordered_json& system,
                                        const std::optional<RunRecord>& record, const std::string& reason) {
   nlohmann::ordered_json line;
   line["status"] = record ? "ok" : "failed";
   if (!record) line["reason"] = reason;
   // The settings are the argv's flags, written once, unless the run was given other values
   // than its point's (a dilation resolved for a whole session: the point keeps the config's).
-  const Point& q = p.point;
-  const bool argv_is_point = Point::of_args(q.model, q.mode, q.world_size, p.args, q.nodes, q.ranks_per_node) == q;
+  Point of_argv = q;
+  of_argv.settings = settings_of_argv(run.argv);
+  const bool argv_is_point = of_argv.beside(q.mode, q.world_size) == q;  // options the mode does not take dropped
   line["point"] = q.to_json(!argv_is_point);
-  line["point"]["repeat"] = p.repeat;
+  line["point"]["repeat"] = repeat;
   if (record) {
     const nlohmann::ordered_json rec = to_json(*record);
     for (auto it = rec.begin(); it != rec.end(); ++it) line[it.key()] = *it;

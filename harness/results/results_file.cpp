@@ -1,5 +1,5 @@
 // results_file.cpp — JSONL reading with the truncated-line rule.
-#include "harness/sweep/results_file.h"
+#include "harness/results/results_file.h"
 
 #include <filesystem>
 #include <fstream>

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/machine_fingerprint.h"
-#include "harness/sweep/config.h"
-#include "harness/sweep/machine_state.h"
+#include "harness/point/point.h"
+#include "harness/results/machine_state.h"
 #include "contract/record.h"
 
 namespace dpscale {
@@ -49,7 +49,7 @@ struct SweepEntry {
 // of `run.argv`, written once. Where the run's arguments say otherwise than its point (dpscale ab
 // gives every run the one link dilation it measured for the session, the point keeping the
 // config's auto:TFLOPS), the point carries its settings, which reading the line then takes.
-nlohmann::ordered_json make_sweep_line(const SweepRun& r, const RunInfo& run, const nlohmann::ordered_json& system,
+nlohmann::ordered_json make_sweep_line(const Point& point, int repeat, const RunInfo& run, const nlohmann::ordered_json& system,
                                        const std::optional<RunRecord>& record, const std::string& reason);
 
 // Parses one line's JSON. A bare trainer record (a RESULTS_JSON object with no "point") is also

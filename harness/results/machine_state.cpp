@@ -1,5 +1,5 @@
 // machine_state.cpp — /proc readings around a run, the disturbance rule, and the state as JSON.
-#include "harness/sweep/machine_state.h"
+#include "harness/results/machine_state.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
