@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-probe-dp-loop.sh — where the data-parallel loop's own cost at K = 1 goes on a GPU: large and
+# run.sh — where the data-parallel loop's own cost at K = 1 goes on a GPU: large and
 # xlarge at TF32, single and the three DP modes at K = 1, each run with --trace over 64 timed
 # steps (the step and compute tracks are the GPU's own times, from events on the compute stream;
 # the comm track the comm stream's). Two controls beside them: `singlempi`, train_single_gpu
@@ -17,10 +17,10 @@
 # here each have an end event of their own, as on the untraced runs' one logged step in eight;
 # bench_dp_loop times the untraced mix (`naive`) against every step logged (`naive_logged`).
 # Runs on the GPU machine from a kit
-# (scripts/gpu-kit.sh KIT BUILD), as run.sh does, without its steps; only the kit's own trainers:
+# (scripts/gpu-kit.sh KIT BUILD), as the kit's run.sh does, without its steps; only the kit's own trainers:
 #
-#   scripts/gpu-probe-dp-loop.sh KIT OUT
-#   python3 scripts/dp_loop_gaps.py OUT      # per run: step span, gap between steps, their parts
+#   experiments/gpu-dp-loop/run.sh KIT OUT
+#   python3 experiments/gpu-dp-loop/gaps.py OUT      # per run: step span, gap between steps, their parts
 #
 # OUT gets one trace per run (REV-PRECISION-MODEL-MODE-rROUND.json.gz, REV the kit's revision) and
 # runs.jsonl (each run's record, one line each, with rev, model, mode and round).
@@ -33,7 +33,7 @@ declare -A SETTING=([fusednocumem]=NCCL_CUMEM_ENABLE=0 [fusednonvls]=NCCL_NVLS_E
                     [fusedoneconn]=CUDA_DEVICE_MAX_CONNECTIONS=1)
 read -r -a MODES <<< "${DPSCALE_PROBE_MODES:-single singlempi naive naivefused interleaved bucketed}"
 for mode in "${MODES[@]}"; do
-  [[ -n ${EXE[$mode]:-} ]] || { echo "gpu-probe-dp-loop.sh: unknown mode '$mode' in DPSCALE_PROBE_MODES (${!EXE[*]})" >&2; exit 2; }
+  [[ -n ${EXE[$mode]:-} ]] || { echo "gpu-dp-loop/run.sh: unknown mode '$mode' in DPSCALE_PROBE_MODES (${!EXE[*]})" >&2; exit 2; }
 done
 KIT=$(cd "${1:?KIT dir}" && pwd)
 OUT=${2:?OUT dir}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dp_loop_gaps.py — where a step's time goes, from the traces of scripts/gpu-probe-dp-loop.sh.
+"""gaps.py — where a step's time goes, from the traces of experiments/gpu-dp-loop/run.sh.
 
 For each traced run (OUT/REV-PRECISION-MODEL-MODE-rROUND.json[.gz]) the medians over its traced
 steps of: the cycle (one step's start to the next's), the step span (batch fetch to optimizer
@@ -8,11 +8,11 @@ waiting for the host), and the step's parts on the compute track: forward + loss
 tensor's span), the wait in finish() (the exposed all-reduce) and the optimizer. The other rows
 add their difference from the single run of the same model and round (+us).
 
-    python3 scripts/dp_loop_gaps.py OUT [OUT...]    # one table, every run of every folder
-    python3 scripts/dp_loop_gaps.py --calls OUT [OUT...]
+    python3 experiments/gpu-dp-loop/gaps.py OUT [OUT...]    # one table, every run of every folder
+    python3 experiments/gpu-dp-loop/gaps.py --calls OUT [OUT...]
         # per run: the comm track's calls a step, the median duration of a call after the first
         # and the median gap from one call's end to the next one's start, over every traced step
-    python3 scripts/dp_loop_gaps.py --spans OUT [OUT...]
+    python3 experiments/gpu-dp-loop/gaps.py --spans OUT [OUT...]
         # per revision, model and round: each compute-track span (forward + loss, every tensor's
         # backward, the optimizer), single's median and each other mode's difference from it
 """
@@ -25,7 +25,7 @@ import statistics
 import sys
 
 NAME = re.compile(r"^(?P<rev>[a-z0-9]+)-(?P<prec>fp32|tf32)-(?P<model>[a-z0-9]+)-(?P<mode>[a-z]+)-r(?P<round>\d+)\.json(\.gz)?$")
-# The probe's modes in its order (gpu-probe-dp-loop.sh): the fused* ones are naivefused with one of
+# The probe's modes in its order (run.sh): the fused* ones are naivefused with one of
 # NCCL's or CUDA's settings changed.
 MODES = ["single", "singlempi", "naive", "naivefused", "interleaved", "bucketed", "fusednocumem", "fusednonvls",
          "fusedoneconn"]
@@ -125,7 +125,7 @@ def main(argv):
     view = args[0] if args and args[0] in ("--spans", "--calls") else ""
     dirs = args[1:] if view else args
     if not dirs or not all(os.path.isdir(d) for d in dirs):
-        print("usage: dp_loop_gaps.py [--spans | --calls] OUT [OUT...] (folders of gpu-probe-dp-loop.sh traces)",
+        print("usage: gaps.py [--spans | --calls] OUT [OUT...] (folders of experiments/gpu-dp-loop/run.sh traces)",
               file=sys.stderr)
         return 2
     runs, traces = {}, {}
@@ -139,7 +139,7 @@ def main(argv):
         if p:
             runs[key] = p
     if not runs:
-        print(f"dp_loop_gaps.py: no traces in {', '.join(dirs)}", file=sys.stderr)
+        print(f"gaps.py: no traces in {', '.join(dirs)}", file=sys.stderr)
         return 2
     if view == "--spans":
         print_spans(traces)

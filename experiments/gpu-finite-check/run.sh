@@ -1,10 +1,10 @@
 #!/bin/bash
-# gpu-probe-finite-check.sh — what the per-step finite check and the DP loop cost on a GPU: large at
+# run.sh — what the per-step finite check and the DP loop cost on a GPU: large at
 # TF32, 4 epochs, single / naive / bucketed at K = 1, with --finite-check-every 1 (the default) and
 # 0, two rounds interleaved; prints each run's average epoch. Runs on the GPU machine from a kit
-# (scripts/gpu-kit.sh KIT BUILD), as run.sh does, without its steps:
+# (scripts/gpu-kit.sh KIT BUILD), as the kit's run.sh does, without its steps:
 #
-#   scripts/gpu-probe-finite-check.sh KIT      # results: docs/gpu/h200-finite-check.txt
+#   experiments/gpu-finite-check/run.sh KIT      # results: experiments/gpu-finite-check/data/h200-finite-check.txt
 set -u
 KIT=$(cd "${1:?KIT dir}" && pwd)
 ROOT=$(mktemp -d); tar -xJf $KIT/payload.tar.xz -C $ROOT
