@@ -36,9 +36,10 @@ SEPARATOR = re.compile(r"^\|[\s:|-]+\|$")  # |---|--:|
 
 
 def docs(root):
-    """The Markdown files the check reads: README.md and everything under docs/ and experiments/
-    (each experiment's README renders its tables from its own data)."""
-    out = [os.path.join(root, "README.md")]
+    """The Markdown files the check reads: README.md, bench/README.md, configs/README.md and
+    everything under docs/ and experiments/ (each experiment's README renders its tables from its
+    own data)."""
+    out = [os.path.join(root, p) for p in ("README.md", "bench/README.md", "configs/README.md")]
     for top in ("docs", "experiments"):
         for d, dirs, names in os.walk(os.path.join(root, top)):
             dirs.sort()
