@@ -15,12 +15,8 @@ namespace {
 
 // The comm time that shows in the epoch: the field the mode's wait fills (contract/modes.h),
 // naive's blocking phase or what finish() waited.
-WaitField wait_field_of(const RunRecord& r) {
-  const ModeInfo* m = find_mode(r.mode);
-  return m ? m->wait_field : WaitField::none;
-}
-std::optional<double> visible_comm(const RunRecord& r) {
-  switch (wait_field_of(r)) {
+std::optional<double> visible_comm(ModeRef mode, const RunRecord& r) {
+  switch (mode->wait_field) {
     case WaitField::comm_s: return r.comm_s;
     case WaitField::exposed_comm_s: return r.exposed_comm_s;
     default: return std::nullopt;
@@ -111,11 +107,11 @@ Analysis analyse(const ResultsFile& f) {
       compute.push_back(r->compute_s);
       if (r->comm_busy_s) busy.push_back(*r->comm_busy_s);
       if (r->n_buckets) buckets.push_back(*r->n_buckets);
-      if (auto c = visible_comm(*r)) {
+      if (auto c = visible_comm(k.mode, *r)) {
         comm.push_back(*c);
         if (r->avg_epoch_s > 0) frac.push_back(*c / r->avg_epoch_s);
         // γ where comm and compute are separate phases: naive's (textbook 15.9).
-        if (wait_field_of(*r) == WaitField::comm_s && r->compute_s > 0) gamma.push_back(*c / r->compute_s);
+        if (k.mode->wait_field == WaitField::comm_s && r->compute_s > 0) gamma.push_back(*c / r->compute_s);
       }
     }
     s.epoch_s = spread_of(epoch);

@@ -27,6 +27,10 @@ class PointKey:
         cap = self.settings.get("bucket_cap_mb")
         self.cap = None if cap is None else float(cap)
         self.link = self.settings.get("link", setting_default(schema, "link"))
+        # The settings away from the schema's defaults, the cap and the link apart (a chart asks
+        # for those by name): what sets this point apart from the plain run of its model and mode.
+        self.off_default = sorted(k for k, v in self.settings.items()
+                                  if k not in ("bucket_cap_mb", "link") and v != setting_default(schema, k))
 
     def setting(self, key):
         """The value of option KEY (text), or None where the point's mode does not take it."""

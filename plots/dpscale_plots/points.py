@@ -103,11 +103,13 @@ class Results:
         placement's node count (None: the first placement the report has)."""
         if mode == "bucketed" and cap is None:
             cap = self.display_cap(model, k)
-        for p in self.points:
-            if (p.model, p.mode, p.k) == (model, mode, k) and (mode != "bucketed" or p.cap == cap) \
-                    and (nodes is None or p.nodes == nodes or p.mode == "single"):
-                return p
-        return None
+        found = [p for p in self.points
+                 if (p.model, p.mode, p.k) == (model, mode, k) and (mode != "bucketed" or p.cap == cap)
+                 and (nodes is None or p.nodes == nodes or p.mode == "single")]
+        # Points that differ in another setting (a grad_comm or accumulation axis): the one with
+        # the fewest settings away from the point schema's defaults, the plain run, as charts 1-6
+        # show it (charts 11-13 draw the axes).
+        return min(found, key=lambda p: len(p.key.off_default)) if found else None
 
     def node_counts(self):
         """The placements' node counts ([None] where the sweep asked for no placement)."""

@@ -75,6 +75,31 @@ class AxesCharts(unittest.TestCase):
         self.assertIn(str(path), proc.stdout.split())
         return svg_text(path)
 
+    def test_charts_1_to_6_look_up_the_plain_run_of_an_axis_sweep(self):
+        # A file that sweeps grad_comm holds three naive points at each K (fp32, bf16, fp16), in
+        # the order its config listed them. Charts 1-6 must get the one at the point schema's
+        # default (fp32) in any order: here the report's points reversed, so a first match (the
+        # lookup before) is a 2-byte point. Negative control: with fp32's points left out the
+        # lookup gives a point off the default (the check can fail).
+        from dpscale_plots.load import load_report
+        from dpscale_plots.points import Results
+        path = self.tmp / "grad-comm-report.json"
+        path.write_text(json.dumps(self.runs["grad-comm-50-300"][2]))
+        rep = load_report(str(path))
+        rep.points.reverse()
+        results = Results(rep, "grad-comm-50-300")
+        model, k = results.models[0], results.ks()[0]
+        first = next(p["point"]["settings"]["grad_comm"] for p in rep.points
+                     if (p["point"]["model"], p["point"]["mode"], p["point"]["world_size"]) == (model, "naive", k))
+        self.assertNotEqual(first, "fp32", "the first listed must be a 2-byte point, or the test proves little")
+        got = results.get(model, "naive", k)
+        self.assertEqual(got.key.setting("grad_comm"), "fp32")
+        self.assertNotIn("grad_comm", got.key.off_default)
+        rep.points = [p for p in rep.points if p["point"]["settings"].get("grad_comm") != "fp32"]
+        other = Results(rep, "grad-comm-50-300").get(model, "naive", k)
+        self.assertNotEqual(other.key.setting("grad_comm"), "fp32")
+        self.assertIn("grad_comm", other.key.off_default)
+
     def test_grad_comm_prints_the_reports_ratios_and_accuracies(self):
         text = self.written("grad-comm-50-300", "chart11_grad_comm")
         rep = self.runs["grad-comm-50-300"][2]
