@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# heap-ablation.sh — which half of the heap policy (comm/heap_policy.cpp) cures the native
+# run.sh — which half of the heap policy (comm/heap_policy.cpp) cures the native
 # all-reduce's large-message collapse: glibc's environment variables on the unchanged binary, with
 # dpscale's own policy switched off (DPSCALE_HEAP_POLICY=off), against the policy itself. Rounds
 # interleave the variants so a slow spell of a shared machine falls on all of them alike.
 #
-#   scripts/heap-ablation.sh BUILD_DIR OUT.jsonl [ROUNDS=5]             bench_allreduce, native
-#   scripts/heap-ablation.sh --trainer BUILD_DIR OUT.jsonl [ROUNDS=3]   train_dp_naive's comm_s
+#   experiments/heap-policy/run.sh BUILD_DIR OUT.jsonl [ROUNDS=5]             bench_allreduce, native
+#   experiments/heap-policy/run.sh --trainer BUILD_DIR OUT.jsonl [ROUNDS=3]   train_dp_naive's comm_s
+#   python3 experiments/heap-policy/table.py OUT.jsonl                        the medians again
 #
 # Variants: defaults (glibc's), mmap_max_0 (MALLOC_MMAP_MAX_=0 alone), trim_2g
 # (MALLOC_TRIM_THRESHOLD_=2 GiB alone), both, policy_on (dpscale's mallopt, no variables).
@@ -13,7 +14,7 @@
 # --trainer: train_dp_naive --model large at K = 2 (4096 samples, one epoch, one warm-up step),
 # whose comm thread allocates from a glibc thread arena: variants defaults, both, both_arena1
 # (MALLOC_ARENA_MAX=1 too), policy_on, and our ring with the policy off and on; one line per
-# (round, variant) holding the run's record; medians of comm_s printed.
+# (round, variant) holding the run's record; medians of comm_s printed (table.py).
 set -euo pipefail
 TRAINER=0
 if [[ "${1:-}" == --trainer ]]; then TRAINER=1; shift; fi
@@ -78,23 +79,4 @@ EOF
   done
 done
 mv "$tmp/out.jsonl" "$OUT"
-
-python3 - "$TRAINER" "$OUT" <<'EOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[2])]
-if sys.argv[1] == "1":
-    print("# train_dp_naive --model large, K = 2: comm_s per epoch, median (min-max) over rounds")
-    for v in dict.fromkeys(r["variant"] for r in rows):
-        xs = [r["record"]["comm_s"] for r in rows if r["variant"] == v]
-        print(f"  {v:<15} {statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})")
-    sys.exit(0)
-sizes = sorted({r["bytes"] for r in rows})
-print("# native busbw at K = 2, GB/s: median (min-max) over rounds")
-print("# variant     " + "  ".join(f"{s >> 20:>3} MiB          " for s in sizes))
-for v in dict.fromkeys(r["variant"] for r in rows):
-    cells = []
-    for s in sizes:
-        xs = [r["busbw_GBps"] for r in rows if r["variant"] == v and r["bytes"] == s]
-        cells.append(f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})")
-    print(f"  {v:<11} " + "  ".join(f"{c:<19}" for c in cells))
-EOF
+python3 "$(dirname "$0")/table.py" "$OUT"
