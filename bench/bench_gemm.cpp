@@ -8,8 +8,8 @@
 // --gemm lists the CPU GEMM libraries to time (models/gemm/gemm_library.h; default: every one
 // built in), each on a CpuDevice of its own, under the tag cpu-<library>. --ks lists rank counts
 // K: each model's step is timed at the local batch batch/K, as a rank of a K-rank run computes it
-// (segment K:<k> of the name). bench/gemm_table.py turns the JSON into bench/README.md's table of
-// the libraries side by side, per model and K.
+// (segment K:<k> of the name). experiments/gemm-libraries/table.py turns the JSON into that
+// experiment's table of the libraries side by side, per model and K.
 //
 // --cublas-math lists the cuBLAS math modes to time (models/device.h), each on a device of its
 // own: `pedantic` (the trainers' exact fp32) under the tag `cuda`, any other as `cuda-<mode>`

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch_peer.py — the workshop's PyTorch trainers on the CPU: the peer dpscale's CPU backend is
-measured against (scripts/gemm-vs-pytorch.sh runs both side by side).
+measured against (experiments/pytorch-peer/run.sh runs both side by side).
 
     python3 bench/torch_peer.py --model medium --mode single [--samples 8192 --batch-size 1024
                                 --epochs 2 --lr 0.01 --warmup-steps 3]

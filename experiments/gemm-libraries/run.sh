@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# bench-gemm-libraries.sh — the CPU GEMM libraries side by side on every GEMM of a training step
+# run.sh — the CPU GEMM libraries side by side on every GEMM of a training step
 # (forward, weight gradient, input gradient per layer) of small, medium and large at the local
 # batch of K = 1, 2 and 4 ranks (batch 1024), one thread: bench_gemm's Google Benchmark JSON, cut to
-# the medians of REPS repetitions and the fields bench/gemm_table.py reads, then the table
-# bench/README.md shows.
+# the medians of REPS repetitions and the fields table.py reads, then the table
+# experiments/gemm-libraries/README.md shows.
 #
-#   scripts/bench-gemm-libraries.sh BUILD_DIR OUT.json [REPS=3]
-#   python3 bench/gemm_table.py OUT.json
+#   experiments/gemm-libraries/run.sh BUILD_DIR OUT.json [REPS=3]
+#   python3 experiments/gemm-libraries/table.py OUT.json
 #
 # The environment is left as it is (OPENBLAS_CORETYPE included: the JSON's context names each
 # library's kernels and any pin).
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 BUILD_DIR OUT.json [REPS]" >&2; exit 2; }
 BUILD=$1 OUT=$2 REPS=${3:-3}
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 [[ -x "$BUILD/bin/bench_gemm" ]] || { echo "bench-gemm-libraries: $BUILD/bin/bench_gemm not built" >&2; exit 2; }
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "bench-gemm-libraries: REPS must be a positive integer, got '$REPS'" >&2; exit 2; }
 tmp=$(mktemp)
@@ -34,4 +34,4 @@ ctx["load_at_end"] = load
 with open(dest, "w") as f:
     f.write('{"context": ' + json.dumps(ctx) + ',\n "benchmarks": [\n' + ",\n".join(json.dumps(r) for r in rows) + "\n]}\n")
 PYEOF
-python3 "$HERE/bench/gemm_table.py" "$OUT"
+python3 "$HERE/experiments/gemm-libraries/table.py" "$OUT"

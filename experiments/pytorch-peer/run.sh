@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# gemm-vs-pytorch.sh — dpscale's CPU backend against PyTorch's CPU trainers (bench/torch_peer.py,
+# run.sh — dpscale's CPU backend against PyTorch's CPU trainers (bench/torch_peer.py,
 # the workshop's code without the GPU) and against its own GEMM libraries' rate, side by side in
 # one run. Rounds interleave everything (and swap which framework goes first), so a busy spell of
-# a shared machine falls on both alike; bench/peer_table.py prints the medians and ratios.
+# a shared machine falls on both alike; table.py prints the medians and ratios.
 #
-#   scripts/gemm-vs-pytorch.sh BUILD_DIR OUT.jsonl [ROUNDS=3]
-#   python3 bench/peer_table.py OUT.jsonl
+#   experiments/pytorch-peer/run.sh BUILD_DIR OUT.jsonl [ROUNDS=3]
+#   python3 experiments/pytorch-peer/table.py OUT.jsonl
 #
 # Per round: single device, small, medium and large, dpscale (--gemm auto, the default) and
 # PyTorch; at K = 2, small and medium, dpscale's naive, interleaved and bucketed and PyTorch's
@@ -21,7 +21,7 @@ set -euo pipefail
 BUILD=$1 OUT=$2 ROUNDS=${3:-3}
 SAMPLES=${SAMPLES:-8192} EPOCHS=${EPOCHS:-2}
 BIN="$BUILD/bin"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PY=${PYTHON:-/usr/bin/python3}  # Debian's python3-torch
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "gemm-vs-pytorch: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
 for exe in train_single_gpu train_dp_naive train_dp_interleaved train_ddp_bucketed bench_step; do
@@ -95,4 +95,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
   note "$r" "bench_step" "$(cat "$tmp/step.json")"
 done
 cp "$tmp/out.jsonl" "$OUT"
-"$PY" "$HERE/bench/peer_table.py" "$OUT"
+"$PY" "$HERE/experiments/pytorch-peer/table.py" "$OUT"

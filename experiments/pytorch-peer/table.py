@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""peer_table.py — the medians and ratios of a scripts/gemm-vs-pytorch.sh run, against the targets.
+"""table.py — the medians and ratios of an experiments/pytorch-peer/run.sh run, against the targets.
 
-    python3 bench/peer_table.py bench/results/gemm-vs-pytorch.jsonl
+    python3 experiments/pytorch-peer/table.py experiments/pytorch-peer/data/gemm-vs-pytorch.jsonl
 
 Each line of the file is one run of one round: {"round", "what", "load1_before",
 "openblas_coretype", "record"} — a dpscale RESULTS_JSON record, a torch_peer.py record, or
@@ -83,6 +83,6 @@ def main(path):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        print("usage: peer_table.py OUT.jsonl", file=sys.stderr)
+        print("usage: table.py OUT.jsonl", file=sys.stderr)
         sys.exit(2)
     main(sys.argv[1])

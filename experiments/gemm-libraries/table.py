@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""gemm_table.py — bench/README.md's table of the CPU GEMM libraries side by side, from bench_gemm's
-Google Benchmark JSON (medians where repeated; bench/summarize.py's reading of the file).
+"""table.py — the table of the CPU GEMM libraries side by side (experiments/gemm-libraries/README.md),
+from bench_gemm's Google Benchmark JSON (medians where repeated; bench/summarize.py's reading of
+the file).
 
-    python3 bench/gemm_table.py bench/results/gemm-libraries.json
+    python3 experiments/gemm-libraries/table.py experiments/gemm-libraries/data/gemm-libraries.json
 
 Per model and K (the local batch batch/K of a K-rank run), each library's rate on the whole step:
 the step's GEMM FLOPs over the time of its GEMMs, every distinct shape counted as often as the
@@ -14,7 +15,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 from summarize import load  # noqa: E402
 
 NAME = re.compile(r"gemm/cpu-(\w+)/([^/]+)/K:(\d+)/([L0-9+]+)/\w+/[NT]{2}/m:(\d+)/n:(\d+)/k:(\d+)$")
@@ -68,6 +69,6 @@ def table(path):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not os.path.isfile(sys.argv[1]):
-        print("usage: gemm_table.py BENCH_GEMM.json", file=sys.stderr)
+        print("usage: table.py BENCH_GEMM.json", file=sys.stderr)
         sys.exit(2)
     print(table(sys.argv[1]))
