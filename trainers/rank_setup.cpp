@@ -66,10 +66,12 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   // --gemm auto chooses on this rank's own GEMMs: the model's step at the local batch.
   dopts.gemm_shapes = s->spec.step_gemms(s->local_batch);
   if (s->spec.is_gpt()) {
-    // The transformer's layers other than GEMMs are host loops (models/gpt/gpt.h): it trains on
-    // the CPU backend, which --backend auto then means.
+    // The transformer's CUDA path (models/cuda/gpt_ops_cuda.cu) compiles, but trains only once
+    // tests/models/test_cuda_vs_cpu.cpp's TransformerStepAgrees has passed on a GPU: until then
+    // it trains on the CPU backend, which --backend auto then means.
     if (opts.device.backend == "cuda") {
-      throw InputError("--backend cuda: the transformer --model " + opts.model + " runs on the CPU backend only (use --backend cpu)");
+      throw InputError("--backend cuda: the transformer --model " + opts.model +
+                       " trains on the CPU backend only (its CUDA path is not yet checked against the CPU on a GPU; use --backend cpu)");
     }
     dopts.backend = "cpu";
   }

@@ -6,9 +6,7 @@
 //   input grad   dx[N,in]  = dy[N,out] · W[in,out]ᵀ         gemm(N, T)  β = 0
 // The tied head: logits[N,V] = h[N,d] · wte[V,d]ᵀ (N, T); dwte = dlogitsᵀ · h (T, N) written
 // first in backward, the embedding's scatter-add adding to it last; dh = dlogits · wte (N, N).
-// Attention per sample b and head h, on column slices of qkv [N, 3d] (row stride 3d):
-//   scores[S,S] = q·kᵀ / √hd (N, T) → causal softmax → p;  y[S,hd] = p · v (N, N) into atty (stride d)
-//   dp = dy · vᵀ (N, T);  dv = pᵀ · dy (T, N);  ds = softmax'(dp) / √hd;  dq = ds · k (N, N);  dk = dsᵀ · q (T, N)
+// Attention, LayerNorm, GELU and the embedding: the backend's GptOps (gpt_ops.h).
 #include "gpt.h"
 
 #include <cmath>
@@ -17,7 +15,6 @@
 #include <stdexcept>
 
 #include "models/data/rng.h"
-#include "models/gpt/gpt_layers.h"
 
 namespace dpscale {
 
@@ -26,8 +23,7 @@ constexpr uint64_t kInitStream = 0x6E7000;
 }  // namespace
 
 Gpt::Gpt(Device& dev, GptSpec spec, int max_batch)
-    : Model(dev, ParamLayout(gpt_tensors(spec)), max_batch), spec_(std::move(spec)) {
-  if (!dev.host_visible()) throw std::invalid_argument("Gpt: the transformer runs on the CPU backend only");
+    : Model(dev, ParamLayout(gpt_tensors(spec)), max_batch), spec_(std::move(spec)), ops_(make_gpt_ops(dev)) {
   // Index the tensors by name once: gpt_tensors() fixes the order, this keeps the maths readable.
   std::map<std::string, int> at;
   for (const FlatTensor& t : layout_.tensors()) at[t.name()] = t.index;
@@ -72,7 +68,7 @@ Gpt::Gpt(Device& dev, GptSpec spec, int max_batch)
   dln_ = DeviceBuffer<float>(dev, N * d);
   datty_ = DeviceBuffer<float>(dev, N * d);
   dqkv_ = DeviceBuffer<float>(dev, N * 3 * d);
-  dp_ = DeviceBuffer<float>(dev, S * S);
+  dp_ = DeviceBuffer<float>(dev, static_cast<size_t>(ops_->attention_scratch_floats(max_batch, spec_.seq_len, spec_.heads)));
   dbias_ = DeviceBuffer<float>(dev, 4 * d);
 }
 
@@ -119,74 +115,29 @@ void Gpt::conv_backward(const float* x, int w, int b, const float* dy, float* dx
   if (dx) dev_.gemm(false, true, rows, in, out, 1.0f, dy, out, p(w), out, 0.0f, dx, in);
 }
 
-void Gpt::attention_forward(Block& a, int batch) {
-  const int S = spec_.seq_len, d = spec_.dim, H = spec_.heads, hd = spec_.head_dim();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (int b = 0; b < batch; ++b) {
-    for (int h = 0; h < H; ++h) {
-      const float* q = a.qkv.data() + static_cast<int64_t>(b) * S * 3 * d + h * hd;
-      const float* k = q + d;
-      const float* v = q + 2 * d;
-      float* pr = a.att.data() + (static_cast<int64_t>(b) * H + h) * S * S;
-      // (S,hd) x (S,hd)^T -> (S,S), α = 1/√hd, β = 0
-      dev_.gemm(false, true, S, S, hd, scale, q, 3 * d, k, 3 * d, 0.0f, pr, S);
-      gpt_cpu::causal_softmax(pr, S);
-      // (S,S) x (S,hd) -> (S,hd) into head h's columns of atty, β = 0
-      dev_.gemm(false, false, S, hd, S, 1.0f, pr, S, v, 3 * d, 0.0f, a.atty.data() + static_cast<int64_t>(b) * S * d + h * hd, d);
-    }
-  }
-}
-
-void Gpt::attention_backward(Block& a, const float* datty, float* dqkv, int batch) {
-  const int S = spec_.seq_len, d = spec_.dim, H = spec_.heads, hd = spec_.head_dim();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  float* dp = dp_.data();
-  for (int b = 0; b < batch; ++b) {
-    for (int h = 0; h < H; ++h) {
-      const int64_t row = static_cast<int64_t>(b) * S;
-      const float* q = a.qkv.data() + row * 3 * d + h * hd;
-      const float* k = q + d;
-      const float* v = q + 2 * d;
-      float* dq = dqkv + row * 3 * d + h * hd;
-      float* dk = dq + d;
-      float* dv = dq + 2 * d;
-      const float* pr = a.att.data() + (static_cast<int64_t>(b) * H + h) * S * S;
-      const float* dy = datty + row * d + h * hd;
-      // dp: (S,hd) x (S,hd)^T -> (S,S), β = 0
-      dev_.gemm(false, true, S, S, hd, 1.0f, dy, d, v, 3 * d, 0.0f, dp, S);
-      // dv: (S,S)^T x (S,hd) -> (S,hd), β = 0
-      dev_.gemm(true, false, S, hd, S, 1.0f, pr, S, dy, d, 0.0f, dv, 3 * d);
-      gpt_cpu::causal_softmax_backward(dp, pr, S, scale);
-      // dq: (S,S) x (S,hd) -> (S,hd); dk: (S,S)^T x (S,hd) -> (S,hd); β = 0
-      dev_.gemm(false, false, S, hd, S, 1.0f, dp, S, k, 3 * d, 0.0f, dq, 3 * d);
-      dev_.gemm(true, false, S, hd, S, 1.0f, dp, S, q, 3 * d, 0.0f, dk, 3 * d);
-    }
-  }
-}
-
 const float* Gpt::forward(const float* x, int batch) {
   if (batch < 1 || batch > max_batch_) throw std::invalid_argument("Gpt::forward: bad batch");
   last_input_ = x;
   const int S = spec_.seq_len, d = spec_.dim, N = batch * S;
-  gpt_cpu::encoder_forward(enc_.data(), x, p(wte_), p(wpe_), batch, S, d);
+  ops_->encoder_forward(enc_.data(), x, p(wte_), p(wpe_), batch, S, d);
   const float* in = enc_.data();
   for (int l = 0; l < spec_.layers; ++l) {
     Block& a = blocks_[static_cast<size_t>(l)];
     const BlockTensors& t = bt_[static_cast<size_t>(l)];
-    gpt_cpu::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), in, p(t.ln1_w), p(t.ln1_b), N, d);
+    ops_->layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), in, p(t.ln1_w), p(t.ln1_b), N, d);
     conv_forward(a.ln1.data(), t.attn_w, t.attn_b, a.qkv.data(), N, d, 3 * d, 0.0f);
-    attention_forward(a, batch);
+    ops_->attention_forward(a.atty.data(), a.att.data(), a.qkv.data(), batch, spec_.seq_len, spec_.heads, spec_.head_dim());
     dev_.copy(a.res2.data(), in, sizeof(float) * static_cast<size_t>(N) * d);
     conv_forward(a.atty.data(), t.aproj_w, t.aproj_b, a.res2.data(), N, d, d, 1.0f);  // res2 = in + proj
-    gpt_cpu::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.res2.data(), p(t.ln2_w),
+    ops_->layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.res2.data(), p(t.ln2_w),
                                p(t.ln2_b), N, d);
     conv_forward(a.ln2.data(), t.fc_w, t.fc_b, a.fch.data(), N, d, 4 * d, 0.0f);
-    gpt_cpu::gelu_forward(a.fch_gelu.data(), a.fch.data(), static_cast<int64_t>(N) * 4 * d);
+    ops_->gelu_forward(a.fch_gelu.data(), a.fch.data(), static_cast<int64_t>(N) * 4 * d);
     dev_.copy(a.res3.data(), a.res2.data(), sizeof(float) * static_cast<size_t>(N) * d);
     conv_forward(a.fch_gelu.data(), t.mproj_w, t.mproj_b, a.res3.data(), N, 4 * d, d, 1.0f);  // res3 = res2 + mlp
     in = a.res3.data();
   }
-  gpt_cpu::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), in, p(lnf_w_), p(lnf_b_), N, d);
+  ops_->layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), in, p(lnf_w_), p(lnf_b_), N, d);
   // (N,d) x (V,d)^T -> (N,V), β = 0: the head is the token embedding itself
   dev_.gemm(false, true, N, spec_.vocab, d, 1.0f, lnf_.data(), d, p(wte_), d, 0.0f, logits_.data(), spec_.vocab);
   return logits_.data();
@@ -206,7 +157,7 @@ void Gpt::backward(const float* x, int batch, GradListener* listener, bool accum
   dev_.gemm(false, false, N, d, V, 1.0f, dlogits_.data(), V, p(wte_), d, 0.0f, dln_.data(), d);
   const float* last = spec_.layers > 0 ? blocks_.back().res3.data() : enc_.data();
   dev_.fill(dres_.data(), 0.0f, static_cast<int64_t>(N) * d);
-  gpt_cpu::layernorm_backward(dres_.data(), g(lnf_w_), g(lnf_b_), dln_.data(), last, p(lnf_w_), lnf_mean_.data(),
+  ops_->layernorm_backward(dres_.data(), g(lnf_w_), g(lnf_b_), dln_.data(), last, p(lnf_w_), lnf_mean_.data(),
                               lnf_rstd_.data(), N, d, accumulate);
   ready(listener, lnf_w_);
   ready(listener, lnf_b_);
@@ -216,22 +167,23 @@ void Gpt::backward(const float* x, int batch, GradListener* listener, bool accum
     const float* in = l == 0 ? enc_.data() : blocks_[static_cast<size_t>(l - 1)].res3.data();
     // res3 = res2 + mlp: dres flows to both; the MLP branch first.
     conv_backward(a.fch_gelu.data(), t.mproj_w, t.mproj_b, dres_.data(), dbig_.data(), N, 4 * d, d, accumulate, listener);
-    gpt_cpu::gelu_backward(dbig_.data(), a.fch.data(), dbig_.data(), static_cast<int64_t>(N) * 4 * d);
+    ops_->gelu_backward(dbig_.data(), a.fch.data(), dbig_.data(), static_cast<int64_t>(N) * 4 * d);
     conv_backward(a.ln2.data(), t.fc_w, t.fc_b, dbig_.data(), dln_.data(), N, d, 4 * d, accumulate, listener);
-    gpt_cpu::layernorm_backward(dres_.data(), g(t.ln2_w), g(t.ln2_b), dln_.data(), a.res2.data(), p(t.ln2_w),
+    ops_->layernorm_backward(dres_.data(), g(t.ln2_w), g(t.ln2_b), dln_.data(), a.res2.data(), p(t.ln2_w),
                                 a.ln2_mean.data(), a.ln2_rstd.data(), N, d, accumulate);
     ready(listener, t.ln2_w);
     ready(listener, t.ln2_b);
     // res2 = in + attention: the attention branch.
     conv_backward(a.atty.data(), t.aproj_w, t.aproj_b, dres_.data(), datty_.data(), N, d, d, accumulate, listener);
-    attention_backward(a, datty_.data(), dqkv_.data(), batch);
+    ops_->attention_backward(dqkv_.data(), datty_.data(), a.qkv.data(), a.att.data(), dp_.data(), batch, spec_.seq_len,
+                             spec_.heads, spec_.head_dim());
     conv_backward(a.ln1.data(), t.attn_w, t.attn_b, dqkv_.data(), dln_.data(), N, d, 3 * d, accumulate, listener);
-    gpt_cpu::layernorm_backward(dres_.data(), g(t.ln1_w), g(t.ln1_b), dln_.data(), in, p(t.ln1_w), a.ln1_mean.data(),
+    ops_->layernorm_backward(dres_.data(), g(t.ln1_w), g(t.ln1_b), dln_.data(), in, p(t.ln1_w), a.ln1_mean.data(),
                                 a.ln1_rstd.data(), N, d, accumulate);
     ready(listener, t.ln1_w);
     ready(listener, t.ln1_b);
   }
-  gpt_cpu::encoder_backward(g(wte_), g(wpe_), dres_.data(), x, batch, S, d, spec_.context, accumulate);
+  ops_->encoder_backward(g(wte_), g(wpe_), dres_.data(), x, batch, S, d, spec_.context, accumulate);
   ready(listener, wpe_);
   ready(listener, wte_);
 }

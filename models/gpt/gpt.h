@@ -7,13 +7,17 @@
 // mean over every position of the batch; no dropout. Tensors and their order: gpt_spec.h.
 //
 // A sample is seq_len token ids (the dataset's floats, whole numbers: token_data.h) and seq_len
-// target ids. The GEMMs go through Device::gemm (the measured GEMM library); the other layers
-// are host loops (gpt_layers.h), so the model needs a device whose memory is host memory — the
-// set-up refuses --backend cuda for a transformer.
+// target ids. The Conv1D GEMMs and the tied head go through Device::gemm (on the CPU the measured
+// GEMM library, on CUDA cuBLAS); the embedding, LayerNorm, attention and GELU through the
+// backend's GptOps (gpt_ops.h). On CUDA the model runs (tests/models/test_cuda_vs_cpu.cpp checks
+// it against the CPU where a GPU answers); the trainers take it on the CPU only until that passed.
 #pragma once
 
 #include <vector>
 
+#include <memory>
+
+#include "models/gpt/gpt_ops.h"
 #include "models/gpt/gpt_spec.h"
 #include "models/model.h"
 
@@ -57,10 +61,9 @@ class Gpt : public Model {
   // dx[N, in] = dy · Wᵀ (β = 0) when dx is not null.
   void conv_backward(const float* x, int w, int b, const float* dy, float* dx, int rows, int in, int out,
                      bool accumulate, GradListener* listener);
-  void attention_forward(Block& a, int batch);
-  void attention_backward(Block& a, const float* datty, float* dqkv, int batch);
 
   GptSpec spec_;
+  std::unique_ptr<GptOps> ops_;
   std::vector<BlockTensors> bt_;
   int wte_ = 0, wpe_ = 0, lnf_w_ = 0, lnf_b_ = 0;
   DeviceBuffer<float> enc_, lnf_, lnf_mean_, lnf_rstd_, logits_, dlogits_;

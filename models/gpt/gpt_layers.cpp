@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "models/gpt/gpt_math.h"
+
 namespace dpscale::gpt_cpu {
 
 void encoder_forward(float* out, const float* tokens, const float* wte, const float* wpe, int B, int S, int d) {
@@ -106,32 +108,12 @@ void causal_softmax_backward(float* ds, const float* p, int S, float scale) {
   }
 }
 
-namespace {
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
-// tanh(u) = 1 − 2/(e^{2u} + 1): one expf instead of libm's tanhf (expm1f inside), which took
-// half of gpt-tiny's step. GELU uses tanh only as 1 ± tanh and 1 − tanh², where this form's
-// absolute error (a few ε_32) is what matters; e^{2u} overflowing to inf gives 1, underflowing
-// to 0 gives −1, and NaN stays NaN.
-inline float tanh_exp(float u) { return 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f); }
-}  // namespace
-
 void gelu_forward(float* out, const float* inp, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    out[i] = 0.5f * x * (1.0f + tanh_exp(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = gpt_math::gelu(inp[i]);
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    const float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
-    const float th = tanh_exp(u);
-    const float sech2 = 1.0f - th * th;
-    const float grad = 0.5f * (1.0f + th) + 0.5f * x * sech2 * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-    dinp[i] = dout[i] * grad;
-  }
+  for (int64_t i = 0; i < n; ++i) dinp[i] = dout[i] * gpt_math::gelu_grad(inp[i]);
 }
 
 }  // namespace dpscale::gpt_cpu
