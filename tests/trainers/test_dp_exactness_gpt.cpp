@@ -88,6 +88,28 @@ TEST(DpExactnessGpt, EveryModeAtK2AndK4TrainsTheSingleDeviceWeights) {
   }
 }
 
+// --accum-steps 2 (the micro-batches' gradients added on each rank, DDP's no_sync) and the link
+// emulation (which only holds each all-reduce longer) train the same weights as one device
+// accumulating alike.
+TEST(DpExactnessGpt, AccumulationAndLinkEmulationTrainTheSingleDeviceWeights) {
+  ScratchDir dir("exact-gpt-accum");
+  const std::string init = dir.file("init.safetensors");
+  write_random_checkpoint(init, kGpt, 1234);
+  const std::vector<std::string> accum = {"--accum-steps", "2"};
+  record_of(std::vector<std::string>{bin("train_single_gpu")} + gpt_args(init, dir.file("single.safetensors")) + accum, 60);
+  const Weights w0 = read_weights(init), ws = read_weights(dir.file("single.safetensors"));
+  for (const Mode& m : modes()) {
+    const std::string out = dir.file(m.name + ".safetensors");
+    const auto dp = record_of(mpirun_argv(2, m.exe, gpt_args(init, out) + accum + m.extra +
+                                                       std::vector<std::string>{"--link", "50:300", "--link-dilation", "2"}),
+                              120);
+    EXPECT_EQ(dp["accum_steps"], 2);
+    const Comparison c = compare_weights(w0, ws, read_weights(out), 3);
+    EXPECT_TRUE(c.pass) << m.name << " with --accum-steps 2 and a link:\n" << c.report;
+    std::printf("%s K=2, accum 2, link 50:300: worst diff/tol %.3g\n", m.name.c_str(), c.worst_ratio);
+  }
+}
+
 TEST(DpExactnessGpt, ToleranceRejectsNearMisses) {
   Fixture f;
   const Mode& m = modes()[1];  // interleaved
