@@ -69,7 +69,7 @@ using Clock = std::chrono::steady_clock;
 // allreduce_sum), not as one batch: the other side of `naive`.
 class NaivePerCallSync final : public GradSync {
  public:
-  NaivePerCallSync(Mlp& model, Communicator& comm) : GradSync(model, &comm) {}
+  NaivePerCallSync(Model& model, Communicator& comm) : GradSync(model, &comm) {}
   void on_grad_ready(const FlatTensor&) override {}
   SyncStats stats() const override { return {}; }
 
@@ -91,7 +91,7 @@ class NaivePerCallSync final : public GradSync {
 // stream): if anything dearer, so its cost bounds theirs from above. On the CPU a clock read.
 class EventPerTensorSync final : public GradSync {
  public:
-  explicit EventPerTensorSync(Mlp& model) : GradSync(model, nullptr), events_(model.device().make_interval_timer()) {}
+  explicit EventPerTensorSync(Model& model) : GradSync(model, nullptr), events_(model.device().make_interval_timer()) {}
   void on_grad_ready(const FlatTensor&) override { events_->start(); }
   SyncStats stats() const override { return {}; }
 

@@ -29,6 +29,9 @@ struct RunRecord {
   std::string model;
   std::vector<int> widths;
   int64_t n_params = 0;
+  int seq_len = 0;                   // a transformer's tokens per sample; 0 for the MLP
+  int64_t tensor_count = 0;          // tensors of the flat buffer (0 in older records)
+  int64_t largest_tensor_bytes = 0;  // the largest of them, fp32 bytes
   int world_size = 1;
   int n_nodes = 1;
   // Placement: the most ranks on one node, and the nodes' host names in rank order (null in
@@ -49,6 +52,7 @@ struct RunRecord {
   std::vector<double> epoch_times_s;
   double avg_epoch_s = 0.0;
   double throughput_samples_per_s = 0.0;
+  double tokens_per_s = 0.0;  // throughput · seq_len; 0 for the MLP
   std::vector<double> losses;
   std::vector<double> loss_global;
   std::vector<double> loss_rank0;

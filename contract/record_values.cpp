@@ -57,6 +57,10 @@ void check_record_values(const RunRecord& r) {
   check("epoch_times_s", r.epoch_times_s, kPositive);
   check("avg_epoch_s", r.avg_epoch_s, kPositive);
   check("throughput_samples_per_s", r.throughput_samples_per_s, kNonNegative);
+  check("tokens_per_s", r.tokens_per_s, kNonNegative);
+  check_count("seq_len", r.seq_len, 0);
+  check_count("tensor_count", r.tensor_count, 0);
+  check_count("largest_tensor_bytes", r.largest_tensor_bytes, 0);
   check("lr", r.lr, kPositive);
   check("test_accuracy", r.test_accuracy, {true, 1.0});
   check("link_alpha_us", r.link_alpha_us, kNonNegative);

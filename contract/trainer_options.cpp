@@ -15,6 +15,7 @@
 #include "core/fnv1a.h"
 #include "models/gemm/gemm_library.h"
 #include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale {
 
@@ -145,11 +146,16 @@ TrainerOption axis(TrainerOption t, std::string key) {
 std::vector<TrainerOption> build_table() {
   const auto path = [](const std::string& v) { parse_nonempty(v); };
   std::vector<TrainerOption> t = {
-      with(text("model", "--model", "small | medium | large | xlarge, or widths like 784,256,10", kAll,
-                ValueKind::text, [](const std::string& v) { parse_model(v); }, [](auto& o) -> auto& { return o.model; }),
+      with(text("model", "--model",
+                "small | medium | large | xlarge, or widths like 784,256,10; a transformer: gpt-tiny | gpt2-small | "
+                "gpt2-medium | gpt:layers=L,dim=D,heads=H,vocab=V,context=C",
+                kAll, ValueKind::text, [](const std::string& v) { parse_model_spec(v, 0); },
+                [](auto& o) -> auto& { return o.model; }),
            ConfigUse::sweep),
-      choice("data", "--data", "synthetic | fashion-mnist | npy", kAll, {"synthetic", "fashion-mnist", "npy"}, "dataset",
-             [](auto& o) -> auto& { return o.data.kind; }),
+      whole("seq_len", "--seq-len", "a transformer's tokens per sample, at most its context (0 = the context)", kAll, 0,
+            1 << 16, [](auto& o) -> auto& { return o.seq_len; }),
+      choice("data", "--data", "synthetic | fashion-mnist | npy | text (text: byte-level tokens, a transformer's)", kAll,
+             {"synthetic", "fashion-mnist", "npy", "text"}, "dataset", [](auto& o) -> auto& { return o.data.kind; }),
       whole("samples", "--samples", "training samples (0 = synthetic 32768 / all of a file)", kAll, 0, INT64_MAX / 2,
             [](auto& o) -> auto& { return o.data.samples; }),
       path_of(unmeasured(with(text("data_dir", "--data-dir", "directory of Fashion-MNIST's gzip IDX files", kAll, ValueKind::text, path,
@@ -160,6 +166,12 @@ std::vector<TrainerOption> build_table() {
            ConfigUse::options, false)), check_readable_file),
       path_of(unmeasured(with(text("labels", "--labels", "npy: int32/int64 labels [N]", kAll, ValueKind::text, path,
                 [](auto& o) -> auto& { return o.data.labels; }),
+           ConfigUse::options, false)), check_readable_file),
+      path_of(unmeasured(with(text("tokens", "--tokens", "npy: a transformer's int32/int64 tokens [N, seq_len + 1]", kAll,
+                ValueKind::text, path, [](auto& o) -> auto& { return o.data.tokens; }),
+           ConfigUse::options, false)), check_readable_file),
+      path_of(unmeasured(with(text("text", "--text", "text: a file read as byte-level tokens (vocabulary 256)", kAll,
+                ValueKind::text, path, [](auto& o) -> auto& { return o.data.text; }),
            ConfigUse::options, false)), check_readable_file),
       whole("batch_size", "--batch-size", "global batch; each of K ranks takes batch/K rows", kAll, 1, INT_MAX,
                 [](auto& o) -> auto& { return o.batch_size; }),

@@ -23,6 +23,7 @@ struct TrainOptions {
   // What runs, and how it trains
   Mode mode = Mode::single;
   std::string model = "medium";
+  int seq_len = 0;              // a transformer's tokens per sample (0 = its context)
   DataOptions data;
   int batch_size = 1024;        // global batch: split into K equal shards
   int accum_steps = 1;          // micro-batches per optimizer step (DDP's no_sync)

@@ -6,9 +6,10 @@
 namespace dpscale {
 
 std::string describe_first_nonfinite(const ParamLayout& layout, const float* buf) {
-  const int n_tensors = static_cast<int>(layout.tensors().size());
-  for (int layer = 0; 2 * layer < n_tensors; ++layer) {
-    for (const FlatTensor* t : {&layout.weight(layer), &layout.bias(layer)}) {
+  // Forward order (a state_dict's), so the first name is the one a reader of the checkpoint meets first.
+  for (int index : layout.forward_order()) {
+    {
+      const FlatTensor* t = &layout.tensors()[static_cast<size_t>(index)];
       const int64_t i = first_nonfinite(buf + t->offset, t->count);
       if (i < 0) continue;
       // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "[" + to_string().

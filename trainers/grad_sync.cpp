@@ -5,7 +5,7 @@
 
 namespace dpscale {
 
-GradSync::GradSync(Mlp& model, Communicator* comm)
+GradSync::GradSync(Model& model, Communicator* comm)
     : model_(model), comm_(comm), timer_(comm ? model.device().make_interval_timer() : nullptr) {
   if (comm_) comm_->set_namer([this](const float* data, size_t count) { return name_allreduce(data, count); });
 }

@@ -29,7 +29,7 @@
 #include "comm/communicator.h"
 #include "contract/trainer_options.h"
 #include "models/interval_timer.h"
-#include "models/mlp.h"
+#include "models/model.h"
 
 namespace dpscale {
 
@@ -70,11 +70,11 @@ class GradSync : public GradListener {
 
  protected:
   // `comm` null: nothing to synchronise (train_single_gpu), and nothing is timed.
-  GradSync(Mlp& model, Communicator* comm);
+  GradSync(Model& model, Communicator* comm);
   // The strategy's part of finish(): launch what is left and wait for all of it.
   virtual void complete() = 0;
 
-  Mlp& model_;
+  Model& model_;
   Communicator* comm_;
   GradFormat format_ = GradFormat::fp32;
 

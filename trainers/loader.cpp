@@ -21,7 +21,7 @@ BatchLoader::BatchLoader(const LoaderSource& src, double delay_ms, int prefetch,
     : src_(src), delay_ms_(delay_ms), prefetch_(prefetch), slots_(static_cast<size_t>(prefetch) + 1) {
   for (Slot& s : slots_) {
     s.x = std::make_unique<HostBlock>(lane, static_cast<size_t>(src.local_batch * src.in_width) * sizeof(float));
-    s.y = std::make_unique<HostBlock>(lane, static_cast<size_t>(src.local_batch) * sizeof(int32_t));
+    s.y = std::make_unique<HostBlock>(lane, static_cast<size_t>(src.local_batch * src.y_width) * sizeof(int32_t));
   }
   for (int w = 0; w < prefetch_; ++w) workers_.emplace_back([this, w] { worker(w); });
 }
@@ -40,7 +40,7 @@ void BatchLoader::fetch_into(Slot& slot, int64_t seq) {
   const int64_t b = seq % src_.steps_per_epoch;
   const int64_t row0 = b * src_.global_batch + src_.rank * src_.local_batch;
   std::memcpy(slot.x->data(), src_.x + row0 * src_.in_width, slot.x->nbytes());
-  std::memcpy(slot.y->data(), src_.y + row0, slot.y->nbytes());
+  std::memcpy(slot.y->data(), src_.y + row0 * src_.y_width, slot.y->nbytes());
 }
 
 // Worker w fetches sequence numbers w, w + N, w + 2N, ... Sequence i goes to slot i mod (N+1),

@@ -30,8 +30,9 @@ namespace dpscale {
 
 struct LoaderSource {
   const float* x = nullptr;    // host dataset, [n, in_width]
-  const int32_t* y = nullptr;  // [n]
+  const int32_t* y = nullptr;  // [n, y_width]
   int in_width = 0;
+  int y_width = 1;             // labels per sample (a transformer's seq_len targets)
   int64_t global_batch = 0, local_batch = 0, rank = 0;
   int64_t steps_per_epoch = 1;  // global batches per epoch (optimizer steps × --accum-steps)
 };

@@ -55,7 +55,7 @@ NonfiniteInjection NonfiniteInjection::from_env(const MlpSpec& model) {
   return h;
 }
 
-void NonfiniteInjection::before_update(Mlp& m) {
+void NonfiniteInjection::before_update(Model& m) {
   if (into == Into::none || ++updates_seen != step) return;
   const FlatTensor& t = m.layout().weight(kLayer);
   float* buf = into == Into::gradient ? m.grads() : m.params();

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/mlp.h"
+#include "models/model.h"
 
 namespace dpscale {
 
@@ -27,7 +27,7 @@ struct NonfiniteInjection {
   // From DPSCALE_TEST_INJECT_NONFINITE; `model` must have a layers.1.weight with 6 elements.
   static NonfiniteInjection from_env(const MlpSpec& model);
   // Called before every update: at the STEP-th, writes the value.
-  void before_update(Mlp& m);
+  void before_update(Model& m);
 };
 
 }  // namespace dpscale

@@ -6,6 +6,7 @@
 #include "contract/option_rules.h"
 #include "core/errors.h"
 #include "models/gemm/step_gemms.h"
+#include "models/data/token_data.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
 
@@ -30,8 +31,20 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->opts = opts;
   s->rank = place.rank;
   s->world_size = world_size;
-  s->spec = parse_model(opts.model);
-  s->test_nonfinite = NonfiniteInjection::from_env(s->spec);
+  s->spec = parse_model_spec(opts.model, opts.seq_len);
+  s->test_nonfinite = NonfiniteInjection::from_env(s->spec.mlp());
+  // Options of the other kind of model would be ignored: refuse them instead.
+  if (!s->spec.is_gpt()) {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--seq-len", opts.seq_len != 0},
+                                    {"--tokens", !opts.data.tokens.empty()}, {"--text", !opts.data.text.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is a transformer's option; --model " + opts.model + " is an MLP");
+    }
+  } else {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--features", !opts.data.features.empty()},
+                                    {"--labels", !opts.data.labels.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is the MLP's option; a transformer's npy data is --tokens FILE.npy");
+    }
+  }
   if (opts.batch_size % world_size != 0) {
     throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is not divisible by the " +
                      std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");
@@ -46,12 +59,22 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->grad_format = parse_grad_format(opts.grad_comm);
   // The checkpoint is read (once) before the data: a bad --init fails fast.
   std::vector<float> init_params;
-  if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, ParamLayout(s->spec));
+  if (!opts.init_path.empty()) init_params = load_checkpoint(opts.init_path, s->spec.layout());
 
   DeviceOptions dopts = opts.device;
   dopts.gpu_index = place.gpu_index >= 0 ? place.gpu_index : place.local_rank;
   // --gemm auto chooses on this rank's own GEMMs: the model's step at the local batch.
-  dopts.gemm_shapes = training_step_gemms(s->spec, s->local_batch);
+  dopts.gemm_shapes = s->spec.step_gemms(s->local_batch);
+  if (s->spec.is_gpt()) {
+    // The transformer's CUDA path (models/cuda/gpt_ops_cuda.cu) compiles, but trains only once
+    // tests/models/test_cuda_vs_cpu.cpp's TransformerStepAgrees has passed on a GPU: until then
+    // it trains on the CPU backend, which --backend auto then means.
+    if (opts.device.backend == "cuda") {
+      throw InputError("--backend cuda: the transformer --model " + opts.model +
+                       " trains on the CPU backend only (its CUDA path is not yet checked against the CPU on a GPU; use --backend cpu)");
+    }
+    dopts.backend = "cpu";
+  }
   s->device = make_device(dopts);
   if (s->device->backend() == Backend::cuda && mode_info(opts.mode).data_parallel) {
     // One rank per GPU: NCCL refuses two ranks on one device, and would say so only after
@@ -74,11 +97,12 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   const bool on_cpu = s->device->backend() == Backend::cpu;
   check_fits("--model " + opts.model + " (" + std::to_string(s->spec.n_params()) + " parameters, batch " +
                  std::to_string(s->local_batch) + " per rank)",
-             mlp_bytes(s->spec, s->local_batch, opts.momentum > 0), on_cpu ? place.local_size : 1,
+             s->spec.bytes(s->local_batch, opts.momentum > 0), on_cpu ? place.local_size : 1,
              s->device->memory_bytes(), on_cpu ? "memory" : "GPU memory");
   check_diagnosis_options(opts, world_size, s->device->backend());
 
-  s->data = load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
+  s->data = s->spec.is_gpt() ? load_token_dataset(opts.data, s->spec.seq_len(), s->spec.out_width())
+                             : load_dataset(opts.data, s->spec.in_width(), s->spec.out_width());
   // The batch, its accumulated step and the trace's steps against the samples: the rule a sweep
   // applies to every run of a config too.
   check_data_rules(opts, s->data.n);
@@ -91,7 +115,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     to_device(*s->device, s->data.test_y, s->test_y_buf, s->test_y);
   }
 
-  s->model = std::make_unique<Mlp>(*s->device, s->spec, s->local_batch);
+  s->model = make_model(*s->device, s->spec, s->local_batch);
   if (!opts.init_path.empty()) {
     s->model->params_from_host(init_params);
   } else {

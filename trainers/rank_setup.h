@@ -11,7 +11,7 @@
 #include "contract/trainer_options.h"
 #include "models/data/dataset.h"
 #include "models/device.h"
-#include "models/mlp.h"
+#include "models/model_spec.h"
 #include "trainers/nonfinite_hook.h"
 
 namespace dpscale {
@@ -29,7 +29,7 @@ struct RankPlace {
 
 struct RankSetup {
   TrainOptions opts;
-  MlpSpec spec;
+  ModelSpec spec;
   int rank = 0, world_size = 1;
   int local_batch = 0;
   int64_t steps_per_epoch = 0;
@@ -43,7 +43,7 @@ struct RankSetup {
 
   std::unique_ptr<Device> device;
   Dataset data;
-  std::unique_ptr<Mlp> model;
+  std::unique_ptr<Model> model;
 
   // The dataset in device memory. On the CPU backend these point into `data` (no copy).
   const float* x = nullptr;

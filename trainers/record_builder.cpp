@@ -27,6 +27,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.model = s.spec.name;
   r.widths = s.spec.widths;
   r.n_params = s.spec.n_params();
+  r.seq_len = s.spec.seq_len();
+  r.tensor_count = static_cast<int64_t>(s.model->layout().tensors().size());
+  r.largest_tensor_bytes = s.model->layout().largest_tensor_bytes();
   r.world_size = s.world_size;
   r.n_nodes = ctx.n_nodes;
   r.ranks_per_node = ctx.ranks_per_node;
@@ -68,6 +71,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   // Every micro-batch is trained on: an optimizer step covers accum_steps batches of B rows.
   r.throughput_samples_per_s =
       total_time > 0 ? static_cast<double>(r.steps) * o.batch_size * o.accum_steps / total_time : 0.0;
+  r.tokens_per_s = r.throughput_samples_per_s * r.seq_len;
   r.test_accuracy = test_accuracy;
 
   r.comm = ctx.comm;

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "models/mlp.h"
+#include "models/model.h"
 
 namespace dpscale {
 

@@ -10,7 +10,7 @@ namespace {
 
 class BucketedSync final : public GradSync {
  public:
-  BucketedSync(Mlp& model, Communicator& comm, double cap_mb, double first_mb, BucketRule rule)
+  BucketedSync(Model& model, Communicator& comm, double cap_mb, double first_mb, BucketRule rule)
       : GradSync(model, &comm), cap_mb_(cap_mb), first_mb_(first_mb),
         buckets_(assign_buckets(model.layout(), cap_mb, first_mb, rule)), bucket_of_(model.layout().tensors().size()),
         pending_(buckets_.size()) {
@@ -60,7 +60,7 @@ class BucketedSync final : public GradSync {
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_bucketed_sync(Mlp& model, Communicator& comm, double bucket_cap_mb,
+std::unique_ptr<GradSync> make_bucketed_sync(Model& model, Communicator& comm, double bucket_cap_mb,
                                              double first_bucket_mb, BucketRule rule) {
   return std::make_unique<BucketedSync>(model, comm, bucket_cap_mb, first_bucket_mb, rule);
 }

@@ -8,7 +8,7 @@ namespace dpscale {
 namespace {
 class NoSync final : public GradSync {
  public:
-  explicit NoSync(Mlp& model) : GradSync(model, nullptr) {}
+  explicit NoSync(Model& model) : GradSync(model, nullptr) {}
   void on_grad_ready(const FlatTensor&) override {}
   SyncStats stats() const override { return {}; }
 
@@ -16,7 +16,7 @@ class NoSync final : public GradSync {
   void complete() override {}
 };
 
-std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Mlp& model, Communicator* comm) {
+std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Model& model, Communicator* comm) {
   switch (opts.mode) {
     case Mode::naive: return make_naive_sync(model, *comm, opts.fused);
     case Mode::interleaved: return make_interleaved_sync(model, *comm);
@@ -28,7 +28,7 @@ std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Mlp& model, Co
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm) {
+std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Model& model, Communicator* comm) {
   std::unique_ptr<GradSync> sync = make_strategy(opts, model, comm);
   // Every strategy all-reduces every gradient once a step, in the one wire format.
   if (comm) sync->use_grad_format(parse_grad_format(opts.grad_comm));

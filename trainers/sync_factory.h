@@ -7,12 +7,12 @@
 #include "comm/communicator.h"
 #include "contract/trainer_options.h"
 #include "grad_sync.h"
-#include "models/mlp.h"
+#include "models/model.h"
 
 namespace dpscale {
 
 // The strategy of opts.mode: naive, interleaved or bucketed over `comm`; the no-op strategy
 // (no communicator, nothing timed) for train_single_gpu.
-std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Mlp& model, Communicator* comm);
+std::unique_ptr<GradSync> make_grad_sync(const TrainOptions& opts, Model& model, Communicator* comm);
 
 }  // namespace dpscale

@@ -10,7 +10,7 @@ namespace {
 
 class InterleavedSync final : public GradSync {
  public:
-  InterleavedSync(Mlp& model, Communicator& comm) : GradSync(model, &comm) {}
+  InterleavedSync(Model& model, Communicator& comm) : GradSync(model, &comm) {}
 
   void on_grad_ready(const FlatTensor& t) override {
     // The Work handles are not kept: complete() waits for the whole FIFO at once.
@@ -35,7 +35,7 @@ class InterleavedSync final : public GradSync {
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_interleaved_sync(Mlp& model, Communicator& comm) {
+std::unique_ptr<GradSync> make_interleaved_sync(Model& model, Communicator& comm) {
   return std::make_unique<InterleavedSync>(model, comm);
 }
 

@@ -16,7 +16,7 @@ namespace {
 class NaiveSync final : public GradSync {
  public:
   // Per tensor: the tensors and the slot; fused: the whole buffer, its zero padding included.
-  NaiveSync(Mlp& model, Communicator& comm, bool fused) : GradSync(model, &comm) {
+  NaiveSync(Model& model, Communicator& comm, bool fused) : GradSync(model, &comm) {
     const ParamLayout& layout = model_.layout();
     if (fused) {
       calls_.push_back({model_.grads(), static_cast<size_t>(layout.grad_buffer_count())});
@@ -50,7 +50,7 @@ class NaiveSync final : public GradSync {
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_naive_sync(Mlp& model, Communicator& comm, bool fused) {
+std::unique_ptr<GradSync> make_naive_sync(Model& model, Communicator& comm, bool fused) {
   return std::make_unique<NaiveSync>(model, comm, fused);
 }
 

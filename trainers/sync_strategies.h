@@ -9,9 +9,9 @@
 
 namespace dpscale {
 
-std::unique_ptr<GradSync> make_naive_sync(Mlp& model, Communicator& comm, bool fused);
-std::unique_ptr<GradSync> make_interleaved_sync(Mlp& model, Communicator& comm);
-std::unique_ptr<GradSync> make_bucketed_sync(Mlp& model, Communicator& comm, double bucket_cap_mb,
+std::unique_ptr<GradSync> make_naive_sync(Model& model, Communicator& comm, bool fused);
+std::unique_ptr<GradSync> make_interleaved_sync(Model& model, Communicator& comm);
+std::unique_ptr<GradSync> make_bucketed_sync(Model& model, Communicator& comm, double bucket_cap_mb,
                                              double first_bucket_mb, BucketRule rule);
 
 }  // namespace dpscale

@@ -37,12 +37,12 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
                       StepObserver* probe) {
   const int n_micro = s.opts.accum_steps;
   const float scale = 1.0f / static_cast<float>(static_cast<int64_t>(s.opts.batch_size) * n_micro);
-  Mlp& m = *s.model;
+  Model& m = *s.model;
   for (int j = 0; j < n_micro; ++j) {
     const int64_t batch_index = step_index * n_micro + j;
     const int64_t row0 = batch_index * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
     const float* x = s.x + row0 * s.spec.in_width();
-    const int32_t* y = s.y + row0;
+    const int32_t* y = s.y + row0 * s.spec.labels_per_sample();
     // The probe may hand over the loader's staged copy of the same rows, and times
     // compute; with no probe (warm-up, the triad) the step is exactly as before.
     if (probe) {

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "harness/sweep/config_checks.h"
 #include "harness/sweep/config_parser.h"
 #include "harness/sweep/placement_axis.h"
 #include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale {
 
@@ -69,16 +71,22 @@ void parse_models(const json& j, const Parser& p, SweepConfig& c) {
     const std::string key = "models[" + std::to_string(i) + "]";
     if (!models[i].is_string()) p.fail(key, "must be a string");
     const std::string m = models[i].get<std::string>();
-    MlpSpec spec;
+    ModelSpec spec;
     try {
-      spec = parse_model(m);
+      spec = parse_model_spec(m, 0);
     } catch (const InputError& e) {
       p.fail(key, "names an unknown model: " + std::string(e.what()));
     }
     // The same network twice would be measured twice under two names (or one run id).
+    const auto same = [](const ModelSpec& a, const ModelSpec& b) {
+      if (a.is_gpt() != b.is_gpt()) return false;
+      if (!a.is_gpt()) return a.widths == b.widths;
+      const GptSpec &x = *a.gpt, &y = *b.gpt;
+      return std::tie(x.layers, x.dim, x.heads, x.vocab, x.context) == std::tie(y.layers, y.dim, y.heads, y.vocab, y.context);
+    };
     for (size_t k = 0; k < c.models.size(); ++k) {
       if (c.models[k] == m) p.fail(key, "repeats model '" + m + "' (models[" + std::to_string(k) + "])");
-      if (parse_model(c.models[k]).widths == spec.widths) {
+      if (same(parse_model_spec(c.models[k], 0), spec)) {
         p.fail(key, "'" + m + "' is the same network as models[" + std::to_string(k) + "] '" + c.models[k] + "'");
       }
     }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/errors.h"
-#include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale {
 
@@ -22,7 +22,7 @@ std::string fmt_duration(double s) {
 
 double model_weight(const std::string& model) {
   try {
-    return static_cast<double>(parse_model(model).n_params());
+    return static_cast<double>(parse_model_spec(model, 0).n_params());
   } catch (const InputError&) {
     return 1.0;
   }

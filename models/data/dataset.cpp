@@ -65,6 +65,8 @@ Dataset load_dataset(const DataOptions& opts, int in_width, int n_classes) {
       d.x.resize(static_cast<size_t>(d.n) * d.dim);
       d.y.resize(static_cast<size_t>(d.n));
     }
+  } else if (opts.kind == "text") {
+    throw InputError("--data text is byte-level tokens: it needs a transformer --model (gpt-tiny, gpt2-small, gpt:...)");
   } else {
     throw InputError("--data: unknown dataset '" + opts.kind + "' (use synthetic, fashion-mnist or npy)");
   }

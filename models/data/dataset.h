@@ -11,7 +11,7 @@
 namespace dpscale {
 
 struct Dataset {
-  std::string kind;               // "synthetic" | "fashion-mnist" | "npy"
+  std::string kind;               // "synthetic" | "fashion-mnist" | "npy" | "text" (token_data.h)
   int64_t n = 0;                  // training samples
   int dim = 0;                    // features per sample
   std::vector<float> x;           // [n, dim], row-major
@@ -28,6 +28,8 @@ struct DataOptions {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string features;  // npy
   std::string labels;    // npy
+  std::string tokens;    // npy, a transformer's token rows (token_data.h)
+  std::string text;      // text, a byte-level corpus (token_data.h)
 };
 
 constexpr int64_t kDefaultSyntheticSamples = 32768;

@@ -77,6 +77,22 @@ double GemmPass::flops() const {
   return f;
 }
 
+double measure_gemm_flops(Device& dev, const GemmShape& g) {
+  DeviceBuffer<float> a(dev, static_cast<size_t>(g.a_count())), b(dev, static_cast<size_t>(g.b_count())),
+      c(dev, static_cast<size_t>(g.c_count()));
+  dev.fill(a.data(), 0.5f, static_cast<int64_t>(a.size()));
+  dev.fill(b.data(), 0.25f, static_cast<int64_t>(b.size()));
+  // At least 0.25 s of runs, as below.
+  const double best = best_seconds(
+      [&] {
+        dev.synchronize();
+        dev.gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.0f, a.data(), g.lda, b.data(), g.ldb, 0.0f, c.data(), g.ldc);
+        dev.synchronize();
+      },
+      3, 0.25);
+  return g.flops() / best;
+}
+
 double measure_gemm_flops(Device& dev, const MlpSpec& spec, int batch) {
   int layer = 0;
   for (int l = 1; l < spec.n_layers(); ++l) {

@@ -54,6 +54,8 @@ class GemmPass {
 // FLOP/s of the forward GEMM of the model's largest layer at `batch` rows on `dev`: at least
 // three timed runs over at least 0.25 s, the best.
 double measure_gemm_flops(Device& dev, const MlpSpec& spec, int batch);
+// The same measurement on one GEMM of any model's step (a transformer's largest forward GEMM).
+double measure_gemm_flops(Device& dev, const GemmShape& shape);
 
 // The sweep's machine probe: `threads` concurrent loops of single-threaded n³ sgemm (n = 192:
 // three 144 KiB matrices, in a core's L2 on most CPUs, so memory is not what is timed) on GEMM

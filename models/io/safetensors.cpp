@@ -97,6 +97,11 @@ StFile read_safetensors(const std::string& path) {
 
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params) {
+  save_checkpoint(path, layout, params, {{"widths", widths_to_string(spec.widths)}});
+}
+
+void save_checkpoint(const std::string& path, const ParamLayout& layout, const std::vector<float>& params,
+                     const std::map<std::string, std::string>& metadata) {
   if (static_cast<int64_t>(params.size()) != layout.param_buffer_count()) {
     throw std::invalid_argument("save_checkpoint: the parameters are not the layout's flat buffer");
   }
@@ -104,18 +109,16 @@ void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLa
   if (const std::string bad = describe_first_nonfinite(layout, params.data()); !bad.empty()) {
     throw InputError("--save '" + path + "': refusing to write non-finite weights: " + bad);
   }
-  // Forward order (layers.0.weight, layers.0.bias, ...), as a state_dict lists them.
+  // Forward order (layers.0.weight, layers.0.bias, ...; wte, wpe, h.0.ln_1, ...), as a state_dict lists them.
   std::vector<const FlatTensor*> order;
-  for (int l = 0; l < spec.n_layers(); ++l) {
-    order.push_back(&layout.weight(l));
-    order.push_back(&layout.bias(l));
-  }
+  for (int i : layout.forward_order()) order.push_back(&layout.tensors()[static_cast<size_t>(i)]);
   nlohmann::ordered_json header;
-  header["__metadata__"] = {{"format", "pt"}, {"producer", "dpscale"}, {"widths", widths_to_string(spec.widths)}};
+  nlohmann::ordered_json meta = {{"format", "pt"}, {"producer", "dpscale"}};
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  header["__metadata__"] = meta;
   uint64_t offset = 0;
   for (const FlatTensor* t : order) {
-    std::vector<int64_t> shape = t->is_bias ? std::vector<int64_t>{t->rows} : std::vector<int64_t>{t->rows, t->cols};
-    header[t->name()] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + static_cast<uint64_t>(t->nbytes())}}};
+    header[t->name()] = {{"dtype", "F32"}, {"shape", t->shape()}, {"data_offsets", {offset, offset + static_cast<uint64_t>(t->nbytes())}}};
     offset += static_cast<uint64_t>(t->nbytes());
   }
   std::string json = header.dump();
@@ -137,7 +140,7 @@ std::vector<float> load_checkpoint(const std::string& path, const ParamLayout& l
     auto it = f.tensors.find(t.name());
     if (it == f.tensors.end()) throw InputError(where + ": tensor '" + t.name() + "' is missing");
     const StTensor& st = it->second;
-    const std::vector<int64_t> want = t.is_bias ? std::vector<int64_t>{t.rows} : std::vector<int64_t>{t.rows, t.cols};
+    const std::vector<int64_t> want = t.shape();
     auto shape_str = [](const std::vector<int64_t>& s) {
       std::string r = "[";
       for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);

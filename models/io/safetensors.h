@@ -3,8 +3,9 @@
 //   N bytes  JSON: {"<name>": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]},
 //                   ..., "__metadata__": {"<key>": "<string>"}}, padded with spaces
 //   rest     the byte buffer; offsets are relative to its start, cover it without holes
-// Tensor names are layers.{i}.weight ([out, in], row-major, as nn.Linear) and layers.{i}.bias
-// ([out]), float32, so PyTorch's safetensors.torch.load_file / numpy read them unchanged.
+// The MLP's tensor names are layers.{i}.weight ([out, in], row-major, as nn.Linear) and
+// layers.{i}.bias ([out]); the transformer's are Hugging Face GPT-2's (models/gpt/gpt_layout.h).
+// Float32, so PyTorch's safetensors.torch.load_file / numpy read them unchanged.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,10 @@ StFile read_safetensors(const std::string& path);
 // atomically; the file holds the tensors packed, the buffer's padding is not written.
 void save_checkpoint(const std::string& path, const MlpSpec& spec, const ParamLayout& layout,
                      const std::vector<float>& params);
+// Any model: the tensors in the layout's forward order, under their names and shapes, with
+// `metadata` (string pairs) beside "format" and "producer".
+void save_checkpoint(const std::string& path, const ParamLayout& layout, const std::vector<float>& params,
+                     const std::map<std::string, std::string>& metadata);
 
 // Reads a checkpoint into a flat host buffer laid out as `layout` (padding zero); every tensor of the model
 // must be present with the right shape and dtype F32, and no other tensor may be.

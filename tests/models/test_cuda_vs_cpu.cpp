@@ -19,6 +19,8 @@
 #include "models/cpu/cpu_device.h"
 #include "models/data/dataset.h"
 #include "models/data/rng.h"
+#include "models/data/token_data.h"
+#include "models/gpt/gpt.h"
 #include "models/mlp.h"
 
 namespace dpscale {
@@ -266,6 +268,47 @@ TEST(ModelsCudaVsCpu, AddIsOneRoundingUnderTf32) {
     auto gpu = cuda_device(tf32);
     expect_add_is_one_rounding(*gpu);
   }
+}
+
+// The transformer on CUDA (gpt_ops_cuda.cu: its kernels and strided-batched attention GEMMs)
+// against the CPU (gpt_ops_cpu.cpp) on the same weights and tokens: logits, loss and every
+// gradient within the MLP's tolerance above (both fp32, pedantic cuBLAS; summation order and
+// the float-vs-double row sums of LayerNorm and softmax differ).
+TEST(ModelsCudaVsCpu, TransformerStepAgrees) {
+  if (cuda_device_count() == 0) {
+    GTEST_SKIP() << (cuda_compiled() ? "no GPU answers" : "built without the CUDA backend");
+  }
+  auto gpu = cuda_device();
+  CpuDevice cpu(1);
+  const GptSpec spec = parse_gpt("gpt-tiny", 24);  // S = 24: not a multiple of a warp
+  const int batch = 3;
+  const Dataset d = make_synthetic_tokens(batch, spec.seq_len, spec.vocab, 5);
+  struct Out {
+    std::vector<float> logits, grads;
+    float loss = 0.0f;
+  };
+  const auto run = [&](Device& dev) {
+    Gpt m(dev, spec, batch);
+    m.init_params(9);
+    DeviceBuffer<float> x(dev, d.x.size());
+    DeviceBuffer<int32_t> y(dev, d.y.size());
+    dev.upload(x.data(), d.x.data(), d.x.size() * sizeof(float));
+    dev.upload(y.data(), d.y.data(), d.y.size() * sizeof(int32_t));
+    Out o;
+    const float* logits = m.forward(x.data(), batch);
+    o.logits.resize(static_cast<size_t>(batch) * spec.seq_len * spec.vocab);
+    dev.download(o.logits.data(), logits, o.logits.size() * sizeof(float));
+    m.loss(y.data(), batch, 1.0f / batch);
+    m.backward(x.data(), batch, nullptr);
+    o.loss = m.loss_mean();
+    o.grads.resize(static_cast<size_t>(m.layout().param_buffer_count()));
+    dev.download(o.grads.data(), m.grads(), o.grads.size() * sizeof(float));
+    return o;
+  };
+  const Out g = run(*gpu), c = run(cpu);
+  expect_close(g.logits, c.logits, "transformer logits");
+  expect_close(g.grads, c.grads, "transformer gradients");
+  EXPECT_NEAR(g.loss, c.loss, 1e-5 * std::fabs(c.loss));
 }
 
 }  // namespace

@@ -11,7 +11,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/cpu/cpu_device.h"
+#include "models/gpt/gpt.h"
 #include "models/mlp_spec.h"
+#include "models/model_spec.h"
 #include "models/param_layout.h"
 #include "models/io/safetensors.h"
 #include "contract/record.h"
@@ -100,6 +103,15 @@ ScratchDir::~ScratchDir() {
 }
 
 void write_random_checkpoint(const std::string& path, const std::string& model, unsigned seed) {
+  if (is_gpt_model(model)) {
+    // A transformer: GPT-2's own initialisation from `seed` (gpt.h), written as --save would.
+    const ModelSpec ms = parse_model_spec(model, 0);
+    CpuDevice dev(1);
+    Gpt m(dev, *ms.gpt, 1);
+    m.init_params(seed);
+    save_checkpoint(path, m.layout(), m.params_to_host(), ms.checkpoint_metadata());
+    return;
+  }
   const MlpSpec spec = parse_model(model);
   const ParamLayout layout(spec);
   std::vector<float> params(static_cast<size_t>(layout.param_buffer_count()), 0.0f);

@@ -78,7 +78,9 @@ class ScratchDir {
 };
 
 // Writes a checkpoint of `model` with weights uniform in ±1/sqrt(fan_in) from std::mt19937(seed)
-// — deliberately NOT the trainers' own initialiser, so a run that ignored --init would show.
+// — deliberately NOT the trainers' own initialiser, so a run that ignored --init would show. A
+// transformer (gpt-tiny, gpt:...) gets GPT-2's initialisation (gpt.h) from `seed`: give a seed
+// other than the trainers' default 42, so that ignoring --init shows there too.
 void write_random_checkpoint(const std::string& path, const std::string& model, unsigned seed);
 
 // tensor name ("layers.0.weight", ...) -> values, from a safetensors checkpoint.

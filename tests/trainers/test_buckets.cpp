@@ -10,10 +10,12 @@
 // Run: ctest -R DpBuckets   (or ./tests/trainers/test_buckets)
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "models/gpt/gpt_spec.h"
 #include "models/mlp_spec.h"
 #include "models/param_layout.h"
 #include "trainers/buckets.h"
@@ -241,6 +243,42 @@ TEST(DpBuckets, DdpRuleTinyModel) {
   EXPECT_EQ(bytes_of(assign_buckets(layout, 0.05, 0.001, BucketRule::ddp)), (std::vector<int64_t>{1280, 209064, 256}));
   EXPECT_EQ(parse_bucket_rule("ddp"), BucketRule::ddp);
   EXPECT_THROW(parse_bucket_rule("pytorch"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dpscale
+
+namespace dpscale {
+namespace {
+
+// The transformer's layout: GPT-2 small's tied embedding (50257 × 768 floats, 147 MiB, six times
+// the 25 MiB cap) completes last in backward, so it ends the last bucket — alone in it under the
+// strict rule — the one all-reduce that can start only when backward is over.
+TEST(DpBuckets, Gpt2SmallTiedEmbeddingIsTheLastBucketAlone) {
+  const ParamLayout layout(gpt_tensors(parse_gpt("gpt2-small", 0)));
+  for (const BucketRule rule : {BucketRule::strict, BucketRule::ddp}) {
+    const std::vector<Bucket> b = assign_buckets(layout, 25.0, 1.0, rule);
+    const int wte = static_cast<int>(layout.tensors().size()) - 1;
+    ASSERT_EQ(layout.tensors()[static_cast<size_t>(wte)].name(), "wte.weight");
+    EXPECT_EQ(b.back().last_tensor, wte);
+    if (rule == BucketRule::strict) {
+      EXPECT_EQ(b.back().first_tensor, wte);  // never above the cap: the oversized tensor alone
+      EXPECT_EQ(b.back().payload_bytes(), int64_t{50257} * 768 * 4);
+    } else {
+      // DDP's rule closes a bucket only once it crossed the cap: wte joins the open bucket
+      // before it (wpe and block 0's tail), so even more waits for the end of backward.
+      EXPECT_LT(b.back().first_tensor, wte);
+      EXPECT_GT(b.back().payload_bytes(), int64_t{50257} * 768 * 4);
+    }
+    int64_t covered = 0;
+    for (const Bucket& x : b) covered += x.n_tensors();
+    EXPECT_EQ(covered, static_cast<int64_t>(layout.tensors().size()));
+    if (rule == BucketRule::strict) {
+      for (size_t i = 0; i + 1 < b.size(); ++i) EXPECT_LE(b[i].payload_bytes(), (i == 0 ? 1.0 : 25.0) * kMiB) << i;
+    }
+    std::printf("gpt2-small, cap 25 MiB, %s: %zu buckets, the last %.1f MiB (%d tensors, wte last)\n",
+                rule == BucketRule::strict ? "strict" : "ddp", b.size(), b.back().payload_bytes() / kMiB, b.back().n_tensors());
+  }
 }
 
 }  // namespace

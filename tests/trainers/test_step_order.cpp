@@ -125,7 +125,7 @@ struct Rig {
     s->opts.mode = Mode::interleaved;
     s->opts.batch_size = 8;
     s->opts.momentum = momentum;
-    s->spec = MlpSpec{"custom", {5, 4, 3}};
+    s->spec = parse_model_spec("5,4,3", 0);
     s->local_batch = 8;
     s->steps_per_epoch = 2;
     s->opts.epochs = 1;
@@ -137,7 +137,7 @@ struct Rig {
     s->data = make_synthetic(16, 5, 3, 1);
     s->x = s->data.x.data();
     s->y = s->data.y.data();
-    s->model = std::make_unique<Mlp>(*s->device, s->spec, 8);
+    s->model = make_model(*s->device, s->spec, 8);
     s->model->init_params(1);
     sync = make_grad_sync(s->opts, *s->model, &comm);
   }
@@ -202,7 +202,7 @@ TEST(TrainStepOrder, AccumulationReadsOncePerStep) {
   r.s->opts.accum_steps = 2;
   r.s->steps_per_epoch = 1;
   // The two micro-batches' shard means on the starting weights (the update comes after both).
-  Mlp& m = *r.s->model;
+  Model& m = *r.s->model;
   float means[2];
   for (int j = 0; j < 2; ++j) {
     m.forward(r.s->x + j * 8 * 5, 8);

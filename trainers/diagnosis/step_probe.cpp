@@ -52,6 +52,7 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
     src.x = s.data.x.data();
     src.y = s.data.y.data();
     src.in_width = s.spec.in_width();
+    src.y_width = s.spec.labels_per_sample();
     src.global_batch = s.opts.batch_size;
     src.local_batch = s.local_batch;
     src.rank = s.rank;
@@ -61,7 +62,7 @@ StepProbe::StepProbe(RankSetup& s, GradSync& sync, Communicator* comm, Tracer* t
     loader_ = std::make_unique<BatchLoader>(src, s.opts.loader_delay_ms, s.opts.prefetch, lane_.get());
     if (!s.device->host_visible()) {
       x_dev_ = DeviceBuffer<float>(*s.device, static_cast<size_t>(s.local_batch) * static_cast<size_t>(src.in_width));
-      y_dev_ = DeviceBuffer<int32_t>(*s.device, static_cast<size_t>(s.local_batch));
+      y_dev_ = DeviceBuffer<int32_t>(*s.device, static_cast<size_t>(s.local_batch) * static_cast<size_t>(src.y_width));
     }
   }
 }
@@ -93,7 +94,7 @@ StepProbe::Batch StepProbe::batch(int64_t batch_index) {
   }
   if (!loader_) {
     const int64_t row0 = batch_index * s_.opts.batch_size + static_cast<int64_t>(s_.rank) * s_.local_batch;
-    return Batch{s_.x + row0 * s_.spec.in_width(), s_.y + row0};
+    return Batch{s_.x + row0 * s_.spec.in_width(), s_.y + row0 * s_.spec.labels_per_sample()};
   }
   if (tracer_) tracer_->mark(Track::loader);
   // The previous upload must have read its slot before the loader may refill it (next() frees

@@ -32,7 +32,7 @@ double timed_phase(RankSetup& s, World& world, int n, Step step) {
 }  // namespace
 
 TriadResult run_triad(RankSetup& s, GradSync& sync, Communicator& comm, World& world, int n) {
-  Mlp& m = *s.model;
+  Model& m = *s.model;
   const std::vector<float> saved = m.params_to_host();
   const int64_t spe = s.steps_per_epoch;
   TriadResult r;
@@ -42,7 +42,7 @@ TriadResult run_triad(RankSetup& s, GradSync& sync, Communicator& comm, World& w
     const int64_t row0 = (i % spe) * s.opts.batch_size + static_cast<int64_t>(s.rank) * s.local_batch;
     const float* x = s.x + row0 * s.spec.in_width();
     m.forward(x, s.local_batch);
-    m.loss(s.y + row0, s.local_batch, 1.0f / static_cast<float>(s.opts.batch_size));
+    m.loss(s.y + row0 * s.spec.labels_per_sample(), s.local_batch, 1.0f / static_cast<float>(s.opts.batch_size));
     m.backward(x, s.local_batch, nullptr);  // no all-reduce: DDP's no-op comm hook
     m.sgd_step(SgdConfig{static_cast<float>(s.opts.lr), static_cast<float>(s.opts.momentum),
                          static_cast<float>(s.opts.weight_decay)});

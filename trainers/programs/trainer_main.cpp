@@ -33,8 +33,7 @@ namespace {
 void print_banner(const RankSetup& s, const std::string& comm_desc) {
   const TrainOptions& o = s.opts;
   std::cerr << "# " << mode_info(o.mode).executable << "\n"
-            << "#   model      " << s.spec.name << " [" << widths_to_string(s.spec.widths) << "], "
-            << s.spec.n_params() << " params\n"
+            << "#   model      " << s.spec.describe() << "\n"
             << "#   device     " << backend_name(s.device->backend()) << ": " << s.device->name() << "\n";
   const GemmReport gemm = s.device->gemm_report();
   if (!gemm.info.library.empty()) {
@@ -128,7 +127,7 @@ void choose_node_gpu(World& world, RankPlace& place, bool share) {
 LinkModel resolve_link(RankSetup& s, World& world) {
   LinkModel link = s.link;
   if (link.enabled() && s.dilation.auto_tflops > 0) {
-    const double fastest = world.max_over_ranks(measure_gemm_flops(*s.device, s.spec, s.local_batch));
+    const double fastest = world.max_over_ranks(measure_model_gemm_flops(*s.device, s.spec, s.local_batch));
     link.dilation = s.dilation.auto_tflops * 1e12 / fastest;
   }
   return link;
@@ -213,7 +212,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
     const auto acc = evaluate_test_accuracy(s);
     // Replicas that disagree are not one model: no checkpoint of either.
     if (!o.save_path.empty() && disagreement.empty()) {
-      save_checkpoint(o.save_path, s.spec, s.model->layout(), s.model->params_to_host());
+      save_checkpoint(o.save_path, s.model->layout(), s.model->params_to_host(), s.spec.checkpoint_metadata());
     }
     RunRecord record = build_record(ctx, all, acc);
     fill_diagnosis(record, diag, all, s);
