@@ -5,10 +5,13 @@
 // session stops at --max-rounds.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "harness/ab/ab.h"
+#include "harness/sweep/config.h"
 
 namespace dpscale {
 namespace {
@@ -59,6 +62,37 @@ TEST(AbRoundPlan, TheLastBlockStopsAtMaxRounds) {
   EXPECT_EQ(rounds_after_undecided(6, 7), 7);
   EXPECT_EQ(rounds_after_undecided(8, 8), 8);
   EXPECT_EQ(judgments(6, 9), (std::vector<int>{6, 8, 9}));
+}
+
+}  // namespace
+}  // namespace dpscale
+
+namespace dpscale {
+namespace {
+
+// The rounds added for undecided points run their blocks: each point as the verdicts name it (its
+// key, to_json, read back with from_json) and the single run it pairs with are points the config
+// expands to, so a block never asks for a run no pass would make (it would add rounds of nothing
+// and stay undecided). Every point of CI's config and of a config that sweeps an axis and a cap.
+// Catches: a key that does not read back as its point (a setting dropped: the block's points miss
+// the sweep's), a block without its single run (the new rounds' speedups unpaired).
+TEST(AbRoundPlan, AnUndecidedPointsBlockIsMadeOfTheSweepsOwnPoints) {
+  for (const char* name : {"ci", "bucket-sweep"}) {
+    const SweepConfig c = load_config(std::string(DPSCALE_SOURCE_DIR) + "/configs/" + name + ".json");
+    std::set<Point> swept;
+    for (const SweepRun& r : expand(c, 1)) swept.insert(r.point);
+    ASSERT_GT(swept.size(), 2u) << name;
+    for (const Point& p : swept) {
+      const Point read_back = Point::from_json(nlohmann::json::parse(p.to_json().dump()));
+      ASSERT_TRUE(read_back == p) << name << ": " << p.describe();
+      const std::set<Point> block = blocks_of({read_back});
+      EXPECT_EQ(block.size(), p.mode->data_parallel ? 2u : 1u) << p.describe();
+      for (const Point& b : block) EXPECT_TRUE(swept.count(b)) << name << ": " << b.describe() << " is no point of the sweep";
+    }
+    // Negative control: a point whose setting the sweep never ran has a block outside the sweep.
+    const Point off = Point::of_args(swept.rbegin()->model, Mode::naive, 2, {"--grad-comm", "fp16", "--epochs", "7"});
+    EXPECT_FALSE(swept.count(*blocks_of({off}).rbegin())) << name;
+  }
 }
 
 }  // namespace
