@@ -4,7 +4,7 @@
 //
 //   dpscale sweep configs/cpu.json [--out results/x.jsonl] [--resume] [--dry-run] [--repeats N]
 //   dpscale report results/x.jsonl [--format md|csv|json]
-//   dpscale compare results/new.jsonl results/baselines/ci-cpu.jsonl   the regression gate (gate.h)
+//   dpscale compare results/new.jsonl .ci/baseline/ci-cpu.jsonl   the regression gate (gate.h)
 //   dpscale compare NEW --baseline DIR [--rerun CONFIG] [--format md|json] [--min-effect 3]
 //   dpscale compare NEW BASE --tolerance 0.25 [--absolute]           the crude mode (compare.h)
 //   dpscale ab configs/ci.json --a BASE/bin --b build/bin [--min-effect 5] [--out DIR]

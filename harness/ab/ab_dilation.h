@@ -4,7 +4,7 @@
 // GEMM rate as it starts and stretch each modelled link time by TFLOPS / rate (trainer_main.cpp,
 // resolve_link). Over a sweep that follows the machine; between the two builds of an A/B session
 // it is noise they do not share. A probe that a passing disturbance slows stretches every
-// all-reduce of its run: in the committed A/A sessions (results/ab/experiment/runs.tar.xz) a run
+// all-reduce of its run: in the committed A/A sessions (experiments/ab/data/pass-per-build/runs.tar.xz) a run
 // at 1.8x its neighbours' F lost a third of its throughput with no run delay to show for it, and
 // the pairs' F ratios and throughput ratios correlate at -0.7. And a build whose GEMMs slowed
 // would have its link slowed with them. The link is the machine's, not the build's: the session

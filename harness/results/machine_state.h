@@ -15,7 +15,7 @@
 //                       at the default priority that takes only the CPU time the run leaves
 //                       idle still slows it (each wake-up from a wait finds the neighbour on the
 //                       CPU and its caches cold: naive's speedup fell 5-11% beside one busy loop,
-//                       results/gate/priority-only/), so others_cpus is judged at any priority
+//                       experiments/gate/data/priority-only/), so others_cpus is judged at any priority
 //   probe_before/after  a GEMM probe (~0.5 s, one single-threaded sgemm loop per CPU at once, at
 //                       the runs' priority, in the runs' GEMM library: models/gemm/gemm_probe.h):
 //                       the slowest CPU's GFLOP/s. Against the machine's
