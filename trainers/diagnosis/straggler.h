@@ -11,10 +11,10 @@
 // (CallTiming::link_s), not its whole hold: a rank late for any reason arrives last at every
 // call and holds longest, which would blame its lateness (or mere arrival jitter on a link-bound
 // run) on its link; measured that way, a compute or loader straggler shows no link excess
-// (docs/stragglers.md). The largest share, not a fixed order, because the compute clock is the
+// (experiments/straggler/README.md). The largest share, not a fixed order, because the compute clock is the
 // noisy one: a rank that sleeps on its loader finds its caches cold and computes a little longer
 // after it, and on shared cores compute noise reaches several % of a step, which a fixed
-// compute-first order let hide a slow link (13 of 20 found at K = 2 before, docs/stragglers.md).
+// compute-first order let hide a slow link (13 of 20 found at K = 2 before, experiments/straggler/README.md).
 //
 // Contended, not a straggler: a compute excess is then checked against the rank's run delay
 // inside its compute interval (the compute thread's time runnable, waiting for a CPU:
@@ -41,7 +41,7 @@
 namespace dpscale {
 
 // 5% of the step: above what ranks sharing two busy cores show without an injected delay (the
-// compute clock's noise floor, docs/stragglers.md), below the 9% a rank slowed by 10% of its
+// compute clock's noise floor, experiments/straggler/README.md), below the 9% a rank slowed by 10% of its
 // step shows (0.1 T of a 1.1 T step).
 inline constexpr double kStragglerShare = 0.05;
 
