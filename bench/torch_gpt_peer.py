@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch_gpt_peer.py — PyTorch's CPU training step of the same GPT-2-style decoder: the peer
-dpscale's transformer step is measured against (scripts/gpt-vs-pytorch.sh runs both in rounds).
+dpscale's transformer step is measured against (experiments/transformer/vs-pytorch.sh runs both in rounds).
 
     python3 bench/torch_gpt_peer.py --model gpt-tiny --seq-len 64 --batch-size 16 --steps 20
 

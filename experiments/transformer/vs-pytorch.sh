@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# gpt-vs-pytorch.sh — the transformer's CPU training step, dpscale (train_single_gpu) against
+# vs-pytorch.sh — the transformer's CPU training step, dpscale (train_single_gpu) against
 # PyTorch (bench/torch_gpt_peer.py) on the same model, batch and sequence length, one thread, fp32,
 # in interleaved rounds (which framework goes first alternates), one JSON line per run.
 #
-#   scripts/gpt-vs-pytorch.sh BUILD_DIR OUT.jsonl [ROUNDS=3]
+#   experiments/transformer/vs-pytorch.sh BUILD_DIR OUT.jsonl [ROUNDS=3]
+#   python3 experiments/transformer/table.py vs-pytorch OUT.jsonl
 #
 # Per round and model (gpt-tiny; MID, default gpt:layers=4,dim=256,heads=4,vocab=8192,context=128):
 # dpscale's step = its epoch time / steps per epoch (STEPS steps after 3 warm-up steps, --gemm
 # auto), PyTorch's the median of STEPS timed steps after 3 warm-up steps. SEQ (64) and BATCH (16).
-# The last line printed is the table: per model the median step of each and dpscale's speed-up.
+# It ends by printing table.py's table: per model the median step of each and dpscale's speed-up.
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 BUILD_DIR OUT.jsonl [ROUNDS]" >&2; exit 2; }
 BUILD=$1 OUT=$2 ROUNDS=${3:-3}
 SEQ=${SEQ:-64} BATCH=${BATCH:-16} STEPS=${STEPS:-20}
 MID=${MID:-gpt:layers=4,dim=256,heads=4,vocab=8192,context=128}
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PY=${PYTHON:-/usr/bin/python3}
-[[ -x "$BUILD/bin/train_single_gpu" ]] || { echo "gpt-vs-pytorch: $BUILD/bin/train_single_gpu not built" >&2; exit 2; }
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "gpt-vs-pytorch: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
-"$PY" -c "import torch" 2>/dev/null || { echo "gpt-vs-pytorch: $PY cannot import torch" >&2; exit 2; }
+[[ -x "$BUILD/bin/train_single_gpu" ]] || { echo "vs-pytorch: $BUILD/bin/train_single_gpu not built" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "vs-pytorch: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
+"$PY" -c "import torch" 2>/dev/null || { echo "vs-pytorch: $PY cannot import torch" >&2; exit 2; }
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 : > "$OUT"
 ours() {
@@ -37,10 +38,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then ours "$m" "$r"; theirs "$m" "$r"; else theirs "$m" "$r"; ours "$m" "$r"; fi
   done
 done
-"$PY" - "$OUT" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-for m in dict.fromkeys(r["model"] for r in rows):
-    med = {f: statistics.median(r["step_s"] for r in rows if r["model"] == m and r["framework"] == f) for f in ("dpscale", "torch")}
-    print(f"{m}: dpscale {med['dpscale'] * 1e3:.1f} ms, torch {med['torch'] * 1e3:.1f} ms per step; dpscale {med['torch'] / med['dpscale']:.2f}x")
-PY
+"$PY" "$HERE/experiments/transformer/table.py" vs-pytorch "$OUT"
