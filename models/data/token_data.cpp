@@ -68,6 +68,8 @@ Dataset load_token_npy(const std::string& path, int seq_len, int vocab) {
                      std::to_string(seq_len) + " needs " + std::to_string(seq_len + 1));
   }
   const int64_t n = a.shape[0];
+  // An empty array would reach memcpy with a null pointer and make an empty dataset.
+  if (n == 0) throw InputError(what + ": tokens hold no rows (the array is [0, " + std::to_string(seq_len + 1) + "])");
   if (a.descr == "<i4") {
     std::vector<int32_t> ids(a.data.size() / 4);
     std::memcpy(ids.data(), a.data.data(), a.data.size());

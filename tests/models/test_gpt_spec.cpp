@@ -140,6 +140,10 @@ TEST(ModelsGptData, NpyTokensAndTextLoadAndBadFilesAreOneInputError) {
   EXPECT_EQ(d.y, (std::vector<int32_t>{2, 3, 4, 6, 7, 8}));
   EXPECT_THROW(load_token_npy(npy, 4, 10), InputError);  // rows of 4, not seq 4 + 1
   EXPECT_THROW(load_token_npy(npy, 3, 8), InputError);   // id 8 outside the vocabulary
+  for (const char* descr : {"<i4", "<i8"}) {  // no rows: fuzz_token_data's seed regress_no_rows
+    write_npy(npy, descr, {0, 4}, ids.data(), 0);
+    EXPECT_THROW(load_token_npy(npy, 3, 10), InputError) << descr;
+  }
   std::vector<float> f(8, 1.0f);
   write_npy(npy, "<f4", {2, 4}, f.data(), f.size() * 4);
   EXPECT_THROW(load_token_npy(npy, 3, 10), InputError);  // not integers
