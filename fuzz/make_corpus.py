@@ -83,7 +83,7 @@ put("sweep_config", "options", json.dumps({
     "bucket_caps_mb": [1, 2.5], "link": "10:50", "link_dilation": 3, "repeats": 2, "timeout_s": 60,
     "options": {"allreduce": "ring", "fused": True, "seed": 7, "batch_size": 64}}))
 
-base = os.path.join(os.path.dirname(ROOT), "..", "results", "baselines", "ci-cpu.jsonl")
+base = os.path.join(os.path.dirname(ROOT), "..", ".ci", "baseline", "ci-cpu.jsonl")
 with open(base, "rb") as f:
     lines = f.read().splitlines(keepends=True)
 put("results_line", "sweep_lines", b"".join(lines[:2]))
@@ -110,3 +110,19 @@ _h = json.dumps({"layers.0.weight": {"dtype": "F32", "shape": [46116860184273879
 put("safetensors", "regress_count_wraps", struct.pack("<Q", len(_h)) + _h)
 # Found by a 60 s fuzz_npy run: two rows of no columns reached memcpy(null, null, 0).
 put("npy", "regress_no_columns", npy("<f4", [2, 0], b""))
+
+# A transformer's --model and --seq-len ("MODEL\nSEQ_LEN"): the presets and a spec in another key order.
+put("gpt_spec", "preset_tiny", "gpt-tiny\n32")
+put("gpt_spec", "preset_small", "gpt2-small\n0")
+put("gpt_spec", "preset_medium", "gpt2-medium")
+put("gpt_spec", "custom", "gpt:layers=4,dim=256,heads=4,vocab=8192,context=128\n64")
+put("gpt_spec", "custom_order", "gpt:context=6,vocab=11,heads=2,dim=8,layers=2\n5")
+
+# Token files (the first byte: seq_len 1 + (b & 7), vocabulary [256, 300, 2, 50257][(b >> 3) & 3]):
+# int32 and int64 rows [N, seq_len + 1], and a line of text.
+put("token_data", "npy_i4_2x5", bytes([3]) + npy("<i4", [2, 5], struct.pack("<10i", *range(10))))
+put("token_data", "npy_i8_3x3", bytes([2 | 8]) + npy("<i8", [3, 3], struct.pack("<9q", 1, 2, 3, 4, 5, 299, 0, 7, 8)))
+put("token_data", "npy_vocab2", bytes([1 | 16]) + npy("<i4", [1, 3], struct.pack("<3i", 0, 1, 1)))
+put("token_data", "text", bytes([7]) + b"GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007\n")
+# Found by a 30 s fuzz_token_data run: a token array of no rows reached memcpy(null, null, 0).
+put("token_data", "regress_no_rows", bytes([2]) + npy("<i4", [0, 3], b""))

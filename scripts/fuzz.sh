@@ -18,7 +18,7 @@ if ! [[ "$SECS" =~ ^[1-9][0-9]{0,5}$ ]]; then
   exit 2
 fi
 BUILD=${FUZZ_BUILD:-build-fuzz}
-TARGETS=${FUZZ_TARGETS:-"width_list link_spec npy idx safetensors sweep_config results_line"}
+TARGETS=${FUZZ_TARGETS:-"width_list link_spec npy idx safetensors sweep_config results_line gpt_spec token_data"}
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found (scripts/install-deps.sh installs clang and libclang-rt-dev)" >&2
   exit 2
