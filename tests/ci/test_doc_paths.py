@@ -17,12 +17,11 @@ Run by CTest (label ci), or by hand from the source tree:
 """
 import os
 import re
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.environ.get("DPSCALE_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
+import ci_tree
+from ci_tree import ROOT
 
 PATH = re.compile(r"(?<![\w./~$-])(?:results|experiments|scripts|configs|docs|tests|\.ci|bench)/[^\s`'\"()\[\]|,;:]*")
 PLACEHOLDER = re.compile(r"[<>*{}$]|\.\.\.|…|(?:^|/|-)(?:N|NN|OUT|DIR|FILE|X|PCT|NAME|name|K)(?:[/.-]|$)")
@@ -121,13 +120,8 @@ class NegativeControl(unittest.TestCase):
 class Tree(unittest.TestCase):
     def test_every_named_path_exists(self):
         bad = problems(ROOT)
-        for line in bad:
-            print(line)
-        self.assertEqual(bad, [], f"{len(bad)} path(s) or link(s) name nothing in the tree")
+        ci_tree.assert_none_found(self, bad, f"{len(bad)} path(s) or link(s) name nothing in the tree")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--list"]:
-        print("\n".join(problems(ROOT)))
-        sys.exit(0)
-    unittest.main(verbosity=2)
+    ci_tree.main(problems)

@@ -11,12 +11,11 @@ Run by CTest (label ci), or by hand from the source tree:
 """
 import os
 import re
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.environ.get("DPSCALE_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
+import ci_tree
+from ci_tree import ROOT
 
 PARAGRAPHS = ("**What it asks.**", "**What it found.**", "**Files.**")
 INDEX_ROW = re.compile(r"^\| \[([\w.-]+)\]\(\1/README\.md\) \|")
@@ -84,11 +83,8 @@ class NegativeControl(unittest.TestCase):
 
 class Tree(unittest.TestCase):
     def test_each_experiment_is_one_described_folder(self):
-        bad = problems(ROOT)
-        for line in bad:
-            print(line)
-        self.assertEqual(bad, [])
+        ci_tree.assert_none_found(self, problems(ROOT))
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    ci_tree.main()
