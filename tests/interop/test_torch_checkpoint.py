@@ -13,41 +13,19 @@ orders; relative differences of a few 1e-6 per layer, so |Δ| <= 1e-4 + 1e-4·|l
 Negative controls: the checkpoint with two layers swapped, and one weight nudged, must not pass.
 Skips (exit 77) when torch is not installed.
 """
-import json
 import os
-import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 
-try:
-    import numpy as np
-    import torch
-    from torch import nn
-except ImportError:
-    print("skip: python3-torch (and numpy) not installed")
-    sys.exit(77)
+from torch_safetensors import read_safetensors  # first: exits 77 (skip) where torch is missing
+import numpy as np
+import torch
+from torch import nn
 
 BIN = os.environ["DPSCALE_BIN_DIR"]
 WIDTHS = [784, 64, 32, 10]
 MODEL = ",".join(map(str, WIDTHS))
-
-
-def read_safetensors(path):
-    """name -> float32 tensor, from the format's 8-byte length, JSON header and byte buffer."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    header.pop("__metadata__", None)
-    base = 8 + n
-    out = {}
-    for name, t in header.items():
-        assert t["dtype"] == "F32", t
-        a, b = t["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(blob[base + a:base + b], dtype="<f4").copy()).reshape(t["shape"])
-    return out
 
 
 def workshop_model(sizes):

@@ -22,55 +22,21 @@ gradient then lacks the head's part). Also the round trip the other way: weights
 (σ 0.1, gains ≠ 1) are read by gpt_grads --init and give PyTorch's gradients.
 Skips (exit 77) when torch is not installed.
 """
-import json
 import math
 import os
-import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("skip: python3-torch (and numpy) not installed")
-    sys.exit(77)
+from torch_safetensors import read_safetensors, read_safetensors_with_meta, write_safetensors  # first: exits 77 (skip) where torch is missing
+import numpy as np
+import torch
+import torch.nn.functional as F
 
 BIN = os.environ["DPSCALE_BIN_DIR"]
 MODEL, LAYERS, DIM, HEADS, VOCAB, CONTEXT = "gpt-tiny", 2, 64, 4, 256, 64
 SEQ, BATCH = 32, 4
 RTOL, ATOL_OF_MAX = 1e-4, 1e-4
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    base = 8 + n
-    out = {}
-    for name, t in header.items():
-        assert t["dtype"] == "F32", t
-        a, b = t["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(blob[base + a:base + b], dtype="<f4").copy()).reshape(t["shape"])
-    return out, meta
-
-
-def write_safetensors(path, tensors):
-    header, parts, at = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
-        parts.append(raw)
-        at += len(raw)
-    js = json.dumps(header).encode()
-    js += b" " * ((8 - len(js) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(js)) + js + b"".join(parts))
 
 
 def gpt2_loss(W, x, y, mask_shift=0, eps=1e-5, untied=False):
@@ -131,8 +97,8 @@ class TorchGpt(unittest.TestCase):
         out = subprocess.run([os.path.join(BIN, "gpt_grads"), MODEL, str(SEQ), self.tokens, self.dir, *how],
                              capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
-        weights, _ = read_safetensors(os.path.join(self.dir, "weights.safetensors"))
-        grads, meta = read_safetensors(os.path.join(self.dir, "grads.safetensors"))
+        weights = read_safetensors(os.path.join(self.dir, "weights.safetensors"))
+        grads, meta = read_safetensors_with_meta(os.path.join(self.dir, "grads.safetensors"))
         return weights, grads, float(meta["loss"])
 
     def check(self, weights, grads, loss):
