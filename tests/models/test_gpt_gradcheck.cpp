@@ -23,6 +23,7 @@
 #include "models/cpu/cpu_device.h"
 #include "models/data/rng.h"
 #include "models/gpt/gpt.h"
+#include "tests/models/gradcheck.h"
 
 namespace dpscale {
 namespace {
@@ -172,38 +173,14 @@ struct Fixture {
     return pack(model.grads());
   }
   std::vector<double> fd() const {
-    std::vector<double> q = p, g(p.size());
-    for (size_t i = 0; i < q.size(); ++i) {
-      const double keep = q[i];
-      q[i] = keep + kFdStep;
-      const double up = ref.loss(q);
-      q[i] = keep - kFdStep;
-      const double down = ref.loss(q);
-      q[i] = keep;
-      g[i] = (up - down) / (2 * kFdStep);
-    }
-    return g;
+    return gradcheck::central_differences(p, kFdStep, [this](const std::vector<double>& q) { return ref.loss(q); });
   }
 };
 
-struct Mismatch {
-  int64_t count = 0, first = -1;
-  double max_abs = 0, max_rel = 0;
-};
+using gradcheck::Mismatch;
 
 Mismatch compare(const std::vector<float>& g, const std::vector<double>& ref, bool print = true) {
-  Mismatch m;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double err = std::abs(static_cast<double>(g[i]) - ref[i]);
-    m.max_abs = std::max(m.max_abs, err);
-    if (std::abs(ref[i]) > 1e-3) m.max_rel = std::max(m.max_rel, err / std::abs(ref[i]));
-    if (!(err <= kAtol + kRtol * std::abs(ref[i]))) {
-      if (print && m.count < 5) std::printf("  mismatch at %zu: analytic %.9g, reference %.9g\n", i, static_cast<double>(g[i]), ref[i]);
-      if (m.first < 0) m.first = static_cast<int64_t>(i);
-      ++m.count;
-    }
-  }
-  return m;
+  return gradcheck::compare(g, ref, {kAtol, kRtol, 1e-3}, print);  // max_rel over |ref| > 1e-3
 }
 
 TEST(ModelsGptGradCheck, LossAndEveryGradientMatchCentralDifferences) {

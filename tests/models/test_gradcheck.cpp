@@ -15,6 +15,7 @@
 #include "models/cpu/cpu_device.h"
 #include "models/mlp.h"
 #include "models/data/rng.h"
+#include "tests/models/gradcheck.h"
 
 namespace dpscale {
 namespace {
@@ -70,42 +71,15 @@ struct Reference {
     return total / batch;
   }
 
-  std::vector<double> fd_gradient(std::vector<double> p) const {
-    std::vector<double> g(p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      const double keep = p[i];
-      p[i] = keep + kFdStep;
-      const double up = loss(p);
-      p[i] = keep - kFdStep;
-      const double down = loss(p);
-      p[i] = keep;
-      g[i] = (up - down) / (2 * kFdStep);
-    }
-    return g;
+  std::vector<double> fd_gradient(const std::vector<double>& p) const {
+    return gradcheck::central_differences(p, kFdStep, [this](const std::vector<double>& q) { return loss(q); });
   }
 };
 
-struct Mismatch {
-  int64_t count = 0;
-  int64_t first = -1;
-  double max_abs = 0.0, max_rel = 0.0;  // max_rel over |ref| > 1e-4
-};
+using gradcheck::Mismatch;
 
 Mismatch compare(const std::vector<float>& g, const std::vector<double>& ref, bool print = true) {
-  Mismatch m;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double err = std::abs(static_cast<double>(g[i]) - ref[i]);
-    m.max_abs = std::max(m.max_abs, err);
-    if (std::abs(ref[i]) > 1e-4) m.max_rel = std::max(m.max_rel, err / std::abs(ref[i]));
-    if (!(err <= kAtol + kRtol * std::abs(ref[i]))) {  // NaN counts as a mismatch
-      if (print && m.count < 5) {
-        std::printf("  mismatch at %zu: analytic %.9g, reference %.9g\n", i, static_cast<double>(g[i]), ref[i]);
-      }
-      if (m.first < 0) m.first = static_cast<int64_t>(i);
-      ++m.count;
-    }
-  }
-  return m;
+  return gradcheck::compare(g, ref, {kAtol, kRtol, 1e-4}, print);  // max_rel over |ref| > 1e-4
 }
 
 // A tiny model and batch, its float gradients from Mlp, and the double reference.
