@@ -21,16 +21,22 @@
 namespace dpscale {
 
 class Mlp : public Model {
-  // What is the MLP's own in the overrides of Model that DPSCALE_MODEL declares:
+ public:
+  Mlp(Device& dev, MlpSpec spec, int max_batch);
+
+  const MlpSpec& spec() const { return spec_; }
+
+  // What is the MLP's own in Model's overrides:
   //   init_params    nn.Linear's default init: weights and biases of layer i uniform in
   //                  ±1/sqrt(in_i), drawn from CounterRng(seed, stream = 2i for the weight, 2i+1
   //                  for the bias), element j = index j in row-major order
   //   forward        x is [batch, in]; the logits [batch, out]
   //   loss           one label per row; the mean over these rows
   //   backward       with `accumulate`: dW with GEMM β = 1, db through a scratch column sum
-  DPSCALE_MODEL(Mlp, MlpSpec)
+  DPSCALE_MODEL_OVERRIDES
 
  private:
+  MlpSpec spec_;
   std::vector<DeviceBuffer<float>> acts_;  // acts_[l] = output of layer l ([batch, widths[l+1]])
   DeviceBuffer<float> dbuf_a_, dbuf_b_;    // ping-pong buffers for dY / dX
   const float* last_input_ = nullptr;

@@ -136,25 +136,16 @@ class Model {
   int kept_micro_ = 0;             // micro-batch means summed into [4] this step
 };
 
-// What every model's class declares alike, declared by its one line DPSCALE_MODEL(Name, Spec):
-// the constructor (the device, the model's spec, the largest batch a step takes), spec() and its
-// member spec_ (the class's first data member), and the overrides of what Model leaves to each
-// model (init_params, forward, loss, backward, count_correct: their contracts are Model's, above).
-// So a model's header says only what is its own (its initialisation, the shape of its logits, its
-// buffers), and its signatures cannot drift from Model's. It leaves the class's access private.
-#define DPSCALE_MODEL(Name, Spec)                                                                    \
- public:                                                                                             \
-  Name(Device& dev, Spec spec, int max_batch);                                                       \
-  const Spec& spec() const { return spec_; }                                                         \
-                                                                                                     \
+// The overrides of what Model leaves to each model (init_params, forward, loss, backward,
+// count_correct: their contracts are Model's, above), declared by a model's class with this one
+// line, so that a model's header says only what is its own (its spec, its initialisation, the
+// shape of its logits) and its signatures cannot drift from Model's.
+#define DPSCALE_MODEL_OVERRIDES                                                                      \
   void init_params(uint64_t seed) override;                                                          \
   const float* forward(const float* x, int batch) override;                                          \
   void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false) override;   \
   void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override; \
-  int64_t count_correct(const int32_t* labels, int batch) override;                                  \
-                                                                                                     \
- private:                                                                                            \
-  Spec spec_;
+  int64_t count_correct(const int32_t* labels, int batch) override;
 
 // FNV-1a 64 over the bytes of a float vector: the replica checksum ranks compare.
 uint64_t checksum_floats(const std::vector<float>& v);

@@ -24,7 +24,12 @@
 namespace dpscale {
 
 class Gpt : public Model {
-  // What is the transformer's own in the overrides of Model that DPSCALE_MODEL declares:
+ public:
+  Gpt(Device& dev, GptSpec spec, int max_batch);
+
+  const GptSpec& spec() const { return spec_; }
+
+  // What is the transformer's own in Model's overrides:
   //   init_params    GPT-2's initialisation: every weight matrix and both embeddings normal(0,
   //                  0.02), the residual projections (attn.c_proj.weight, mlp.c_proj.weight)
   //                  normal(0, 0.02/√(2L)), biases 0, LayerNorm gains 1. Tensor i (forward
@@ -33,7 +38,7 @@ class Gpt : public Model {
   //   loss           the mean over all batch·S positions: each position's gradient scaled by
   //                  grad_scale / S, so that a sample's S positions weigh what one MLP row weighs
   //   count_correct  over positions
-  DPSCALE_MODEL(Gpt, GptSpec)
+  DPSCALE_MODEL_OVERRIDES
 
  private:
   struct Block {  // what backward needs of one block's forward
@@ -55,6 +60,7 @@ class Gpt : public Model {
   void conv_backward(const float* x, int w, int b, const float* dy, float* dx, int rows, int in, int out,
                      bool accumulate, GradListener* listener);
 
+  GptSpec spec_;
   std::unique_ptr<GptOps> ops_;
   std::vector<BlockTensors> bt_;
   int wte_ = 0, wpe_ = 0, lnf_w_ = 0, lnf_b_ = 0;
