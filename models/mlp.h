@@ -26,14 +26,23 @@ class Mlp : public Model {
 
   const MlpSpec& spec() const { return spec_; }
 
-  // What is the MLP's own in Model's overrides:
-  //   init_params    nn.Linear's default init: weights and biases of layer i uniform in
-  //                  ±1/sqrt(in_i), drawn from CounterRng(seed, stream = 2i for the weight, 2i+1
-  //                  for the bias), element j = index j in row-major order
-  //   forward        x is [batch, in]; the logits [batch, out]
-  //   loss           one label per row; the mean over these rows
-  //   backward       with `accumulate`: dW with GEMM β = 1, db through a scratch column sum
-  DPSCALE_MODEL_OVERRIDES
+  // nn.Linear's default init: weights and biases of layer i uniform in ±1/sqrt(in_i), drawn
+  // from CounterRng(seed, stream = 2i for the weight, 2i+1 for the bias), element j = index j
+  // in row-major order. Independent of world size, rank and backend.
+  void init_params(uint64_t seed) override;
+
+  // Forward of `batch` rows of x ([batch, in], device memory). Returns the logits [batch, out].
+  const float* forward(const float* x, int batch) override;
+  // Softmax cross-entropy of the last forward's logits (one label per row). dlogits = (p - y)·grad_scale; the loss
+  // slot of grads() receives Σ loss · grad_scale (added to it with `accumulate`); loss_mean()
+  // the plain mean over these rows.
+  void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false) override;
+  // Backward of the last forward/loss. Calls listener (may be null) after each tensor.
+  // `accumulate` adds the gradients to those already in grads() (PyTorch's .grad accumulation,
+  // for gradient accumulation over micro-batches: dW with GEMM β = 1, db through a scratch
+  // column sum) instead of overwriting them.
+  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override;
+  int64_t count_correct(const int32_t* labels, int batch) override;
 
  private:
   MlpSpec spec_;

@@ -136,17 +136,6 @@ class Model {
   int kept_micro_ = 0;             // micro-batch means summed into [4] this step
 };
 
-// The overrides of what Model leaves to each model (init_params, forward, loss, backward,
-// count_correct: their contracts are Model's, above), declared by a model's class with this one
-// line, so that a model's header says only what is its own (its spec, its initialisation, the
-// shape of its logits) and its signatures cannot drift from Model's.
-#define DPSCALE_MODEL_OVERRIDES                                                                      \
-  void init_params(uint64_t seed) override;                                                          \
-  const float* forward(const float* x, int batch) override;                                          \
-  void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false) override;   \
-  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override; \
-  int64_t count_correct(const int32_t* labels, int batch) override;
-
 // FNV-1a 64 over the bytes of a float vector: the replica checksum ranks compare.
 uint64_t checksum_floats(const std::vector<float>& v);
 

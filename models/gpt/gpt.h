@@ -29,16 +29,18 @@ class Gpt : public Model {
 
   const GptSpec& spec() const { return spec_; }
 
-  // What is the transformer's own in Model's overrides:
-  //   init_params    GPT-2's initialisation: every weight matrix and both embeddings normal(0,
-  //                  0.02), the residual projections (attn.c_proj.weight, mlp.c_proj.weight)
-  //                  normal(0, 0.02/√(2L)), biases 0, LayerNorm gains 1. Tensor i (forward
-  //                  order) from CounterRng(seed, 0x6E7000 + i), element j = index j row-major
-  //   forward        the logits [batch·S, vocab]
-  //   loss           the mean over all batch·S positions: each position's gradient scaled by
-  //                  grad_scale / S, so that a sample's S positions weigh what one MLP row weighs
-  //   count_correct  over positions
-  DPSCALE_MODEL_OVERRIDES
+  // GPT-2's initialisation: every weight matrix and both embeddings normal(0, 0.02), the
+  // residual projections (attn.c_proj.weight, mlp.c_proj.weight) normal(0, 0.02/√(2L)), biases
+  // 0, LayerNorm gains 1. Tensor i (forward order) from CounterRng(seed, 0x6E7000 + i), element
+  // j = index j row-major. Independent of world size, rank and backend.
+  void init_params(uint64_t seed) override;
+
+  const float* forward(const float* x, int batch) override;  // logits [batch·S, vocab]
+  // The mean over all batch·S positions: each position's gradient scaled by grad_scale / S, so a
+  // sample's S positions weigh what one MLP row weighs.
+  void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false) override;
+  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override;
+  int64_t count_correct(const int32_t* labels, int batch) override;  // over positions
 
  private:
   struct Block {  // what backward needs of one block's forward
