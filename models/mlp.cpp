@@ -188,6 +188,8 @@ void Mlp::keep_micro_loss() {
   ++kept_micro_;
 }
 
+float* Mlp::nonfinite_flag() { return loss_mean_.data() + kFlag; }
+
 void Mlp::check_finite() {
   dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + kFlag);
   dev_.flag_nonfinite(params_.data(), layout_.param_buffer_count(), loss_mean_.data() + kFlag);

@@ -88,6 +88,9 @@ class Mlp {
   // The flag is raised only by a step that found something, and take_losses() lowers it after
   // reading it raised, so a step pays for no clearing.
   void check_finite();
+  // The device flag every finite check reports into (a step's optimizer pass, with an
+  // Optimizer of models/optimizer.h, too); read and lowered by take_losses().
+  float* nonfinite_flag();
   // After a flag: "gradient layers.0.weight[3, 17] is nan" (gradients first, then parameters);
   // "" when both are finite. Downloads both buffers: for the error path only.
   std::string describe_nonfinite();

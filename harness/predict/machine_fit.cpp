@@ -102,7 +102,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   }
   auto fit_mode = [&](const std::string& name) {
     const ModeInfo* m = find_mode(name);
-    if (m == nullptr || !m->data_parallel) return false;
+    if (m == nullptr || !m->data_parallel || m->mode == Mode::sharded) return false;  // no step model of it
     return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m->mode) != fit_modes.end();
   };
   for (const SweepEntry& e : f.entries) {
