@@ -81,7 +81,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   }
   r.link_dilation = ctx.link.enabled() ? ctx.link.dilation : 1.0;
   // The wait goes where the mode table says: naive's whole comm phase, or the exposed wait.
-  const double wait = wait_sum * per_epoch;
+  // The sharded trainer's wait for its all-gathers (0 for the other modes) is exposed
+  // communication too: in the wait, so compute_s is compute (allgather_exposed_s says how much).
+  const double wait = (wait_sum + ag_wait_sum) * per_epoch;
   if (mode.wait_field == WaitField::comm_s) r.comm_s = wait;
   if (mode.wait_field == WaitField::exposed_comm_s) r.exposed_comm_s = wait;
   if (mode.data_parallel) r.comm_busy_s = busy_sum * per_epoch;
