@@ -8,7 +8,8 @@
 //                      folded in, whatever the model (so buckets stay zero-copy slices and one
 //                      update serves every model)
 //   the losses         the slot, the shard mean, the non-finite flag, micro-batch sums
-//   the checks         check_finite(), describe_nonfinite()
+//   the checks         check_finite(), describe_nonfinite(), nonfinite_flag() (the flag an
+//                      Optimizer of optimizer.h reports into: any model, any strategy)
 // One training step: forward(x) → loss(labels, scale) → backward(x, listener) → sgd_step().
 // The listener sees each gradient tensor the moment backward has finished writing it, in
 // layout() order: that is where data-parallel sync starts.
@@ -95,6 +96,9 @@ class Model {
   // The flag is raised only by a step that found something, and take_losses() lowers it after
   // reading it raised, so a step pays for no clearing.
   void check_finite();
+  // The device flag every finite check reports into (a step's optimizer pass, with an
+  // Optimizer of optimizer.h, too); read and lowered by take_losses().
+  float* nonfinite_flag();
   // After a flag: "gradient layers.0.weight[3, 17] is nan" (gradients first, then parameters);
   // "" when both are finite. Downloads both buffers: for the error path only.
   std::string describe_nonfinite();
