@@ -30,7 +30,7 @@ ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& grou
                        layout.tensors()[static_cast<size_t>(u.first_tensor)].name() + " .. " +
                        layout.tensors()[static_cast<size_t>(u.last_tensor)].name() + ", " + std::to_string(u.count) +
                        " floats) does not split into " + std::to_string(k) +
-                       " equal shards; K must divide 64 and the first layer's width");
+                       " equal shards; K must divide 64 and the size of the last tensor backward completes");
     }
     u.block = u.count / k;
     u.state_offset = state;

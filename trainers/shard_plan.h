@@ -15,8 +15,8 @@
 // collectives need equal blocks anyway, and an element-wise optimizer does not care where a
 // block starts. Each unit ends where the next starts (its trailing padding, zeros, included),
 // so every unit but the last is a multiple of 64 floats and splits evenly for K dividing 64; the
-// last ends with the last tensor backward produces (the first layer's bias) and splits when K
-// divides that width too. Other K are refused with the reason (padding the buffer for them is
+// last ends with the last tensor backward produces (the MLP's first-layer bias, the transformer's
+// tied embedding) and splits when K divides its size too. Other K are refused with the reason (padding the buffer for them is
 // the model library's to offer).
 #pragma once
 
