@@ -5,12 +5,14 @@
 // backward and init; Model owns what every model shares and the trainers rely on:
 //   the flat buffers   params() / grads() laid out by layout(), the loss slot after the gradients
 //   the update         sgd_step(): one pass over the flat parameter buffer, the finite check
-//                      folded in, whatever the model (so buckets stay zero-copy slices and one
-//                      update serves every model)
+//                      folded in, whatever the model (the one-device SGD of the triad's
+//                      compute phase, the benches and tests; the trainers update through an
+//                      Optimizer of optimizer.h, GradSync::update, over the same flat buffers,
+//                      so buckets and shards stay zero-copy slices for every model)
 //   the losses         the slot, the shard mean, the non-finite flag, micro-batch sums
 //   the checks         check_finite(), describe_nonfinite(), nonfinite_flag() (the flag an
 //                      Optimizer of optimizer.h reports into: any model, any strategy)
-// One training step: forward(x) → loss(labels, scale) → backward(x, listener) → sgd_step().
+// One training step: forward(x) → loss(labels, scale) → backward(x, listener) → the update.
 // The listener sees each gradient tensor the moment backward has finished writing it, in
 // layout() order: that is where data-parallel sync starts.
 #pragma once
