@@ -8,6 +8,9 @@
 //                                        compute stream does, and the host goes on
 //   drain()                              host waits for every queued all-reduce, checking for
 //                                        failures (NCCL: its async errors); once per step
+//   reduce_scatter_sum(data, count)      the same queue, the sum's block r left on rank r
+//   allgather(data, count)               the same queue, block r of rank r copied to all
+//                                        (both: shard_collectives.h; the sharded trainer's)
 // Blocking = launch + wait. MPI (CPU backend): a dedicated comm thread runs the queue — the
 // CPU's analogue of a CUDA stream. NCCL (CUDA backend): a dedicated comm stream.
 #pragma once
@@ -26,6 +29,14 @@
 
 namespace dpscale {
 
+// What a queued collective does. All share one queue and one sequence (the gradients channel
+// of the watchdog), so they run in the order they were queued, as on a CUDA stream.
+enum class Collective { allreduce, reduce_scatter, allgather };
+// Inline: the NCCL communicator lives in a library of its own.
+inline const char* collective_name(Collective c) {
+  return c == Collective::reduce_scatter ? "reduce-scatter" : c == Collective::allgather ? "all-gather" : "all-reduce";
+}
+
 // One all-reduce's times on the steady clock (seconds), for per-bucket bandwidth and
 // the trace: queued by the caller, started and finished on the comm thread.
 struct CallTiming {
@@ -37,6 +48,7 @@ struct CallTiming {
   // link every rank shares. Not the whole hold: a rank that arrives late at a call holds
   // longest, so the hold would blame lateness on the link.
   double link_s = 0.0;
+  Collective op = Collective::allreduce;
 };
 
 class Work {
@@ -66,6 +78,21 @@ class Communicator {
   virtual void allreduce_sum_batch(const std::vector<Range>& calls) {
     for (const Range& c : calls) allreduce_sum(c.data, c.count);
   }
+  // Reduce-scatter and all-gather of `count` floats, count a multiple of world_size(): block r
+  // is [r·count/K, (r+1)·count/K) (comm/shard_collectives.h). The reduce-scatter sends the
+  // gradients' wire format (set_grad_format; the range must not hold the exact element); the
+  // all-gather always fp32 (it carries parameters). Queued after everything queued before.
+  // The base class has none (std::logic_error).
+  virtual std::unique_ptr<Work> reduce_scatter_sum(float* data, size_t count) {
+    (void)data;
+    (void)count;
+    throw std::logic_error(name() + " communicator: no reduce-scatter");
+  }
+  virtual std::unique_ptr<Work> allgather(float* data, size_t count) {
+    (void)data;
+    (void)count;
+    throw std::logic_error(name() + " communicator: no all-gather");
+  }
   virtual void finish() = 0;
   virtual void drain() {}
 
@@ -82,6 +109,9 @@ class Communicator {
   // Seconds the all-reduces launched since the last call spent running (their summed
   // durations, link-emulation hold included). Call after finish().
   virtual double take_busy_seconds() = 0;
+  // Of those seconds, the all-gathers' (taken apart: the sharded trainer's allgather_s). Call
+  // after finish(), before take_busy_seconds() (which resets it too).
+  virtual double take_allgather_seconds() { return 0.0; }
 
   // Names the all-reduce of `count` floats at `data` for the collective watchdog's message
   // ("tensor layers.1.weight in step 12"). Called from the waiting thread, on a timeout only.
@@ -91,8 +121,9 @@ class Communicator {
  protected:
   // "all-reduce #seq of <namer's words> (N floats)": what a timed-out wait was for.
   // Inline: the NCCL communicator lives in a library of its own.
-  std::string describe_allreduce(uint64_t seq, const float* data, size_t count) const {
-    std::string s = "all-reduce #" + std::to_string(seq) + " (" + std::to_string(count) + " floats)";
+  std::string describe_allreduce(uint64_t seq, const float* data, size_t count,
+                                Collective op = Collective::allreduce) const {
+    std::string s = std::string(collective_name(op)) + " #" + std::to_string(seq) + " (" + std::to_string(count) + " floats)";
     if (namer_) s += " of " + namer_(data, count);
     return s;
   }

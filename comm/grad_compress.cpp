@@ -31,7 +31,9 @@ void sum_op(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i] = encode_grad(F, decode_grad(F, a[i]) + decode_grad(F, b[i]));
 }
 
-MPI_Op op_for(GradFormat f) {
+}  // namespace
+
+MPI_Op grad_sum_op(GradFormat f) {
   static MPI_Op bf16_op = MPI_OP_NULL, fp16_op = MPI_OP_NULL;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -41,11 +43,13 @@ MPI_Op op_for(GradFormat f) {
   return f == GradFormat::bf16 ? bf16_op : fp16_op;
 }
 
+namespace {
+
 void native_2byte(GradFormat f, float* data, size_t count, MPI_Comm comm) {
   thread_local std::vector<uint16_t> wire;
   if (wire.size() < count) wire.resize(count);
   encode(f, data, wire.data(), count);
-  const MPI_Op op = op_for(f);
+  const MPI_Op op = grad_sum_op(f);
   for (size_t done = 0; done < count;) {  // MPI counts are int
     const size_t piece = std::min(count - done, size_t{1} << 30);
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, wire.data() + done, static_cast<int>(piece), MPI_UINT16_T, op, comm));

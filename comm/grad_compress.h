@@ -25,4 +25,8 @@ namespace dpscale {
 // Sums `count` floats at `data` across `comm` in place, sending `fmt` (bf16 or fp16).
 void allreduce_sum_2byte(AllreduceAlgo algo, GradFormat fmt, float* data, size_t count, MPI_Comm comm);
 
+// The MPI_Op on MPI_UINT16_T that sums two 2-byte values of `fmt` in fp32 and rounds once
+// (native's op; the sharded reduce-scatter's too). Made once, on first use.
+MPI_Op grad_sum_op(GradFormat fmt);
+
 }  // namespace dpscale

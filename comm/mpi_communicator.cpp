@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include "hier_allreduce.h"
 #include "grad_compress.h"
 #include "mpi_check.h"
+#include "shard_collectives.h"
 
 namespace dpscale {
 
@@ -54,11 +57,35 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 std::unique_ptr<Work> MpiCommunicator::allreduce_sum(float* data, size_t count) {
+  return enqueue(data, count, Collective::allreduce);
+}
+
+std::unique_ptr<Work> MpiCommunicator::reduce_scatter_sum(float* data, size_t count) {
+  return enqueue(data, count, Collective::reduce_scatter);
+}
+
+std::unique_ptr<Work> MpiCommunicator::allgather(float* data, size_t count) {
+  return enqueue(data, count, Collective::allgather);
+}
+
+std::unique_ptr<Work> MpiCommunicator::enqueue(float* data, size_t count, Collective op) {
+  if (op != Collective::allreduce) {
+    // Refused here, on the caller's thread, rather than by an abort on the comm thread: the
+    // sharded trainer sizes its units for it, so this is a programming error.
+    if (count % static_cast<size_t>(size_) != 0) {
+      throw std::invalid_argument(std::string(collective_name(op)) + ": " + std::to_string(count) +
+                                  " floats do not split into " + std::to_string(size_) + " equal blocks");
+    }
+    if (algo_ != AllreduceAlgo::native && algo_ != AllreduceAlgo::ring) {
+      throw std::logic_error(std::string(collective_name(op)) + ": --allreduce " + allreduce_algo_name(algo_) +
+                             " has none (native or ring)");
+    }
+  }
   uint64_t seq;
   {
     std::lock_guard<std::mutex> lock(mu_);
     seq = ++launched_;
-    queue_.push_back(Task{data, count, seq, seconds_since_epoch(Clock::now())});
+    queue_.push_back(Task{data, count, seq, seconds_since_epoch(Clock::now()), op});
   }
   queued_cv_.notify_one();
   return std::make_unique<MpiWork>(*this, seq);
@@ -78,7 +105,28 @@ double MpiCommunicator::take_busy_seconds() {
   std::lock_guard<std::mutex> lock(mu_);
   const double s = busy_s_;
   busy_s_ = 0.0;
+  allgather_s_ = 0.0;
   return s;
+}
+
+double MpiCommunicator::take_allgather_seconds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double s = allgather_s_;
+  allgather_s_ = 0.0;
+  return s;
+}
+
+size_t MpiCommunicator::shard_collective(const Task& task) {
+  if (task.op == Collective::allgather) {
+    dpscale::allgather(algo_, task.data, task.count, comm_);
+    return task.count * sizeof(float);
+  }
+  if (fmt_ == GradFormat::fp32) {
+    dpscale::reduce_scatter_sum(algo_, task.data, task.count, comm_);
+  } else {
+    dpscale::reduce_scatter_sum_2byte(algo_, fmt_, task.data, task.count, comm_);
+  }
+  return grad_wire_bytes(fmt_, task.count, false);
 }
 
 void MpiCommunicator::log_calls(bool on) {
@@ -131,8 +179,9 @@ void MpiCommunicator::run() {
       // Every wait inside is polled and, with a watchdog, bounded (watchdog.h); hier's node-local
       // phases are the library's blocking collectives, outside the watchdog's reach.
       WaitScope scope(WaitContext{watchdog_, Channel::gradients, task.seq,
-                                  [&] { return describe_allreduce(task.seq, task.data, task.count); }, {}, false});
-      wire_bytes = reduce(task.data, task.count);
+                                  [&] { return describe_allreduce(task.seq, task.data, task.count, task.op); }, {},
+                                  false});
+      wire_bytes = task.op == Collective::allreduce ? reduce(task.data, task.count) : shard_collective(task);
     } catch (const std::exception& e) {
       // Nobody can wait on a failed collective: say what happened and end the whole job, so
       // no rank stays blocked in the next all-reduce (an escaping exception would only
@@ -147,7 +196,9 @@ void MpiCommunicator::run() {
       // transfer counts towards it, so the result takes max(real, modelled).
       // Capped at a year: converting a larger double to the clock's int64 nanoseconds
       // overflows (undefined; in practice a deadline in the past, i.e. no hold at all).
-      const double model_s = std::min(modelled_seconds(algo_, link_, wire_bytes, shape_), 3.2e7);
+      const double modelled = task.op == Collective::allreduce ? modelled_seconds(algo_, link_, wire_bytes, shape_)
+                                                               : modelled_shard_seconds(link_, wire_bytes, shape_);
+      const double model_s = std::min(modelled, 3.2e7);
       const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_s));
       model_end = std::max(model_end, deadline);
       std::this_thread::sleep_until(deadline);
@@ -166,9 +217,11 @@ void MpiCommunicator::run() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_s_ += elapsed;
+      if (task.op == Collective::allgather) allgather_s_ += elapsed;
       if (log_calls_) {
         const double start_s = seconds_since_epoch(start);
-        call_log_.push_back(CallTiming{task.data, task.count, task.queued_s, start_s, start_s + elapsed, link_s});
+        call_log_.push_back(
+            CallTiming{task.data, task.count, task.queued_s, start_s, start_s + elapsed, link_s, task.op});
       }
       completed_ = task.seq;
     }

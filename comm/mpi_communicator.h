@@ -35,8 +35,11 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int world_size() const override { return size_; }
   std::unique_ptr<Work> allreduce_sum(float* data, size_t count) override;
+  std::unique_ptr<Work> reduce_scatter_sum(float* data, size_t count) override;
+  std::unique_ptr<Work> allgather(float* data, size_t count) override;
   void finish() override;
   double take_busy_seconds() override;
+  double take_allgather_seconds() override;
   void log_calls(bool on) override;
   std::vector<CallTiming> take_call_log() override;
   void set_grad_format(GradFormat fmt, const float* exact) override {
@@ -59,11 +62,16 @@ class MpiCommunicator final : public Communicator {
     size_t count;
     uint64_t seq;
     double queued_s;  // steady-clock seconds at allreduce_sum(), for the diagnosis's timings
+    Collective op;
   };
+  std::unique_ptr<Work> enqueue(float* data, size_t count, Collective op);
   class MpiWork;
   void run();
   // The all-reduce of one task in the wire format; returns the bytes it sent per rank's buffer.
   size_t reduce(float* data, size_t count);
+  // A reduce-scatter or all-gather of one task; returns the bytes of the whole buffer in its
+  // wire format (what the link model's (K-1)/K is taken of).
+  size_t shard_collective(const Task& task);
   void wait_for(uint64_t seq);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -82,6 +90,7 @@ class MpiCommunicator final : public Communicator {
   std::deque<Task> queue_;
   uint64_t launched_ = 0, completed_ = 0;
   double busy_s_ = 0.0;
+  double allgather_s_ = 0.0;  // the all-gathers' part of busy_s_
   bool stop_ = false;
   bool log_calls_ = false;         // keep each call's CallTiming (log_calls)
   std::vector<CallTiming> call_log_;

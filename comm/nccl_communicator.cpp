@@ -103,6 +103,15 @@ class NcclCommunicator final : public Communicator {
     return std::make_unique<NcclWork>(*this, ev.seq, ev.end);
   }
 
+  // In place (shard_collectives.h): rank r's block at data + r·block, NCCL's own in-place form
+  // (recvbuff = sendbuff + rank·recvcount).
+  std::unique_ptr<Work> reduce_scatter_sum(float* data, size_t count) override {
+    return launch_shard(data, count, Collective::reduce_scatter);
+  }
+  std::unique_ptr<Work> allgather(float* data, size_t count) override {
+    return launch_shard(data, count, Collective::allgather);
+  }
+
   // One event on the compute stream and one stream wait for the whole batch, and one start
   // event: each later call starts where the one before it ended (nothing runs between them on
   // the comm stream). While the call log is on, each call's end event times it; while it is off
@@ -166,6 +175,13 @@ class NcclCommunicator final : public Communicator {
     drain();
     const double s = busy_s_;
     busy_s_ = 0.0;
+    allgather_s_ = 0.0;
+    return s;
+  }
+  double take_allgather_seconds() override {
+    drain();
+    const double s = allgather_s_;
+    allgather_s_ = 0.0;
     return s;
   }
 
@@ -206,7 +222,7 @@ class NcclCommunicator final : public Communicator {
   std::string describe_unfinished(uint64_t last_seq) const {
     const auto i = holding_up(in_flight(), last_seq);
     if (!i) return "all-reduce #" + std::to_string(last_seq);
-    std::string d = describe_allreduce(events_[*i].seq, events_[*i].data, events_[*i].count);
+    std::string d = describe_allreduce(events_[*i].seq, events_[*i].data, events_[*i].count, events_[*i].op);
     // Every rank keeps the log on the same steps, so all of them name the same call.
     if (!events_[*i].timed) d += " or a later one of its batch (timed together on this step)";
     return d;
@@ -232,11 +248,13 @@ class NcclCommunicator final : public Communicator {
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i].from, events_[i].end));
       busy_s_ += ms * 1e-3;
+      if (events_[i].op == Collective::allgather) allgather_s_ += ms * 1e-3;
       if (log_) {
         float from_anchor = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&from_anchor, anchor_, events_[i].from));
         const double start = anchor_host_s_ + from_anchor * 1e-3;
-        log_calls_.push_back(CallTiming{events_[i].data, events_[i].count, events_[i].queued_s, start, start + ms * 1e-3});
+        log_calls_.push_back(CallTiming{events_[i].data, events_[i].count, events_[i].queued_s, start, start + ms * 1e-3,
+                                        0.0, events_[i].op});
       }
     }
     used_ = 0;
@@ -267,6 +285,43 @@ class NcclCommunicator final : public Communicator {
     nccl_wire::pack(fmt_, data, wire_, count, stream_);
     NCCL_CHECK(ncclAllReduce(wire_, wire_, count, type, ncclSum, comm_, stream_));
     nccl_wire::unpack(fmt_, wire_, data, count, skip, stream_);
+  }
+
+  std::unique_ptr<Work> launch_shard(float* data, size_t count, Collective op) {
+    if (count % static_cast<size_t>(size_) != 0) {
+      throw std::invalid_argument(std::string(collective_name(op)) + ": " + std::to_string(count) +
+                                  " floats do not split into " + std::to_string(size_) + " equal blocks");
+    }
+    Events& ev = next_events();
+    launch(ev, data, count, nullptr, true, op);
+    return std::make_unique<NcclWork>(*this, ev.seq, ev.end);
+  }
+
+  // One reduce-scatter (in the wire format) or all-gather (fp32: parameters) on the comm
+  // stream. 2-byte: the whole buffer packed, reduce-scattered as ncclBfloat16/ncclHalf in the
+  // staging buffer, and our block widened back into place.
+  void shard_call(float* data, size_t count, Collective op) {
+    const size_t block = count / static_cast<size_t>(size_);
+    float* own = data + static_cast<size_t>(rank_) * block;
+    if (op == Collective::allgather) {
+      NCCL_CHECK(ncclAllGather(own, data, block, ncclFloat, comm_, stream_));
+      return;
+    }
+    if (fmt_ == GradFormat::fp32) {
+      NCCL_CHECK(ncclReduceScatter(data, own, block, ncclFloat, ncclSum, comm_, stream_));
+      return;
+    }
+    if (count > wire_cap_) {
+      if (wire_) CUDA_CHECK(cudaFreeAsync(wire_, stream_));
+      wire_ = nullptr;
+      CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&wire_), count * sizeof(uint16_t), stream_));
+      wire_cap_ = count;
+    }
+    const ncclDataType_t type = fmt_ == GradFormat::bf16 ? ncclBfloat16 : ncclHalf;
+    uint16_t* wire_own = wire_ + static_cast<size_t>(rank_) * block;
+    nccl_wire::pack(fmt_, data, wire_, count, stream_);
+    NCCL_CHECK(ncclReduceScatter(wire_, wire_own, block, type, ncclSum, comm_, stream_));
+    nccl_wire::unpack(fmt_, wire_own, own, block, block, stream_);
   }
 
   // ncclCommInitRank under the collective watchdog: a peer that never joins (dead, stopped, its
@@ -320,6 +375,7 @@ class NcclCommunicator final : public Communicator {
     const float* data = nullptr;
     size_t count = 0;
     double queued_s = 0.0;  // host steady clock at the launch (the call log's queued time)
+    Collective op = Collective::allreduce;
   };
   // One all-reduce on the comm stream, between its timing events. `after` null: the comm stream
   // first waits for everything queued on the compute stream so far (the gradient was queued
@@ -327,10 +383,12 @@ class NcclCommunicator final : public Communicator {
   // there. Otherwise the call follows the one before it with nothing between them, and is timed
   // from `after`: that call's end event, or where that call's time started when it had none.
   // `timed` false: no end event (allreduce_sum_batch).
-  void launch(Events& ev, float* data, size_t count, cudaEvent_t after, bool timed = true) {
+  void launch(Events& ev, float* data, size_t count, cudaEvent_t after, bool timed = true,
+              Collective op = Collective::allreduce) {
     ev.seq = ++launched_;
     ev.data = data;
     ev.count = count;
+    ev.op = op;
     ev.queued_s = steady_seconds();
     if (after) {
       ev.from = after;
@@ -341,7 +399,9 @@ class NcclCommunicator final : public Communicator {
       ev.from = ev.start;
     }
     hook_.before(data, count, stream_);
-    if (fmt_ == GradFormat::fp32) {
+    if (op != Collective::allreduce) {
+      shard_call(data, count, op);
+    } else if (fmt_ == GradFormat::fp32) {
       NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_));
     } else {
       allreduce_2byte(data, count);
@@ -375,6 +435,7 @@ class NcclCommunicator final : public Communicator {
   std::vector<Events> events_;  // recycled by drain() every step: no per-step event creation
   size_t used_ = 0;
   double busy_s_ = 0.0;
+  double allgather_s_ = 0.0;  // the all-gathers' part of busy_s_
   NcclOrderHook hook_;
   GradFormat fmt_ = GradFormat::fp32;
   const float* exact_ = nullptr;  // the loss slot: summed in fp32 whatever the wire format

@@ -28,6 +28,12 @@ HopPattern hop_pattern(AllreduceAlgo algo, double nbytes, int k) {
   return {steps, nbytes / k, steps};  // native, ring, and hier on one node: a ring
 }
 
+HopPattern shard_hop_pattern(double nbytes, int k) {
+  if (k <= 1) return {};
+  const double steps = k - 1.0;
+  return {steps, nbytes / k, steps};
+}
+
 double rank0_bytes_sent(AllreduceAlgo algo, double nbytes, int k) { return hop_pattern(algo, nbytes, k).rank0_bytes_sent(); }
 
 AllreduceBandwidth allreduce_bandwidth(double nbytes, double seconds, int k) {

@@ -46,6 +46,14 @@ struct HopPattern {
 };
 HopPattern hop_pattern(AllreduceAlgo algo, double nbytes, int k);
 
+// One reduce-scatter or one all-gather of a buffer of B bytes among k ranks (each rank's block
+// B/k), as the sharded trainer sends them: half of the ring all-reduce above, its reduce-scatter
+// or its all-gather phase:   (k-1) · (α + (B/k)/β),  (k-1)/k · B sent by every rank.
+// native and ring alike (the MPI library's MPI_Ireduce_scatter_block / MPI_Iallgather are
+// modelled as the bandwidth-optimal ring, as its MPI_Allreduce is); star and hier have no
+// reduce-scatter of their own (refused for the sharded mode: contract/option_rules.cpp).
+HopPattern shard_hop_pattern(double nbytes, int k);
+
 // Bytes rank 0 sends for one all-reduce of `nbytes` over k ranks: ring 2(k-1)/k·B, star (k-1)·B
 // (native counted as a ring; hier sends exactly a ring's bytes per rank, over other links).
 double rank0_bytes_sent(AllreduceAlgo algo, double nbytes, int k);

@@ -102,6 +102,11 @@ struct NodeShape {
 // Dilation multiplies the result, as for one tier.
 double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes, NodeShape shape);
 
+// The α-β time of one reduce-scatter or all-gather of a B-byte buffer (allreduce_algo.h,
+// shard_hop_pattern) over the shape: (K-1) steps of B/K, each as long as its slowest hop (an
+// inter-node hop once N > 1), × the dilation.
+double modelled_shard_seconds(const LinkModel& link, size_t nbytes, NodeShape shape);
+
 // The spec of a two-tier link, as parse_link reads it; OptionError (naming --link) on a bad
 // tier, a missing tier, an unknown key, or ranks-per-node outside 1..kMaxRanksPerNode.
 inline constexpr int kMaxRanksPerNode = 4096;

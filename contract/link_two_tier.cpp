@@ -107,4 +107,14 @@ double modelled_seconds(AllreduceAlgo algo, const LinkModel& link, size_t nbytes
   return link.dilation * t;
 }
 
+double modelled_shard_seconds(const LinkModel& link, size_t nbytes, NodeShape shape) {
+  const int k = shape.ranks();
+  if (!link.enabled() || k <= 1) return 0.0;
+  const Tier intra{link.alpha_us * 1e-6, link.gbps * 1e9};
+  const Tier inter = link.two_tier ? Tier{link.inter_alpha_us * 1e-6, link.inter_gbps * 1e9} : intra;
+  const HopPattern p = shard_hop_pattern(static_cast<double>(nbytes), k);
+  const double hop = shape.nodes > 1 ? std::max(intra.hop(p.hop_bytes), inter.hop(p.hop_bytes)) : intra.hop(p.hop_bytes);
+  return link.dilation * p.steps * hop;
+}
+
 }  // namespace dpscale

@@ -18,6 +18,10 @@ const std::vector<ModeInfo>& all_modes() {
       {Mode::bucketed, "bucketed", "train_ddp_bucketed", "Bucketed DDP",
        "DDP-style data-parallel: gradients grouped into capped buckets, each reduced async when complete.", true,
        WaitField::exposed_comm_s},
+      {Mode::sharded, "sharded", "train_sharded", "Sharded",
+       "Sharded data-parallel (ZeRO): each rank updates its shard, keeping optimizer state (stage 1) and reduced "
+       "gradients (stage 2) for it alone; the shards are all-gathered.",
+       true, WaitField::exposed_comm_s},
   };
   return modes;
 }

@@ -13,7 +13,7 @@
 
 namespace dpscale {
 
-enum class Mode { single, naive, interleaved, bucketed };
+enum class Mode { single, naive, interleaved, bucketed, sharded };
 
 // Where a data-parallel trainer's measured wait (GradSync::take_wait_seconds) goes:
 //   comm_s          naive: the blocking all-reduce phase, all of the communication

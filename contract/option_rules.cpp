@@ -22,6 +22,11 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   if (o.allreduce == "hier" && o.grad_comm != "fp32") {
     throw InputError("--grad-comm " + o.grad_comm + " does not combine with --allreduce hier (use ring, star or native)");
   }
+  // The sharded mode's reduce-scatter and all-gather exist as the library's and as our ring
+  // (comm/shard_collectives.h); star and hier have no halves of their own.
+  if (o.mode == Mode::sharded && o.allreduce != "native" && o.allreduce != "ring") {
+    throw InputError("--allreduce " + o.allreduce + " has no reduce-scatter or all-gather for the sharded mode (use native or ring)");
+  }
 }
 
 void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {

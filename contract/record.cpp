@@ -189,7 +189,7 @@ std::vector<RecordField> build_fields() {
       field("link_gbps", &R::link_gbps, "its β (GB/s)"),
       field("link_dilation", &R::link_dilation, "time dilation F of the modelled link times"),
       field("comm_s", &R::comm_s, "naive: per-epoch blocking all-reduce phase"),
-      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed: per-epoch time `finish()` waited"),
+      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed/sharded: per-epoch time `finish()` waited (sharded: and the all-gathers after the update)"),
       field("comm_busy_s", &R::comm_busy_s, "DP modes: per-epoch summed all-reduce durations"),
       field("compute_s", &R::compute_s, "`avg_epoch_s` minus the comm wait above"),
       field("allreduce_calls_per_step", &R::allreduce_calls_per_step, "all-reduce calls per step"),
@@ -284,6 +284,26 @@ std::vector<RecordField> build_fields() {
       later_field("gpu_shared", &R::gpu_shared,
                   "`--share-gpu` put two or more ranks on one GPU: a correctness run, from which `dpscale report`, "
                   "`compare` and `predict` draw no speedups; absent in older records: false"),
+      // --- the optimizer and memory per rank (sharded: docs/sharded.md) ---
+      later_field("optimizer", &R::optimizer, "`--optimizer`: `sgd` | `adamw`; \"\" in older records"),
+      later_field("shard_stage", &R::shard_stage,
+                  "sharded: `--shard-stage` 1 (optimizer state sharded) | 2 (+ gradients) | 3 (+ parameters); 0 for the other modes"),
+      later_field("param_bytes_per_rank", &R::param_bytes_per_rank,
+                  "bytes of parameters rank 0 holds: the flat buffer (padding included), or under stage 3 its shard plus the "
+                  "gathered units' buffers"),
+      later_field("grad_bytes_per_rank", &R::grad_bytes_per_rank,
+                  "bytes of gradient buffer rank 0 holds (the flat buffer with the loss slot)"),
+      later_field("optim_bytes_per_rank", &R::optim_bytes_per_rank,
+                  "bytes of optimizer state rank 0 holds (SGD momentum: 4 per element updated; AdamW: 8; sharded: its shard's)"),
+      later_field("peak_device_bytes", &R::peak_device_bytes,
+                  "CUDA: the most bytes rank 0's device allocator had out at once; 0 on the CPU"),
+      later_field("reduce_scatter_bytes_per_step", &R::reduce_scatter_bytes_per_step,
+                  "sharded: bytes of the buffers reduce-scattered per step, in the wire format (a rank sends (K−1)/K of them)"),
+      later_field("allgather_bytes_per_step", &R::allgather_bytes_per_step,
+                  "sharded: bytes of the buffers all-gathered per step, fp32 (a rank sends (K−1)/K of them)"),
+      later_field("allgather_s", &R::allgather_s, "sharded: per-epoch summed all-gather durations (part of `comm_busy_s`)"),
+      later_field("allgather_exposed_s", &R::allgather_exposed_s,
+                  "sharded: per-epoch time the step waited for all-gathers (the part no compute hid)"),
   };
 }
 

@@ -122,6 +122,14 @@ struct RunRecord {
   // --share-gpu placed two or more of the job's ranks on one GPU: a correctness run, not a
   // measurement of scaling (absent in older records: false).
   bool gpu_shared = false;
+  // The optimizer and what each rank holds (models/optimizer.h; the sharded trainer's stages:
+  // trainers/sync_sharded.cpp). Absent in older records: "" and 0.
+  std::string optimizer;
+  int shard_stage = 0;
+  int64_t param_bytes_per_rank = 0, grad_bytes_per_rank = 0, optim_bytes_per_rank = 0;
+  int64_t peak_device_bytes = 0;
+  int64_t reduce_scatter_bytes_per_step = 0, allgather_bytes_per_step = 0;
+  double allgather_s = 0.0, allgather_exposed_s = 0.0;
 };
 
 // One field of the record. `type` is derived from the member's C++ type: "string", "int",

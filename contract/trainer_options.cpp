@@ -13,6 +13,7 @@
 #include "contract/option_values.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
+#include "models/optimizer.h"
 #include "models/gemm/gemm_library.h"
 #include "models/mlp_spec.h"
 #include "models/model_spec.h"
@@ -21,8 +22,8 @@ namespace dpscale {
 
 namespace {
 
-const std::vector<Mode> kAll = {Mode::single, Mode::naive, Mode::interleaved, Mode::bucketed};
-const std::vector<Mode> kDataParallel = {Mode::naive, Mode::interleaved, Mode::bucketed};
+const std::vector<Mode> kAll = {Mode::single, Mode::naive, Mode::interleaved, Mode::bucketed, Mode::sharded};
+const std::vector<Mode> kDataParallel = {Mode::naive, Mode::interleaved, Mode::bucketed, Mode::sharded};
 
 // Wraps a parser of the value into the setter of one option: a ValueError's complaint gets the
 // flag; an OptionError from a parser that names its flag itself (--link, --model) passes as is.
@@ -178,11 +179,15 @@ std::vector<TrainerOption> build_table() {
       whole("epochs", "--epochs", "passes over the data (an incomplete last batch is dropped)", kAll, 1, 1000000,
                 [](auto& o) -> auto& { return o.epochs; }),
       // No upper bound: a huge rate is how a user (and a test) makes training diverge on purpose.
-      real("lr", "--lr", "SGD learning rate", kAll, {0.0, false}, {kNoLimit}, [](auto& o) -> auto& { return o.lr; }),
+      real("lr", "--lr", "learning rate", kAll, {0.0, false}, {kNoLimit}, [](auto& o) -> auto& { return o.lr; }),
       real("momentum", "--momentum", "SGD momentum (0 = plain SGD)", kAll, {0.0}, {1.0, false},
            [](auto& o) -> auto& { return o.momentum; }),
-      real("weight_decay", "--weight-decay", "SGD weight decay", kAll, {0.0}, {kNoLimit},
-           [](auto& o) -> auto& { return o.weight_decay; }),
+      real("weight_decay", "--weight-decay", "weight decay (SGD: added to the gradient; AdamW: decoupled)", kAll,
+           {0.0}, {kNoLimit}, [](auto& o) -> auto& { return o.weight_decay; }),
+      axis(choice("optimizer", "--optimizer",
+                  "sgd | adamw (torch.optim.AdamW: betas 0.9, 0.999, eps 1e-8, bias correction; moments in fp32)",
+                  kAll, optimizer_names(), "optimizer", [](auto& o) -> auto& { return o.optimizer; }),
+           "optimizer"),
       whole("warmup_steps", "--warmup-steps", "untimed forward+backward steps before training, no update", kAll, 0,
                 1000000, [](auto& o) -> auto& { return o.warmup_steps; }),
       whole("max_steps", "--max-steps", "stop after this many optimizer steps (0 = no limit)", kAll, 0, INT64_MAX / 2,
@@ -229,10 +234,14 @@ std::vector<TrainerOption> build_table() {
            [](auto& o) -> auto& { return o.allreduce; }), "allreduces"),
       switch_("fused", "--fused", "one all-reduce of the whole gradient buffer", {Mode::naive},
               [](auto& o) -> auto& { return o.fused; }),
-      axis(with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed},
+      axis(with(real("bucket_cap_mb", "--bucket-cap-mb", "bucket cap in MiB (PyTorch DDP's bucket_cap_mb)", {Mode::bucketed, Mode::sharded},
                 {0.0, false}, {1e6}, [](auto& o) -> auto& { return o.bucket_cap_mb; }),
            ConfigUse::sweep), "bucket_caps_mb"),
-      real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed}, {0.0, false},
+      axis(whole("shard_stage", "--shard-stage",
+                 "sharded: 1 = optimizer state sharded, 2 = gradients too (each bucket reduce-scattered)", {Mode::sharded},
+                 1, 2, [](auto& o) -> auto& { return o.shard_stage; }),
+           "shard_stage"),
+      real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed, Mode::sharded}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
       // Measured: ranks that share a GPU time each other's kernels, so such a run is a point of its
       // own (its record says gpu_shared, and the reports draw no speedup from it).
@@ -286,7 +295,7 @@ std::vector<TrainerOption> build_table() {
       axis(choice("bucket_rule", "--bucket-rule",
              "strict: a bucket never exceeds its cap | ddp: close a bucket after the tensor that "
              "reaches the cap (PyTorch DDP)",
-             {Mode::bucketed}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }), "bucket_rule"),
+             {Mode::bucketed, Mode::sharded}, {"strict", "ddp"}, "bucket rule", [](auto& o) -> auto& { return o.bucket_rule; }), "bucket_rule"),
   };
   return t;
 }

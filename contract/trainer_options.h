@@ -31,6 +31,7 @@ struct TrainOptions {
   double lr = 0.01;
   double momentum = 0.0;
   double weight_decay = 0.0;
+  std::string optimizer = "sgd";  // sgd | adamw (models/optimizer.h)
   int warmup_steps = 3;
   int64_t max_steps = 0;        // 0 = no limit
   uint64_t seed = 42;           // weights (and synthetic data)
@@ -47,6 +48,7 @@ struct TrainOptions {
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
   std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
+  int shard_stage = 2;          // sharded: 1 optimizer state | 2 + gradients
   bool share_gpu = false;       // K ranks may share one GPU (CUDA): a correctness run, not a measurement
 
   // Reliability: a bad value or a lost rank ends the run with its reason

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "adamw.h"
 #include "gemm/gemm_library.h"
 #include "gemm/step_gemms.h"
 #include "interval_timer.h"
@@ -102,11 +103,20 @@ class Device {
   virtual void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
                    float weight_decay, float* nonfinite_flag) = 0;
 
+  // AdamW (adamw.h) over n elements: w, its gradient g and its two fp32 moments m and v, one
+  // pass; with a non-null `nonfinite_flag` the finite check folded in as in sgd(). Any
+  // sub-range of the flat buffers (a rank's shard) is as good as the whole: element-wise.
+  virtual void adamw(float* w, const float* g, float* m, float* v, int64_t n, const AdamWScalars& s,
+                     float* nonfinite_flag) = 0;
+
   // --- reliability (finite_check.h) ---
   // Sets *flag (a device scalar) to 1 when any of x[0, n) is non-finite; leaves it untouched
   // otherwise, so several buffers can report into one flag. Queued like any op: no host wait.
   // A pass of its own: for steps without an update (warm-up); training folds it into sgd().
   virtual void flag_nonfinite(const float* x, int64_t n, float* flag) = 0;
+  // The most bytes alloc_bytes() had out at once (CUDA: counted at its cudaMalloc calls); 0 where
+  // not counted (the CPU backend).
+  virtual uint64_t peak_allocated_bytes() const { return 0; }
   // Bytes of memory this device has in all (CPU: physical memory; CUDA: the GPU's); 0 if unknown.
   virtual uint64_t memory_bytes() const = 0;
 

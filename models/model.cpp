@@ -122,6 +122,8 @@ void Model::keep_micro_loss() {
   ++kept_micro_;
 }
 
+float* Model::nonfinite_flag() { return loss_mean_.data() + kFlag; }
+
 void Model::check_finite() {
   dev_.flag_nonfinite(grads_.data(), layout_.grad_buffer_count(), loss_mean_.data() + kFlag);
   dev_.flag_nonfinite(params_.data(), layout_.param_buffer_count(), loss_mean_.data() + kFlag);

@@ -5,11 +5,14 @@
 // backward and init; Model owns what every model shares and the trainers rely on:
 //   the flat buffers   params() / grads() laid out by layout(), the loss slot after the gradients
 //   the update         sgd_step(): one pass over the flat parameter buffer, the finite check
-//                      folded in, whatever the model (so buckets stay zero-copy slices and one
-//                      update serves every model)
+//                      folded in, whatever the model (the one-device SGD of the triad's
+//                      compute phase, the benches and tests; the trainers update through an
+//                      Optimizer of optimizer.h, GradSync::update, over the same flat buffers,
+//                      so buckets and shards stay zero-copy slices for every model)
 //   the losses         the slot, the shard mean, the non-finite flag, micro-batch sums
-//   the checks         check_finite(), describe_nonfinite()
-// One training step: forward(x) → loss(labels, scale) → backward(x, listener) → sgd_step().
+//   the checks         check_finite(), describe_nonfinite(), nonfinite_flag() (the flag an
+//                      Optimizer of optimizer.h reports into: any model, any strategy)
+// One training step: forward(x) → loss(labels, scale) → backward(x, listener) → the update.
 // The listener sees each gradient tensor the moment backward has finished writing it, in
 // layout() order: that is where data-parallel sync starts.
 #pragma once
@@ -95,6 +98,9 @@ class Model {
   // The flag is raised only by a step that found something, and take_losses() lowers it after
   // reading it raised, so a step pays for no clearing.
   void check_finite();
+  // The device flag every finite check reports into (a step's optimizer pass, with an
+  // Optimizer of optimizer.h, too); read and lowered by take_losses().
+  float* nonfinite_flag();
   // After a flag: "gradient layers.0.weight[3, 17] is nan" (gradients first, then parameters);
   // "" when both are finite. Downloads both buffers: for the error path only.
   std::string describe_nonfinite();

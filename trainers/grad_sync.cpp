@@ -40,6 +40,26 @@ int64_t GradSync::wire_bytes(const float* data, int64_t count) const {
   return static_cast<int64_t>(grad_wire_bytes(format_, static_cast<size_t>(count), holds_slot));
 }
 
+SyncStats GradSync::report() const {
+  SyncStats s = stats();
+  s.param_bytes = model_.layout().param_buffer_count() * static_cast<int64_t>(sizeof(float));
+  s.grad_bytes = model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
+  s.optim_bytes = optimizer_state_bytes();
+  return s;
+}
+
+void GradSync::use_optimizer(const OptimizerConfig& cfg) {
+  optimizer_ = std::make_unique<Optimizer>(model_.device(), cfg, state_floats());
+}
+
+void GradSync::update(bool check_finite) {
+  // Over the padding too (one pass): zero gradient, parameter and state stay zero. Not the loss
+  // slot (past the parameters): its value is the step's loss, which the host reads and checks.
+  optimizer_->begin_step();
+  optimizer_->update(model_.params(), model_.grads(), model_.layout().param_buffer_count(), 0,
+                     check_finite ? model_.nonfinite_flag() : nullptr);
+}
+
 void GradSync::finish() {
   if (!comm_) return;
   timer_->start();  // queued after backward: the interval begins when backward has drained

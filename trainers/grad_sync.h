@@ -30,6 +30,7 @@
 #include "contract/trainer_options.h"
 #include "models/interval_timer.h"
 #include "models/model.h"
+#include "models/optimizer.h"
 
 namespace dpscale {
 
@@ -42,6 +43,10 @@ struct SyncStats {
   std::optional<int> n_buckets;
   std::vector<int64_t> bucket_bytes;  // each bucket's tensors in the wire format (the slot not counted)
   std::optional<double> bucket_cap_mb, first_bucket_mb;
+  // What the rank holds, and what the sharded stages send besides all-reduces.
+  int shard_stage = 0;
+  int64_t param_bytes = 0, grad_bytes = 0, optim_bytes = 0;
+  int64_t reduce_scatter_bytes_per_step = 0, allgather_bytes_per_step = 0;
 };
 
 class GradSync : public GradListener {
@@ -55,6 +60,9 @@ class GradSync : public GradListener {
   // Once per step, after finish() and after the step's later device work is queued.
   void drain();
   virtual SyncStats stats() const = 0;
+  // stats() with what this rank holds: the model's parameter and gradient buffers and the
+  // optimizer's state, as allocated (the record's *_bytes_per_rank).
+  SyncStats report() const;
 
   // The gradients' wire format (--grad-comm): set on the communicator, with the loss slot as the
   // one element it sums in fp32. Once, before the first step; fp32 until then.
@@ -64,9 +72,20 @@ class GradSync : public GradListener {
   // count of the record is this.
   int64_t wire_bytes(const float* data, int64_t count) const;
 
+  // The optimizer (--optimizer), with state for what this rank updates (state_floats()):
+  // made by make_grad_sync, before the first step, so no step allocates.
+  void use_optimizer(const OptimizerConfig& cfg);
+  // One optimizer step, after finish(): every parameter from its reduced gradient (a sharded
+  // strategy: its shard, then what the other ranks need of it). `check_finite`: the pass is the
+  // step's finite check too (Model::nonfinite_flag).
+  virtual void update(bool check_finite);
+  int64_t optimizer_state_bytes() const { return optimizer_ ? optimizer_->state_bytes() : 0; }
+
   // Seconds finish() waited since the last take: the whole all-reduce phase (naive) or the
   // exposed wait (interleaved, bucketed). Waits for the device to report them.
   double take_wait_seconds() { return timer_ ? timer_->take_seconds() : 0.0; }
+  // Seconds the step waited for all-gathers since the last take (sharded; 0 for the others).
+  virtual double take_allgather_wait_seconds() { return 0.0; }
 
  protected:
   // `comm` null: nothing to synchronise (train_single_gpu), and nothing is timed.
@@ -74,9 +93,13 @@ class GradSync : public GradListener {
   // The strategy's part of finish(): launch what is left and wait for all of it.
   virtual void complete() = 0;
 
+  // Elements of the flat buffer this rank's optimizer updates (and holds state for).
+  virtual int64_t state_floats() const { return model_.layout().param_buffer_count(); }
+
   Model& model_;
   Communicator* comm_;
   GradFormat format_ = GradFormat::fp32;
+  std::unique_ptr<Optimizer> optimizer_;
 
  private:
   // The collective watchdog's words for an all-reduce of the gradient buffer: which tensor or

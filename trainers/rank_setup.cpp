@@ -9,6 +9,7 @@
 #include "models/data/token_data.h"
 #include "models/io/safetensors.h"
 #include "models/memory_check.h"
+#include "shard_plan.h"
 
 namespace dpscale {
 
@@ -116,6 +117,13 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   }
 
   s->model = make_model(*s->device, s->spec, s->local_batch);
+  // The sharded mode's units must split into K equal blocks: refused here, in the start-up
+  // check's one line, rather than when the strategy is made.
+  if (opts.mode == Mode::sharded) {
+    plan_shards(s->model->layout(),
+                assign_buckets(s->model->layout(), opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule)),
+                place.world_size);
+  }
   if (!opts.init_path.empty()) {
     s->model->params_from_host(init_params);
   } else {

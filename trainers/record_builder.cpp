@@ -46,7 +46,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
 
   const auto& rank0 = epochs.front();
   const size_t n_epochs = rank0.size();
-  double total_time = 0.0, wait_sum = 0.0, busy_sum = 0.0;
+  double total_time = 0.0, wait_sum = 0.0, busy_sum = 0.0, ag_sum = 0.0, ag_wait_sum = 0.0;
   for (size_t e = 0; e < n_epochs; ++e) {
     double slowest = 0.0;
     for (const auto& rank_epochs : epochs) slowest = std::max(slowest, rank_epochs[e].time_s);
@@ -63,6 +63,8 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
       t += st.time_s;
       wait_sum += st.wait_s;
       busy_sum += st.busy_s;
+      ag_sum += st.allgather_s;
+      ag_wait_sum += st.allgather_wait_s;
     }
     r.per_rank_epoch_s.push_back(n_epochs ? t / static_cast<double>(n_epochs) : 0.0);
   }
@@ -83,7 +85,9 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   }
   r.link_dilation = ctx.link.enabled() ? ctx.link.dilation : 1.0;
   // The wait goes where the mode table says: naive's whole comm phase, or the exposed wait.
-  const double wait = wait_sum * per_epoch;
+  // The sharded trainer's wait for its all-gathers (0 for the other modes) is exposed
+  // communication too: in the wait, so compute_s is compute (allgather_exposed_s says how much).
+  const double wait = (wait_sum + ag_wait_sum) * per_epoch;
   if (mode.wait_field == WaitField::comm_s) r.comm_s = wait;
   if (mode.wait_field == WaitField::exposed_comm_s) r.exposed_comm_s = wait;
   if (mode.data_parallel) r.comm_busy_s = busy_sum * per_epoch;
@@ -107,6 +111,16 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   r.gpu_shared = ctx.gpu_shared;
   if (mode.data_parallel) r.grad_comm = o.grad_comm;
   if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;
+  r.optimizer = o.optimizer;
+  r.shard_stage = ctx.sync.shard_stage;
+  r.param_bytes_per_rank = ctx.sync.param_bytes;
+  r.grad_bytes_per_rank = ctx.sync.grad_bytes;
+  r.optim_bytes_per_rank = ctx.sync.optim_bytes;
+  r.peak_device_bytes = static_cast<int64_t>(s.device->peak_allocated_bytes());
+  r.reduce_scatter_bytes_per_step = ctx.sync.reduce_scatter_bytes_per_step;
+  r.allgather_bytes_per_step = ctx.sync.allgather_bytes_per_step;
+  r.allgather_s = ag_sum * per_epoch;
+  r.allgather_exposed_s = ag_wait_sum * per_epoch;
   return r;
 }
 

@@ -1,5 +1,5 @@
-// sync_strategies.h — constructors of the three data-parallel GradSync strategies, one file each
-// (sync_naive.cpp, sync_interleaved.cpp, sync_bucketed.cpp).
+// sync_strategies.h — constructors of the data-parallel GradSync strategies, one file each
+// (sync_naive.cpp, sync_interleaved.cpp, sync_bucketed.cpp, sync_sharded.cpp).
 #pragma once
 
 #include <memory>
@@ -13,5 +13,8 @@ std::unique_ptr<GradSync> make_naive_sync(Model& model, Communicator& comm, bool
 std::unique_ptr<GradSync> make_interleaved_sync(Model& model, Communicator& comm);
 std::unique_ptr<GradSync> make_bucketed_sync(Model& model, Communicator& comm, double bucket_cap_mb,
                                              double first_bucket_mb, BucketRule rule);
+// sync_sharded.cpp: `stage` 1 or 2, units = bucketed's buckets.
+std::unique_ptr<GradSync> make_sharded_sync(Model& model, Communicator& comm, int stage, double bucket_cap_mb,
+                                            double first_bucket_mb, BucketRule rule);
 
 }  // namespace dpscale

@@ -21,10 +21,6 @@ bool checks_finite(const RankSetup& s, int64_t n) {
 
 namespace {
 
-SgdConfig sgd_config(const TrainOptions& o) {
-  return SgdConfig{static_cast<float>(o.lr), static_cast<float>(o.momentum), static_cast<float>(o.weight_decay)};
-}
-
 }  // namespace
 
 // One optimizer step: --accum-steps N micro-batches (global batches step·N .. step·N + N-1),
@@ -72,7 +68,7 @@ StepLosses train_step(RankSetup& s, GradSync& sync, int64_t step_index, bool upd
   if (probe) probe->optimizer_begin();
   if (update) {
     s.test_nonfinite.before_update(m);
-    m.sgd_step(sgd_config(s.opts), check_finite);
+    sync.update(check_finite);
   }
   if (probe) probe->optimizer_end();
   if (check_finite && !update) m.check_finite();
@@ -103,13 +99,13 @@ void warm_up(RankSetup& s, GradSync& sync) {
     const StepLosses l = train_step(s, sync, w % s.steps_per_epoch, false, checks_finite(s, w), nullptr);
     throw_if_nonfinite(s, l, "warm-up step " + std::to_string(w + 1));
   }
-  s.model->allocate_optimizer_state(sgd_config(s.opts));
 }
 
 std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator* comm, World& world, StepObserver* probe) {
   warm_up(s, sync);
   s.device->synchronize();
   sync.take_wait_seconds();
+  sync.take_allgather_wait_seconds();
   if (comm) comm->take_busy_seconds();
   world.barrier();
   if (probe) probe->start();  // the trace's t = 0, as the ranks leave the barrier
@@ -137,7 +133,9 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
     s.device->synchronize();
     st.time_s = std::chrono::duration<double>(Clock::now() - t0).count();
     st.wait_s = sync.take_wait_seconds();
+    st.allgather_s = comm ? comm->take_allgather_seconds() : 0.0;  // before the busy time, which resets it
     st.busy_s = comm ? comm->take_busy_seconds() : 0.0;
+    st.allgather_wait_s = sync.take_allgather_wait_seconds();
     if (probe) {
       const StepObserver::EpochWait c = probe->take_epoch_wait();
       st.run_delay_s = c.run_delay_s;

@@ -17,6 +17,8 @@ struct EpochStats {
   double time_s = 0.0;       // this rank's wall time for the epoch (device drained)
   double wait_s = 0.0;       // GradSync's wait: naive's all-reduce phase; others: exposed wait
   double busy_s = 0.0;       // summed all-reduce durations on the comm thread/stream
+  double allgather_s = 0.0;       // of busy_s, the all-gathers' (sharded)
+  double allgather_wait_s = 0.0;  // time the step waited for all-gathers (sharded)
   double loss_global = 0.0;  // mean over steps of the global-batch loss
   double loss_local = 0.0;   // mean over steps of this rank's shard loss
   int64_t steps = 0;
@@ -36,8 +38,8 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
                                      StepObserver* probe = nullptr);
 
 // The untimed steps before the epochs (--warmup-steps, no update; a non-finite value stops the
-// run as in training), and the optimizer's state allocated, so the first timed step allocates
-// nothing. run_training starts with it.
+// run as in training). The optimizer's state was allocated with the strategy (make_grad_sync),
+// so the first timed step allocates nothing. run_training starts with it.
 void warm_up(RankSetup& s, GradSync& sync);
 
 // Whether step `n` (counted from 0 over warm-up and training alike) checks its gradients and
@@ -45,7 +47,7 @@ void warm_up(RankSetup& s, GradSync& sync);
 bool checks_finite(const RankSetup& s, int64_t n);
 
 // One step on global batch `batch_index`: forward, loss, backward with the strategy's sync,
-// finish, and the SGD update when `update`. Returns its losses. `check_finite`: also check the
+// finish, and the optimizer's update (GradSync::update) when `update`. Returns its losses. `check_finite`: also check the
 // gradients and weights for NaN/inf (--finite-check-every). `probe` may be null.
 StepLosses train_step(RankSetup& s, GradSync& sync, int64_t batch_index, bool update, bool check_finite = false,
                       StepObserver* probe = nullptr);

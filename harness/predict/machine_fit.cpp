@@ -101,7 +101,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     }
   }
   auto fit_mode = [&](ModeRef m) {
-    if (!m->data_parallel) return false;
+    if (!m->data_parallel || m == Mode::sharded) return false;  // no step model of it
     return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m.id()) != fit_modes.end();
   };
   for (const SweepEntry& e : f.entries) {

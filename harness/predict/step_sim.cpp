@@ -2,6 +2,7 @@
 #include "step_sim.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 
 #include "contract/option_values.h"
@@ -14,7 +15,8 @@ namespace dpscale::predict {
 std::vector<Mode> data_parallel_modes() {
   std::vector<Mode> out;
   for (const ModeInfo& i : all_modes()) {
-    if (i.data_parallel) out.push_back(i.mode);
+    // The step model has no terms for sharded training's reduce-scatters and all-gathers yet.
+    if (i.data_parallel && i.mode != Mode::sharded) out.push_back(i.mode);
   }
   return out;
 }
@@ -70,6 +72,8 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
     case Mode::interleaved:
       for (const GradTensor& g : plan.tensors) ls.push_back({g.ready * t_compute, g.nbytes});
       break;
+    case Mode::sharded:
+      throw std::logic_error("predict: no step model of the sharded mode");
     case Mode::bucketed:
       // The trainers' own assignment (the same function train_ddp_bucketed calls); each launch
       // sends its bucket's slice, padding between tensors included.

@@ -29,6 +29,14 @@ std::vector<Point> points_of(const Analysis& a) {
   return points;
 }
 
+// "412.3 MiB (134.3+134.3+143.7)": what one rank holds, in MiB; "—" where the record says nothing.
+std::string memory_cell(const RunRecord& r) {
+  if (r.param_bytes_per_rank <= 0) return "—";
+  const auto mib = [](int64_t b) { return fmt_fixed(static_cast<double>(b) / (1024.0 * 1024.0), 1); };
+  return mib(r.param_bytes_per_rank + r.grad_bytes_per_rank + r.optim_bytes_per_rank) + " MiB (" +
+         mib(r.param_bytes_per_rank) + "+" + mib(r.grad_bytes_per_rank) + "+" + mib(r.optim_bytes_per_rank) + ")";
+}
+
 std::string markdown(const Analysis& a, const std::string& source) {
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
   // A column per setting the file's points differ in (an axis the sweep varied), only then.
@@ -40,6 +48,10 @@ std::string markdown(const Analysis& a, const std::string& source) {
                         "Naive Amdahl"}) {
     t.header.push_back(h);
   }
+  // Memory per rank (the records' *_bytes_per_rank: parameters, gradients, optimizer state), where
+  // the records hold it (older ones do not).
+  const bool any_memory = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.first.param_bytes_per_rank > 0; });
+  if (any_memory) t.header.push_back("Mem/rank (P+G+O)");
   if (any_repeat) t.header.push_back("Runs (± spread)");
   t.right.assign(t.header.size(), true);
   t.right[0] = t.right[1] = false;
@@ -60,6 +72,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     r.push_back(p.comm_fraction ? fmt_percent(*p.comm_fraction) : "—");
     r.push_back(fmt_opt(p.gamma, 2));
     r.push_back(fmt_opt(p.amdahl_max, 2, "×"));
+    if (any_memory) r.push_back(memory_cell(p.first));
     if (any_repeat) {
       r.push_back(std::to_string(p.runs) + (p.runs > 1 ? " (±" + fmt_percent(p.throughput.half_range(), 1) + ")" : ""));
     }
@@ -73,6 +86,10 @@ std::string markdown(const Analysis& a, const std::string& source) {
          "(naive). Naive Amdahl = 1/((1-f) + f/K), f = T1/(T1 + naive comm at K): the ceiling of naive DP,\n"
          "whose comm cannot overlap; interleaved and bucketed hide comm and can pass it.\n";
   if (any_repeat) out += "Repeats: medians; ± is half the throughput range over the repeats.\n";
+  if (any_memory) {
+    out += "Mem/rank: MiB one rank holds of parameters + gradients + optimizer state (the sharded stages hold the\n"
+           "optimizer state for 1/K of the buffer: docs/sharded.md).\n";
+  }
 
   // One line per model: the headline the workshop draws from its table.
   std::map<std::string, const PointStats*> best;
@@ -191,6 +208,10 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["naive_saving"] = opt_spread_json(p.naive_saving);
     o["naive_saving_s"] = opt_json(p.naive_saving_s);
     o["n_buckets"] = opt_json(p.n_buckets);
+    o["memory_per_rank"] = {{"param_bytes", p.first.param_bytes_per_rank},
+                            {"grad_bytes", p.first.grad_bytes_per_rank},
+                            {"optim_bytes", p.first.optim_bytes_per_rank},
+                            {"peak_device_bytes", p.first.peak_device_bytes}};
     o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
     o["loss_rank0"] = p.loss_rank0;
     o["final_loss"] = opt_spread_json(p.final_loss);

@@ -37,6 +37,8 @@ class CpuDevice final : public Device {
   int64_t count_correct(const float* z, const int32_t* labels, int rows, int cols) override;
   void sgd(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
            float* nonfinite_flag) override;
+  void adamw(float* w, const float* g, float* m, float* v, int64_t n, const AdamWScalars& s,
+             float* nonfinite_flag) override;  // cpu_adamw.cpp
   void flag_nonfinite(const float* x, int64_t n, float* flag) override;
   uint64_t memory_bytes() const override;
   GemmReport gemm_report() const override { return report_; }

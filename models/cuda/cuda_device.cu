@@ -8,10 +8,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "cuda_check.h"
+#include "adamw_kernel.h"
 #include "cuda_device.h"
 #include "cuda_lt_linear.h"
 #include "cuda_stamp_clock.h"
@@ -57,12 +60,25 @@ class CudaDevice final : public Device {
   bool host_visible() const override { return false; }
   void* stream() const override { return stream_; }
 
+  // Every allocation's size is kept, so the record's peak is what this device really had out
+  // (peak_allocated_bytes), not a formula.
   void* alloc_bytes(size_t nbytes) override {
     void* p = nullptr;
     CUDA_CHECK(cudaMalloc(&p, nbytes == 0 ? 1 : nbytes));
+    sizes_[p] = nbytes;
+    live_ += nbytes;
+    peak_ = std::max(peak_, live_);
     return p;
   }
-  void free_bytes(void* p) noexcept override { cudaFree(p); }
+  void free_bytes(void* p) noexcept override {
+    const auto it = sizes_.find(p);
+    if (it != sizes_.end()) {
+      live_ -= it->second;
+      sizes_.erase(it);
+    }
+    cudaFree(p);
+  }
+  uint64_t peak_allocated_bytes() const override { return peak_; }
   void upload(void* dst, const void* src, size_t n) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host buffer may go away after return
@@ -141,6 +157,10 @@ class CudaDevice final : public Device {
            float* nonfinite_flag) override {
     cuda::sgd(w, g, v, n, lr, momentum, weight_decay, nonfinite_flag, stream_);
   }
+  void adamw(float* w, const float* g, float* m, float* v, int64_t n, const AdamWScalars& s,
+             float* nonfinite_flag) override {
+    cuda::adamw(w, g, m, v, n, s, nonfinite_flag, stream_);
+  }
   void flag_nonfinite(const float* x, int64_t n, float* flag) override { cuda::flag_nonfinite(x, n, flag, stream_); }
   std::string gemm_math() const override { return math_; }
   std::unique_ptr<UploadLane> make_upload_lane() override { return make_cuda_upload_lane(stream_); }
@@ -165,6 +185,8 @@ class CudaDevice final : public Device {
   std::string name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  std::unordered_map<void*, size_t> sizes_;  // alloc_bytes' live allocations
+  uint64_t live_ = 0, peak_ = 0;
   float* ones_ = nullptr;
   int ones_cap_ = 0;
   float* row_loss_ = nullptr;

@@ -77,7 +77,7 @@ std::string other_value(const TrainerOption& t) {
   const TrainOptions defaults;
   const std::string def = t.get(defaults);
   const std::vector<std::string> candidates = {"2", "3", "0.5", "0.25", "true", "ring", "bf16", "ddp", "npy", "cpu",
-                                               "eth10", "784,64,10", "1:10", "3:4", "x.npy", "blis"};
+                                               "eth10", "784,64,10", "1:10", "3:4", "x.npy", "blis", "adamw", "1"};
   for (const std::string& v : candidates) {
     TrainOptions o;
     try {

@@ -166,7 +166,7 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   ctx.link = resolve_link(s, world);
   std::unique_ptr<Communicator> comm = world.make_communicator(*s.device, s.algo, ctx.link);
   auto sync = make_grad_sync(o, *s.model, comm.get());  // sets the communicator's wire format too
-  ctx.sync = sync->stats();
+  ctx.sync = sync->report();
   if (comm) {
     ctx.comm = comm->name();
     ctx.allreduce = comm->name() == "nccl" ? "nccl" : allreduce_algo_name(s.algo);

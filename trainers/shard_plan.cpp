@@ -1,0 +1,50 @@
+// shard_plan.cpp — units and blocks (shard_plan.h).
+#include "shard_plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+
+namespace dpscale {
+
+int64_t ShardPlan::covered_floats() const {
+  int64_t n = 0;
+  for (const ShardUnit& u : units) n += u.count;
+  return n;
+}
+
+ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& groups, int k, int64_t skew) {
+  ShardPlan p;
+  p.k = k;
+  int64_t state = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    ShardUnit u;
+    u.first_tensor = groups[i].first_tensor;
+    u.last_tensor = groups[i].last_tensor;
+    u.offset = groups[i].offset;
+    const int64_t end = i + 1 < groups.size() ? groups[i + 1].offset : layout.param_buffer_count();
+    u.count = end - u.offset;
+    if (u.count % k != 0) {
+      throw InputError("sharded: unit " + std::to_string(i) + " (" +
+                       layout.tensors()[static_cast<size_t>(u.first_tensor)].name() + " .. " +
+                       layout.tensors()[static_cast<size_t>(u.last_tensor)].name() + ", " + std::to_string(u.count) +
+                       " floats) does not split into " + std::to_string(k) +
+                       " equal shards; K must divide 64 and the size of the last tensor backward completes");
+    }
+    u.block = u.count / k;
+    u.state_offset = state;
+    state += u.block;
+    p.units.push_back(u);
+  }
+  p.skew = skew;
+  p.buffer_floats = layout.param_buffer_count();
+  return p;
+}
+
+int64_t ShardPlan::update_offset(const ShardUnit& u, int rank) const {
+  const int64_t start = u.block_offset(rank) + skew;
+  return std::max<int64_t>(0, std::min(start, buffer_floats - u.block));  // the hook's shift stays in the buffer
+}
+
+}  // namespace dpscale

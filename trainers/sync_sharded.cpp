@@ -1,0 +1,150 @@
+// sync_sharded.cpp — ZeRO-style sharded data parallelism: each rank updates only its shard
+// (shard_plan.h: block r of every unit) and keeps optimizer state for it alone; the updated
+// shards are all-gathered so every rank starts the next forward with every parameter.
+//
+//   stage  backward, as each unit (bucket) completes             after backward         update
+//   1      all-reduce the unit in place (bucketed's call)         wait                   own blocks, then all-gather
+//   2      reduce-scatter the unit: only rank r's block r is      all-reduce the loss    each unit
+//          summed on rank r (half the all-reduce's bytes)         slot (one float), wait
+//
+// The all-gathers go after the update and are waited for before the step ends (their time is
+// `allgather_exposed_s`; nothing overlaps them yet). The step's finite check: each rank's
+// update pass flags its own blocks, and the flag is summed over the ranks (a one-float
+// all-reduce after the all-gathers, every step), so every rank stops at the same step.
+//
+// Bytes per step (B = the parameter buffer's bytes, padding included; b = its wire format):
+//   stage 1  all-reduce B_b + 4 (the slot rides in the last unit), all-gather B   + 4 (flag)
+//   stage 2  reduce-scatter B_b, all-reduce 4 (slot),              all-gather B   + 4 (flag)
+// each rank sending 2(K-1)/K of an all-reduce's bytes and (K-1)/K of the halves'. The memory a
+// rank holds: the model's buffers (parameters and gradients whole: the model library computes
+// every gradient into its flat buffer) and optimizer state for B/K.
+#include <cstdlib>
+#include <string>
+
+#include "shard_plan.h"
+#include "sync_strategies.h"
+
+namespace dpscale {
+
+namespace {
+
+// Test hook (tests/trainers/test_sharded.cpp), inert unless set: shift where each rank updates
+// its block by this many elements.
+int64_t skew_for_test() {
+  const char* v = std::getenv("DPSCALE_TEST_SHARD_SKEW");
+  return v && *v ? std::atoll(v) : 0;
+}
+
+// Test hook, inert unless set: no all-gather after the update (every rank keeps the others'
+// blocks of the step before: a missing all-gather, which the replica check must catch).
+bool skips_allgather_for_test() {
+  const char* v = std::getenv("DPSCALE_TEST_SHARD_NO_ALLGATHER");
+  return v && *v && std::string(v) != "0";
+}
+
+class ShardedSync final : public GradSync {
+ public:
+  ShardedSync(Model& model, Communicator& comm, int stage, double cap_mb, double first_mb, BucketRule rule)
+      : GradSync(model, &comm), stage_(stage), cap_mb_(cap_mb), first_mb_(first_mb),
+        buckets_(assign_buckets(model.layout(), cap_mb, first_mb, rule)),
+        plan_(plan_shards(model.layout(), buckets_, comm.world_size(), skew_for_test())),
+        unit_of_(model.layout().tensors().size()), pending_(plan_.units.size()),
+        ag_timer_(model.device().make_interval_timer()) {
+    for (size_t u = 0; u < plan_.units.size(); ++u) {
+      for (int t = plan_.units[u].first_tensor; t <= plan_.units[u].last_tensor; ++t) unit_of_[static_cast<size_t>(t)] = u;
+    }
+  }
+
+  void begin_step() override {
+    for (size_t u = 0; u < plan_.units.size(); ++u) pending_[u] = plan_.units[u].last_tensor - plan_.units[u].first_tensor + 1;
+  }
+
+  void on_grad_ready(const FlatTensor& t) override {
+    const size_t u = unit_of_[static_cast<size_t>(t.index)];
+    if (--pending_[u] > 0) return;
+    const ShardUnit& unit = plan_.units[u];
+    float* g = model_.grads() + unit.offset;
+    const bool last = u + 1 == plan_.units.size();
+    if (stage_ == 1) {
+      // The last unit ends where the loss slot is: it rides along, as in bucketed.
+      comm_->allreduce_sum(g, static_cast<size_t>(unit.count + (last ? 1 : 0)));
+      return;
+    }
+    comm_->reduce_scatter_sum(g, static_cast<size_t>(unit.count));
+    if (last) comm_->allreduce_sum(model_.grads() + model_.layout().loss_slot(), 1);
+  }
+
+  void update(bool check_finite) override {
+    const int rank = comm_->rank();
+    optimizer_->begin_step();
+    float* flag = model_.nonfinite_flag();
+    for (const ShardUnit& u : plan_.units) {
+      const int64_t at = plan_.update_offset(u, rank);
+      optimizer_->update(model_.params() + at, model_.grads() + at, u.block, u.state_offset, check_finite ? flag : nullptr);
+    }
+    ag_timer_->start();
+    if (!no_allgather_) {
+      for (const ShardUnit& u : plan_.units) comm_->allgather(model_.params() + u.offset, static_cast<size_t>(u.count));
+    }
+    comm_->allreduce_sum(flag, 1);  // every rank's verdict is every rank's
+    comm_->finish();
+    ag_timer_->stop();
+  }
+
+  double take_allgather_wait_seconds() override { return ag_timer_->take_seconds(); }
+
+  SyncStats stats() const override {
+    SyncStats s;
+    const int64_t n_units = static_cast<int64_t>(plan_.units.size());
+    s.shard_stage = stage_;
+    s.n_buckets = static_cast<int>(n_units);
+    s.bucket_cap_mb = cap_mb_;
+    s.first_bucket_mb = first_mb_;
+    float* grads = model_.grads();
+    for (const ShardUnit& u : plan_.units) {
+      const bool last = &u == &plan_.units.back();
+      s.bucket_bytes.push_back(wire_bytes(grads + u.offset, u.count));
+      s.allgather_bytes_per_step += u.count * static_cast<int64_t>(sizeof(float));
+      if (stage_ == 1) {
+        const int64_t n = u.count + (last ? 1 : 0);
+        s.floats_per_step += n;
+        s.bytes_per_step += wire_bytes(grads + u.offset, n);
+      } else {
+        s.reduce_scatter_bytes_per_step += wire_bytes(grads + u.offset, u.count);
+      }
+    }
+    if (stage_ == 2) {  // the loss slot
+      s.floats_per_step += 1;
+      s.bytes_per_step += wire_bytes(grads + model_.layout().loss_slot(), 1);
+    }
+    s.floats_per_step += 1;  // the finite-check flag
+    s.bytes_per_step += static_cast<int64_t>(sizeof(float));
+    // all-reduces (stage 1: one per unit; stage 2: the slot's) and the flag's, then the halves
+    s.calls_per_step = static_cast<int>((stage_ == 1 ? n_units : 1) + 1);
+    return s;
+  }
+
+ protected:
+  int64_t state_floats() const override { return plan_.shard_floats(); }
+
+ private:
+  void complete() override { comm_->finish(); }
+
+  int stage_;
+  double cap_mb_, first_mb_;
+  std::vector<Bucket> buckets_;
+  ShardPlan plan_;
+  std::vector<size_t> unit_of_;  // tensor index -> unit
+  std::vector<int> pending_;     // tensors not yet written, per unit, this step
+  std::unique_ptr<IntervalTimer> ag_timer_;
+  bool no_allgather_ = skips_allgather_for_test();
+};
+
+}  // namespace
+
+std::unique_ptr<GradSync> make_sharded_sync(Model& model, Communicator& comm, int stage, double bucket_cap_mb,
+                                            double first_bucket_mb, BucketRule rule) {
+  return std::make_unique<ShardedSync>(model, comm, stage, bucket_cap_mb, first_bucket_mb, rule);
+}
+
+}  // namespace dpscale
