@@ -1,5 +1,5 @@
-// shard_plan.h — how the sharded trainer cuts the flat buffers among K ranks (no MPI; tested
-// alone in tests/trainers/test_shard_plan.cpp).
+// shard_plan.h — how the sharded trainer cuts the flat buffers among K ranks (no MPI; checked
+// through the trainer's runs: tests/trainers/test_sharded.cpp's bytes and memory per rank).
 //
 // The flat buffer (models/param_layout.h: backward order, each tensor on a 64-float boundary) is
 // cut into units — DDP's buckets for stages 1 and 2 (each is what backward completes at once,
