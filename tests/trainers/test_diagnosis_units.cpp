@@ -166,7 +166,8 @@ struct Data {
     std::iota(y.begin(), y.end(), 0);
   }
   LoaderSource source(int rank) const {
-    return LoaderSource{x.data(), y.data(), 1, 4, 2, rank, 4};
+    return LoaderSource{.x = x.data(), .y = y.data(), .in_width = 1, .y_width = 1, .global_batch = 4,
+                        .local_batch = 2, .rank = rank, .steps_per_epoch = 4};
   }
 };
 
