@@ -31,6 +31,7 @@ POINT_FIELDS = {
     "amdahl_max": "number?", "naive_saving": "spread?", "naive_saving_s": "number?",
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",
     "diagnosis": "object?",  # the triad, the label, per-rank times (charts 9, 10)
+    "memory_per_rank": "object",  # bytes each rank holds: parameters, gradients, optimizer state
 }
 # Fields a report point may lack.
 OPTIONAL_POINT_FIELDS = {
