@@ -61,22 +61,32 @@ std::string mib(size_t bytes) { return std::to_string(static_cast<double>(bytes)
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+// The heap before a 64 MiB block is taken (m0), with it (m1), after it is freed (m2) and with a
+// second one taken (m3). Every measurement first, with nothing else allocated in between (a
+// check's message would be, and could land in the freed block and split it).
+struct TwoBlocks {
+  struct mallinfo2 m0, m1, m2, m3;
+};
+TwoBlocks take_two_blocks() {
+  TwoBlocks t;
+  t.m0 = mallinfo2();
+  void* p = take_block();
+  t.m1 = mallinfo2();
+  std::free(p);
+  t.m2 = mallinfo2();
+  p = take_block();
+  t.m3 = mallinfo2();
+  std::free(p);
+  return t;
+}
+
 // Policy on: the block comes from the main heap (no mmapped bytes appear), freeing it leaves the
 // heap as large as it was (no trim), and a second block reuses that memory (the heap does not
 // grow again, still no mmap).
 void policy_on_main_thread() {
   ::unsetenv("DPSCALE_HEAP_POLICY");
   const std::string said = apply_heap_policy();
-  // Every measurement first, with nothing else allocated in between (a check's message would
-  // be, and could land in the freed block and split it).
-  const struct mallinfo2 m0 = mallinfo2();
-  void* p = take_block();
-  const struct mallinfo2 m1 = mallinfo2();
-  std::free(p);
-  const struct mallinfo2 m2 = mallinfo2();
-  p = take_block();
-  const struct mallinfo2 m3 = mallinfo2();
-  std::free(p);
+  const auto [m0, m1, m2, m3] = take_two_blocks();
   Case c;
   c.check(starts_with(said, "on "), "apply_heap_policy() said '" + said + "', expected 'on (...)'");
   c.check(m1.hblkhd == m0.hblkhd, "the first 64 MiB block was mmapped: hblkhd " + mib(m0.hblkhd) + " -> " + mib(m1.hblkhd));
@@ -111,14 +121,7 @@ void policy_on_other_thread() {
 void policy_off() {
   ::setenv("DPSCALE_HEAP_POLICY", "off", 1);
   const std::string said = apply_heap_policy();
-  const struct mallinfo2 m0 = mallinfo2();
-  void* p = take_block();
-  const struct mallinfo2 m1 = mallinfo2();
-  std::free(p);
-  const struct mallinfo2 m2 = mallinfo2();
-  p = take_block();
-  const struct mallinfo2 m3 = mallinfo2();
-  std::free(p);
+  const auto [m0, m1, m2, m3] = take_two_blocks();
   Case c;
   c.check(starts_with(said, "off "), "apply_heap_policy() said '" + said + "', expected 'off (...)'");
   c.check(m1.hblkhd >= m0.hblkhd + kBlock, "the first block was not mmapped: hblkhd " + mib(m0.hblkhd) + " -> " + mib(m1.hblkhd));
