@@ -147,6 +147,10 @@ std::unique_ptr<Loop> make_loop(World& world, const TrainOptions& opts) {
   loop->variants.push_back({"interleaved", sync_for(Mode::interleaved, false), true});
   loop->variants.push_back({"bucketed", sync_for(Mode::bucketed, false), true});
   loop->variants.push_back({"single_events", std::make_unique<EventPerTensorSync>(*s.model)});
+  // The bench's own strategies update through the run's optimizer as make_grad_sync's do.
+  for (Variant& v : loop->variants) {
+    if (v.name == "naive_per_call" || v.name == "single_events") v.sync->use_optimizer(optimizer_config(opts));
+  }
   warm_up(s, *loop->variants.front().sync);  // also allocates the optimizer's state
   return loop;
 }
