@@ -287,10 +287,9 @@ std::vector<RecordField> build_fields() {
       // --- the optimizer and memory per rank (sharded: docs/sharded.md) ---
       later_field("optimizer", &R::optimizer, "`--optimizer`: `sgd` | `adamw`; \"\" in older records"),
       later_field("shard_stage", &R::shard_stage,
-                  "sharded: `--shard-stage` 1 (optimizer state sharded) | 2 (+ gradients) | 3 (+ parameters); 0 for the other modes"),
+                  "sharded: `--shard-stage` 1 (optimizer state sharded) | 2 (+ gradients); 0 for the other modes"),
       later_field("param_bytes_per_rank", &R::param_bytes_per_rank,
-                  "bytes of parameters rank 0 holds: the flat buffer (padding included), or under stage 3 its shard plus the "
-                  "gathered units' buffers"),
+                  "bytes of parameters rank 0 holds: the flat buffer (padding included): every stage built keeps all parameters"),
       later_field("grad_bytes_per_rank", &R::grad_bytes_per_rank,
                   "bytes of gradient buffer rank 0 holds (the flat buffer with the loss slot)"),
       later_field("optim_bytes_per_rank", &R::optim_bytes_per_rank,
