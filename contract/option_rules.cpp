@@ -27,6 +27,12 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   if (o.mode == Mode::sharded && o.allreduce != "native" && o.allreduce != "ring") {
     throw InputError("--allreduce " + o.allreduce + " has no reduce-scatter or all-gather for the sharded mode (use native or ring)");
   }
+  // Stages 1 and 2 gather nothing before a layer's forward: a prefetch depth there would name
+  // a point that differs from another in nothing it measures.
+  if (o.mode == Mode::sharded && o.shard_stage < 3 && o.prefetch_units != TrainOptions{}.prefetch_units) {
+    throw InputError("--prefetch-units applies to --shard-stage 3 (stage " + std::to_string(o.shard_stage) +
+                     " gathers no layer before its forward)");
+  }
 }
 
 void check_diagnosis_options(const TrainOptions& o, int world_size, Backend backend) {
