@@ -145,7 +145,7 @@ std::vector<RecordField> build_fields() {
   using R = RunRecord;
   return {
       field("schema", &R::schema, "`\"dpscale.result/1\"`"),
-      field("mode", &R::mode, "`single` | `naive` | `interleaved` | `bucketed`"),
+      field("mode", &R::mode, "`single` | `naive` | `interleaved` | `bucketed` | `sharded`"),
       field("backend", &R::backend, "`cpu` | `cuda`"),
       field("device_name", &R::device_name, "CPU model (+ BLAS threads) or GPU name"),
       field("model", &R::model,
@@ -189,7 +189,7 @@ std::vector<RecordField> build_fields() {
       field("link_gbps", &R::link_gbps, "its β (GB/s)"),
       field("link_dilation", &R::link_dilation, "time dilation F of the modelled link times"),
       field("comm_s", &R::comm_s, "naive: per-epoch blocking all-reduce phase"),
-      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed/sharded: per-epoch time `finish()` waited (sharded: and the all-gathers after the update)"),
+      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed/sharded: per-epoch time `finish()` waited (sharded: and the waits for all-gathers, after the update at stages 1 and 2, before a layer at stage 3)"),
       field("comm_busy_s", &R::comm_busy_s, "DP modes: per-epoch summed all-reduce durations"),
       field("compute_s", &R::compute_s, "`avg_epoch_s` minus the comm wait above"),
       field("allreduce_calls_per_step", &R::allreduce_calls_per_step, "all-reduce calls per step"),
