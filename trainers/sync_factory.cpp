@@ -22,10 +22,19 @@ std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Model& model, 
     case Mode::interleaved: return make_interleaved_sync(model, *comm);
     case Mode::bucketed:
       return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
-    case Mode::sharded:
-      if (opts.shard_stage == 3) return make_param_sharded_sync(model, *comm, opts.prefetch_units, opts.accum_steps);
-      return make_sharded_sync(model, *comm, opts.shard_stage, opts.bucket_cap_mb, opts.first_bucket_mb,
-                               parse_bucket_rule(opts.bucket_rule));
+    case Mode::sharded: {
+      if (opts.shard_stage == 1) {
+        return make_sharded_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
+      }
+      ParamShardSetup setup;
+      setup.stage = opts.shard_stage;
+      setup.prefetch_units = opts.prefetch_units;
+      setup.accum_steps = opts.accum_steps;
+      setup.bucket_cap_mb = opts.bucket_cap_mb;
+      setup.first_bucket_mb = opts.first_bucket_mb;
+      setup.rule = parse_bucket_rule(opts.bucket_rule);
+      return make_param_sharded_sync(model, *comm, setup);
+    }
     default: return std::make_unique<NoSync>(model);
   }
 }

@@ -1,23 +1,20 @@
-// sync_sharded.cpp — ZeRO-style sharded data parallelism: each rank updates only its shard
-// (shard_plan.h: block r of every unit) and keeps optimizer state for it alone; the updated
-// shards are all-gathered so every rank starts the next forward with every parameter.
+// sync_sharded.cpp — ZeRO stage 1: each rank updates only its shard (shard_plan.h: block r of
+// every unit, the units bucketed's buckets) and keeps optimizer state for it alone; the
+// gradients are all-reduced as bucketed does (each unit in place as backward completes it), and
+// the updated shards are all-gathered after the update, so every rank starts the next forward
+// with every parameter. (Stages 2 and 3, whose all-gathers feed the next forward instead:
+// sync_sharded_params.cpp.)
 //
-//   stage  backward, as each unit (bucket) completes             after backward         update
-//   1      all-reduce the unit in place (bucketed's call)         wait                   own blocks, then all-gather
-//   2      reduce-scatter the unit: only rank r's block r is      all-reduce the loss    each unit
-//          summed on rank r (half the all-reduce's bytes)         slot (one float), wait
-//
-// The all-gathers go after the update and are waited for before the step ends (their time is
-// `allgather_exposed_s`; nothing overlaps them yet). The step's finite check: each rank's
-// update pass flags its own blocks, and the flag is summed over the ranks (a one-float
-// all-reduce after the all-gathers, every step), so every rank stops at the same step.
+// The all-gathers are waited for before the step ends (their time is `allgather_exposed_s`:
+// nothing overlaps them). The step's finite check: each rank's update pass flags its own
+// blocks, and the flag is summed over the ranks (a one-float all-reduce after the all-gathers,
+// every step), so every rank stops at the same step.
 //
 // Bytes per step (B = the parameter buffer's bytes, padding included; b = its wire format):
-//   stage 1  all-reduce B_b + 4 (the slot rides in the last unit), all-gather B   + 4 (flag)
-//   stage 2  reduce-scatter B_b, all-reduce 4 (slot),              all-gather B   + 4 (flag)
-// each rank sending 2(K-1)/K of an all-reduce's bytes and (K-1)/K of the halves'. The memory a
-// rank holds: the model's buffers (parameters and gradients whole: the model library computes
-// every gradient into its flat buffer) and optimizer state for B/K.
+// all-reduce B_b + 4 (the slot rides in the last unit), all-gather B, + 4 (the flag): each rank
+// sends 2(K-1)/K of the all-reduce's bytes and (K-1)/K of the all-gather's, 1.5× bucketed's.
+// The memory a rank holds: the model's buffers (parameters and gradients whole) and optimizer
+// state for B/K.
 #include <cstdlib>
 #include <string>
 
@@ -44,8 +41,8 @@ bool skips_allgather_for_test() {
 
 class ShardedSync final : public GradSync {
  public:
-  ShardedSync(Model& model, Communicator& comm, int stage, double cap_mb, double first_mb, BucketRule rule)
-      : GradSync(model, &comm), stage_(stage), cap_mb_(cap_mb), first_mb_(first_mb),
+  ShardedSync(Model& model, Communicator& comm, double cap_mb, double first_mb, BucketRule rule)
+      : GradSync(model, &comm), cap_mb_(cap_mb), first_mb_(first_mb),
         buckets_(assign_buckets(model.layout(), cap_mb, first_mb, rule)),
         plan_(plan_shards(model.layout(), buckets_, comm.world_size(), skew_for_test())),
         unit_of_(model.layout().tensors().size()), pending_(plan_.units.size()),
@@ -65,13 +62,8 @@ class ShardedSync final : public GradSync {
     const ShardUnit& unit = plan_.units[u];
     float* g = model_.grads() + unit.offset;
     const bool last = u + 1 == plan_.units.size();
-    if (stage_ == 1) {
-      // The last unit ends where the loss slot is: it rides along, as in bucketed.
-      comm_->allreduce_sum(g, static_cast<size_t>(unit.count + (last ? 1 : 0)));
-      return;
-    }
-    comm_->reduce_scatter_sum(g, static_cast<size_t>(unit.count));
-    if (last) comm_->allreduce_sum(model_.grads() + model_.layout().loss_slot(), 1);
+    // The last unit ends where the loss slot is: it rides along, as in bucketed.
+    comm_->allreduce_sum(g, static_cast<size_t>(unit.count + (last ? 1 : 0)));
   }
 
   void update(bool check_finite) override {
@@ -96,7 +88,7 @@ class ShardedSync final : public GradSync {
   SyncStats stats() const override {
     SyncStats s;
     const int64_t n_units = static_cast<int64_t>(plan_.units.size());
-    s.shard_stage = stage_;
+    s.shard_stage = 1;
     s.n_buckets = static_cast<int>(n_units);
     s.bucket_cap_mb = cap_mb_;
     s.first_bucket_mb = first_mb_;
@@ -105,22 +97,14 @@ class ShardedSync final : public GradSync {
       const bool last = &u == &plan_.units.back();
       s.bucket_bytes.push_back(wire_bytes(grads + u.offset, u.count));
       s.allgather_bytes_per_step += u.count * static_cast<int64_t>(sizeof(float));
-      if (stage_ == 1) {
-        const int64_t n = u.count + (last ? 1 : 0);
-        s.floats_per_step += n;
-        s.bytes_per_step += wire_bytes(grads + u.offset, n);
-      } else {
-        s.reduce_scatter_bytes_per_step += wire_bytes(grads + u.offset, u.count);
-      }
-    }
-    if (stage_ == 2) {  // the loss slot
-      s.floats_per_step += 1;
-      s.bytes_per_step += wire_bytes(grads + model_.layout().loss_slot(), 1);
+      const int64_t n = u.count + (last ? 1 : 0);
+      s.floats_per_step += n;
+      s.bytes_per_step += wire_bytes(grads + u.offset, n);
     }
     s.floats_per_step += 1;  // the finite-check flag
     s.bytes_per_step += static_cast<int64_t>(sizeof(float));
-    // all-reduces (stage 1: one per unit; stage 2: the slot's) and the flag's, then the halves
-    s.calls_per_step = static_cast<int>((stage_ == 1 ? n_units : 1) + 1);
+    // one all-reduce per unit and the flag's, then the all-gathers
+    s.calls_per_step = static_cast<int>(n_units + 1);
     return s;
   }
 
@@ -130,7 +114,6 @@ class ShardedSync final : public GradSync {
  private:
   void complete() override { comm_->finish(); }
 
-  int stage_;
   double cap_mb_, first_mb_;
   std::vector<Bucket> buckets_;
   ShardPlan plan_;
@@ -142,9 +125,9 @@ class ShardedSync final : public GradSync {
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_sharded_sync(Model& model, Communicator& comm, int stage, double bucket_cap_mb,
+std::unique_ptr<GradSync> make_sharded_sync(Model& model, Communicator& comm, double bucket_cap_mb,
                                             double first_bucket_mb, BucketRule rule) {
-  return std::make_unique<ShardedSync>(model, comm, stage, bucket_cap_mb, first_bucket_mb, rule);
+  return std::make_unique<ShardedSync>(model, comm, bucket_cap_mb, first_bucket_mb, rule);
 }
 
 }  // namespace dpscale

@@ -1,29 +1,32 @@
-// sync_sharded_params.cpp — ZeRO stage 3 (FSDP's FULL_SHARD): parameters sharded too. Each rank
-// keeps only block r of every unit (shard_plan.h; the units are the model's layers,
-// layer_units) resident between steps; a unit's whole parameters are all-gathered into the flat
-// buffer before its forward and again before its backward, and released after use; its
-// gradient is reduce-scattered as backward completes it and released but for the rank's block.
+// sync_sharded_params.cpp — sharded data parallelism whose all-gathers feed the forward:
+// ZeRO stage 3 (FSDP's FULL_SHARD) and stage 2 (FSDP's SHARD_GRAD_OP). Each rank updates only
+// block r of every unit (shard_plan.h) and the updated blocks are all-gathered when the next
+// forward reads them, not after the update, so the gathers run beside forward's compute; each
+// unit's gradient is reduce-scattered as backward completes it and released but for the rank's
+// block once the call has completed (polled at every later tensor, the rest after backward).
 //
-//   forward     the model asks for a tensor (ParamGate::param_needed): its unit is waited for
-//               (all-gathered on demand if no prefetch asked for it), the --prefetch-units next
-//               units of the forward order are queued behind it, and the unit forward left
-//               (the one before) is released
-//   backward    the same in backward order (the layout's); the unit the forward ended with stays
-//               whole into backward, as FSDP's last block does; each completed unit's gradient is
-//               reduce-scattered, and released once its call has completed (polled at every
-//               later tensor, the rest after backward)
-//   update      each rank its blocks (its optimizer state alone), nothing gathered: the next
-//               forward gathers what it reads; every unit still whole is released (stale)
+//   stage 3   units: the model's layers (layer_units). Forward: the model asks for a tensor
+//             (ParamGate::param_needed); its layer is waited for (all-gathered on demand if no
+//             prefetch asked for it), the --prefetch-units next layers of the pass are queued
+//             behind it, and the layer the pass left is released. Backward: the same in
+//             backward order (the layout's); the layer forward ended with stays whole into
+//             backward, as FSDP's last block does. So between steps a rank holds its blocks alone.
+//   stage 2   units: bucketed's buckets. As forward begins every unit's all-gather is queued, in
+//             the order forward reads them, and each is waited for where forward first reads
+//             it; parameters then stay whole through backward (nothing gathered twice).
+//   update    each rank its blocks (its optimizer state alone), nothing gathered: the next
+//             forward gathers what it reads.
 //
-// The root's units (the tensors of no layer: the transformer's ln_f, and its embeddings, whose
-// wte the tied head reads at the end of forward and the start of backward) are gathered at the
-// start of forward and stay whole for the step, as FSDP keeps its root module's parameters.
+// Stage 3's root units (the tensors of no layer: the transformer's ln_f, and its embeddings,
+// whose wte the tied head reads at the end of forward and the start of backward) are gathered
+// as forward begins and stay whole for the step, as FSDP keeps its root module's parameters.
 // Released means the pages go back to the system (Device::release_pages: the CPU backend's
-// madvise), so what a rank holds is measured by its RSS, not only counted; a backend that cannot
-// release pages cannot run stage 3 (refused before the job starts). The record's
-// *_bytes_per_rank are this strategy's own count of what it left resident at its peak, the
-// steady state's (the steps after the first update: before it every rank holds its initial
-// whole copy), to the page the release rounds to.
+// madvise), so what a rank holds is measured by its RSS, not only counted; stage 3 needs a
+// backend that releases (refused before the job starts otherwise), stage 2 on one that does not
+// holds its gradients whole (and counts them so). The record's *_bytes_per_rank are this
+// strategy's own count of what it left resident at its peak, the steady state's (the steps
+// after the first update: before it every rank holds its initial whole copy), to the page the
+// release rounds to.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -35,13 +38,16 @@ namespace dpscale {
 
 namespace {
 
-// Test hook (tests/trainers/test_sharded.cpp), inert unless set: backward reads its units as
-// forward released them, without the all-gather before backward (a missing all-gather, which
-// must train wrong).
-bool skips_backward_gather_for_test() {
-  const char* v = std::getenv("DPSCALE_TEST_SHARD_NO_BACKWARD_GATHER");
+bool hook_set(const char* name) {
+  const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
 }
+
+// Test hooks (tests/trainers/test_sharded*.cpp), inert unless set: stage 3's backward reads its
+// layers as forward released them, without the all-gather before backward; no all-gather at
+// all (every rank keeps the others' blocks of the step before). Both must train wrong.
+bool skips_backward_gather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_BACKWARD_GATHER"); }
+bool skips_allgather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_ALLGATHER"); }
 
 int64_t skew_for_test() {
   const char* v = std::getenv("DPSCALE_TEST_SHARD_SKEW");
@@ -50,9 +56,11 @@ int64_t skew_for_test() {
 
 class ParamShardedSync final : public GradSync, public ParamGate {
  public:
-  ParamShardedSync(Model& model, Communicator& comm, int prefetch, int accum_steps)
-      : GradSync(model, &comm), prefetch_(prefetch), accum_steps_(accum_steps),
-        units_(layer_units(model.layout())),
+  ParamShardedSync(Model& model, Communicator& comm, const ParamShardSetup& setup)
+      : GradSync(model, &comm), setup_(setup), stage3_(setup.stage == 3), prefetch_(setup.prefetch_units),
+        accum_steps_(setup.accum_steps), releases_(model.device().page_bytes() > 0),
+        units_(stage3_ ? layer_units(model.layout())
+                       : assign_buckets(model.layout(), setup.bucket_cap_mb, setup.first_bucket_mb, setup.rule)),
         plan_(plan_shards(model.layout(), units_, comm.world_size(), skew_for_test())),
         unit_of_(model.layout().tensors().size()), n_(plan_.units.size()), pending_(n_), root_(n_),
         held_(n_, Held::whole), gather_(n_), scatter_(n_), grad_live_(n_),
@@ -61,7 +69,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
     for (size_t u = 0; u < n_; ++u) {
       const ShardUnit& unit = plan_.units[u];
       for (int t = unit.first_tensor; t <= unit.last_tensor; ++t) unit_of_[static_cast<size_t>(t)] = u;
-      root_[u] = ts[static_cast<size_t>(unit.first_tensor)].layer < 0;
+      root_[u] = stage3_ && ts[static_cast<size_t>(unit.first_tensor)].layer < 0;
       if (!root_[u]) backward_order_.push_back(u);
     }
     forward_order_.assign(backward_order_.rbegin(), backward_order_.rend());
@@ -77,6 +85,10 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   // --- ParamGate: what forward and backward read ---
   void forward_begins() override {
     backward_ = false;
+    if (!stage3_) {
+      for (size_t u : forward_order_) issue(u);  // every stale unit, in the order forward reads them
+      return;
+    }
     release_current();
     for (size_t u = 0; u < n_; ++u) {
       if (root_[u]) issue(u);
@@ -86,6 +98,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
 
   void backward_begins() override {
     backward_ = true;
+    if (!stage3_) return;  // every unit whole since forward
     // The unit forward ended with is backward's first: kept whole, as FSDP's last block.
     if (!backward_order_.empty() && current_ != backward_order_.front()) release_current();
     current_ = kNone;
@@ -96,7 +109,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
 
   void param_needed(const FlatTensor& t) override {
     const size_t u = unit_of_[static_cast<size_t>(t.index)];
-    if (root_[u]) {
+    if (root_[u] || !stage3_) {
       make_whole(u);
       return;
     }
@@ -165,9 +178,14 @@ class ParamShardedSync final : public GradSync, public ParamGate {
 
   SyncStats stats() const override {
     SyncStats s;
-    s.shard_stage = 3;
+    s.shard_stage = setup_.stage;
     s.n_buckets = static_cast<int>(n_);
-    s.prefetch_units = prefetch_;
+    if (stage3_) {
+      s.prefetch_units = prefetch_;
+    } else {
+      s.bucket_cap_mb = setup_.bucket_cap_mb;
+      s.first_bucket_mb = setup_.first_bucket_mb;
+    }
     float* grads = model_.grads();
     for (const ShardUnit& u : plan_.units) {
       s.bucket_bytes.push_back(wire_bytes(grads + u.offset, u.count));
@@ -181,10 +199,14 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   }
 
   // What the rank held at the steady state's peak (the record's *_bytes_per_rank), counted.
-  int64_t resident_param_bytes() const override { return bytes(peak_param_floats_); }
+  int64_t resident_param_bytes() const override {
+    if (!stage3_ || peak_param_floats_ == 0) return bytes(model_.layout().param_buffer_count());
+    return bytes(peak_param_floats_);
+  }
   int64_t resident_grad_bytes() const override {
-    // Accumulated micro-batches keep every gradient whole until the last one's reduce-scatter.
-    if (accum_steps_ > 1) return bytes(model_.layout().grad_buffer_count());
+    // Accumulated micro-batches keep every gradient whole until the last one's reduce-scatter;
+    // a device that releases no pages keeps all of them.
+    if (accum_steps_ > 1 || !releases_ || peak_grad_floats_ == 0) return bytes(model_.layout().grad_buffer_count());
     return bytes(peak_grad_floats_ + 1);  // + the loss slot
   }
 
@@ -205,14 +227,14 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   void issue(size_t u) {
     if (held_[u] != Held::shard) return;
     const ShardUnit& unit = plan_.units[u];
-    if (backward_ && no_backward_gather_) {
-      held_[u] = Held::whole;  // the control: read what the release left
+    if ((backward_ && no_backward_gather_) || no_allgather_) {
+      held_[u] = Held::whole;  // the controls: read what the release or the last step left
       return;
     }
     gather_[u] = comm_->allgather(model_.params() + unit.offset, static_cast<size_t>(unit.count));
     held_[u] = Held::gathering;
     gathered_floats_step_ += unit.count;
-    param_live_ += unit.count - unit.block;
+    if (stage3_) param_live_ += unit.count - unit.block;
     step_peak_param_ = std::max(step_peak_param_, param_live_);
   }
 
@@ -233,11 +255,13 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   }
 
   // Unit u's parameters back to its block: the pages outside rank r's block returned.
+  // Stage 2 keeps the pages (the next forward's all-gather overwrites them): only stale.
   void release_params(size_t u) {
     if (held_[u] == Held::shard) return;
     if (held_[u] == Held::gathering) make_whole(u);  // the call still writes there
-    release_outside_block(model_.params(), u);
     held_[u] = Held::shard;
+    if (!stage3_) return;
+    release_outside_block(model_.params(), u);
     param_live_ -= plan_.units[u].count - plan_.units[u].block;
   }
 
@@ -261,6 +285,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   }
 
   void release_outside_block(float* buffer, size_t u) {
+    if (!releases_) return;
     const ShardUnit& unit = plan_.units[u];
     const int64_t mine = unit.block_offset(comm_->rank());
     Device& dev = model_.device();
@@ -268,7 +293,10 @@ class ParamShardedSync final : public GradSync, public ParamGate {
     dev.release_pages(buffer + mine + unit.block, unit.offset + unit.count - (mine + unit.block));
   }
 
+  ParamShardSetup setup_;
+  bool stage3_;
   int prefetch_, accum_steps_;
+  bool releases_;  // the device gives pages back (Device::release_pages)
   std::vector<Bucket> units_;
   ShardPlan plan_;
   std::vector<size_t> unit_of_;  // tensor index -> unit
@@ -287,13 +315,13 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   int64_t updates_ = 0;
   std::unique_ptr<IntervalTimer> ag_timer_;
   bool no_backward_gather_ = skips_backward_gather_for_test();
+  bool no_allgather_ = skips_allgather_for_test();
 };
 
 }  // namespace
 
-std::unique_ptr<GradSync> make_param_sharded_sync(Model& model, Communicator& comm, int prefetch_units,
-                                                  int accum_steps) {
-  return std::make_unique<ParamShardedSync>(model, comm, prefetch_units, accum_steps);
+std::unique_ptr<GradSync> make_param_sharded_sync(Model& model, Communicator& comm, const ParamShardSetup& setup) {
+  return std::make_unique<ParamShardedSync>(model, comm, setup);
 }
 
 }  // namespace dpscale

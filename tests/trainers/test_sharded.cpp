@@ -108,13 +108,21 @@ TEST_P(Sharded, SameWeightsAsOneDeviceAndTheStagesBytes) {
   EXPECT_EQ(sh["reduce_scatter_bytes_per_step"], c.stage == 2 ? b : 0);
   EXPECT_EQ(sh["allreduce_bytes_per_step"], c.stage == 1 ? b + 4 + 4 : 4 + 4);
   // Memory per rank: the optimizer's state for the rank's 1/K of the buffer (AdamW two fp32
-  // moments, SGD momentum one), parameters and gradients whole (the model computes every
-  // gradient into its own buffer); one device holds the state for all of it.
+  // moments, SGD momentum one), parameters whole, gradients whole at stage 1; one device holds
+  // the state for all of it.
   const int64_t per_elem = c.adamw ? 8 : 4;
   EXPECT_EQ(sh["optim_bytes_per_rank"], per_elem * kTinyBufferFloats / c.k);
   EXPECT_EQ(single["optim_bytes_per_rank"], per_elem * kTinyBufferFloats);
   EXPECT_EQ(sh["param_bytes_per_rank"], b);
-  EXPECT_EQ(sh["grad_bytes_per_rank"], b + 4);
+  if (c.stage == 1) {
+    EXPECT_EQ(sh["grad_bytes_per_rank"], b + 4);
+  } else {
+    // Stage 2 releases each unit's gradient but for its block once the reduce-scatter is done:
+    // the shard and the units in flight at the peak (when a call completes is the comm thread's
+    // timing; tests/trainers/test_sharded_params.cpp measures the release in the RSS).
+    EXPECT_GE(sh["grad_bytes_per_rank"], 4 * (kTinyBufferFloats / c.k + 1));
+    EXPECT_LE(sh["grad_bytes_per_rank"], b + 4);
+  }
   EXPECT_EQ(sh["peak_device_bytes"], 0) << "the CPU backend counts no device allocator";
   EXPECT_GE(sh["allgather_s"].get<double>(), 0.0);
   EXPECT_GE(sh["allgather_exposed_s"].get<double>(), 0.0);
