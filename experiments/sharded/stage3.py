@@ -9,7 +9,9 @@ all-gathers' own time (their durations on the comm thread, link hold included) t
 waited for, which is the exposure triad's overlap (1 − exposed / comm alone) taken for the
 all-gathers alone. Memory: the record's count of
 what a rank held (parameters + gradients + optimizer state) and the kernel's peak RSS over the
-epochs (the largest rank's); each saving is bucketed DDP's value minus the run's, medians.
+epochs (the largest rank's); each saving is bucketed DDP's value minus the run's, medians. The
+measured P + G + O is the run's peak RSS less the rest of the process, taken as bucketed's
+peak RSS less its count (the same libraries, data and activations in every configuration).
 """
 import json
 import statistics
@@ -83,8 +85,11 @@ def summary_table(recs):
     base_epoch = med(r["avg_epoch_s"] for r in by["bucketed"])
     base_count = med(counted(r) for r in by["bucketed"])
     base_rss = med(r["peak_rss_bytes"] for r in by["bucketed"])
-    print("| configuration | runs | epoch (s) | over bucketed | hidden % of the all-gathers | P + G + O (MiB) | saving counted (MiB) | saving in peak RSS (MiB) | RSS saving / counted |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    # The rest of the process (libraries, data, activations, scratch): bucketed's peak RSS less
+    # its count, taken as every configuration's; what remains of a run's RSS is its P + G + O.
+    rest = med(r["peak_rss_bytes"] - counted(r) for r in by["bucketed"])
+    print("| configuration | runs | epoch (s) | over bucketed | hidden % of the all-gathers | P + G + O counted (MiB) | P + G + O measured (MiB) | measured / counted | saving counted (MiB) | saving in peak RSS (MiB) |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for k in order:
         rs = by[k]
         epoch = med(r["avg_epoch_s"] for r in rs)
@@ -92,12 +97,14 @@ def summary_table(recs):
         cnt = med(counted(r) for r in rs)
         rss = med(r["peak_rss_bytes"] for r in rs)
         saved_c, saved_m = base_count - cnt, base_rss - rss
-        ratio = "—" if k == "bucketed" or saved_c <= 0 else "%.1f %%" % (100 * saved_m / saved_c)
-        print("| %s | %d | %.2f | %s | %s | %.1f | %s | %s | %s |" % (
+        held = rss - rest
+        print("| %s | %d | %.2f | %s | %s | %.1f | %s | %s | %s | %s |" % (
             k, len(rs), epoch, "—" if k == "bucketed" else "%.3f×" % (epoch / base_epoch),
             "—" if not hid else "%.0f" % med(hid), cnt / MIB,
+            "—" if k == "bucketed" else "%.1f" % (held / MIB),
+            "—" if k == "bucketed" else "%+.1f %%" % (100 * (held - cnt) / cnt),
             "—" if k == "bucketed" else "%.1f" % (saved_c / MIB),
-            "—" if k == "bucketed" else "%.1f" % (saved_m / MIB), ratio))
+            "—" if k == "bucketed" else "%.1f" % (saved_m / MIB)))
 
 
 def main():
