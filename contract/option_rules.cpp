@@ -1,9 +1,13 @@
 // option_rules.cpp — the rules of option_rules.h.
 #include "option_rules.h"
 
+#include <string>
+#include <utility>
+
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
+#include "models/gpt/gpt_spec.h"
 
 namespace dpscale {
 
@@ -26,6 +30,20 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   // (comm/shard_collectives.h); star and hier have no halves of their own.
   if (o.mode == Mode::sharded && o.allreduce != "native" && o.allreduce != "ring") {
     throw InputError("--allreduce " + o.allreduce + " has no reduce-scatter or all-gather for the sharded mode (use native or ring)");
+  }
+}
+
+void check_model_options(const TrainOptions& o) {
+  if (!is_gpt_model(o.model)) {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--seq-len", o.seq_len != 0},
+                                    {"--tokens", !o.data.tokens.empty()}, {"--text", !o.data.text.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is a transformer's option; --model " + o.model + " is an MLP");
+    }
+  } else {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--features", !o.data.features.empty()},
+                                    {"--labels", !o.data.labels.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is the MLP's option; a transformer's npy data is --tokens FILE.npy");
+    }
   }
 }
 

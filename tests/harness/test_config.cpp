@@ -2,6 +2,7 @@
 // every kind of bad config is refused with the key's name (exit 2 through the command too).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -343,6 +344,31 @@ TEST(HarnessConfig, AnAccumulatedStepLargerThanTheSamplesIsRefusedBeforeAnyRun) 
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
   EXPECT_NE(r.err.find("'accum_steps'"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("out.jsonl")));
+}
+
+// One `options` block for an MLP and a transformer: --seq-len (a transformer's) would reach the
+// MLP's runs, which the trainers refuse; the sweep refuses the config before any run, in the
+// trainers' words. Controls: the transformer alone, and both without seq_len.
+TEST(HarnessConfig, AnOptionOfTheOtherKindOfModelIsRefusedBeforeAnyRun) {
+  const std::string modes = R"("modes": ["single", "naive"], "world_sizes": [2], )";
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"models\": [\"gpt-tiny\", \"small\"], " + modes + R"("options": {"seq_len": 32}})",
+            "'model', 'options.seq_len': the run small single K=1 would be refused: --seq-len is a transformer's option; --model "
+            "small is an MLP"},
+           {"{\"models\": [\"gpt-tiny\"], " + modes + R"("options": {"seq_len": 32}})", ""},
+           {"{\"models\": [\"gpt-tiny\", \"small\"], " + modes + R"("options": {"samples": 64, "batch_size": 16}})", ""}}) {
+    SCOPED_TRACE(json);
+    if (says.empty()) {
+      EXPECT_NO_THROW(parse_config(json, "c.json"));
+      continue;
+    }
+    try {
+      parse_config(json, "c.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), "c.json: " + says);
+    }
+  }
 }
 
 // A key that no mode of the config takes would be silently ignored — a bucket_rule list without
