@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <algorithm>
@@ -421,6 +422,34 @@ TEST(HarnessConfig, EveryCommittedConfigIsAccepted) {
     SCOPED_TRACE(e.path().string());
     EXPECT_NO_THROW(load_config(e.path().string()));
   }
+}
+
+// configs/README.md's table names every committed config with the runs it expands to: "N", or
+// "N × R" for a config of R repeats (R whole rounds of N runs).
+TEST(HarnessConfig, ReadmeTableCountsEveryConfigsRuns) {
+  std::ifstream in(kSource + "/configs/README.md");
+  ASSERT_TRUE(in) << "configs/README.md";
+  std::map<std::string, std::string> runs_cell;
+  const std::regex row(R"(^\| `([^`]+\.json)` \| ([^|]+) \|)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) runs_cell[m[1]] = m[2];
+  }
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
+    if (e.path().extension() != ".json") continue;
+    const std::string name = e.path().filename().string();
+    SCOPED_TRACE(name);
+    ++seen;
+    ASSERT_TRUE(runs_cell.count(name)) << "configs/README.md's table has no row for " << name;
+    const SweepConfig c = load_config(e.path().string());
+    const std::string want =
+        std::to_string(expand(c, 1).size()) + (c.repeats > 1 ? " × " + std::to_string(c.repeats) : "");
+    std::string cell = runs_cell[name];
+    cell.erase(cell.find_last_not_of(' ') + 1);
+    EXPECT_EQ(cell, want);
+  }
+  EXPECT_GT(seen, 0);
 }
 
 }  // namespace
