@@ -1,7 +1,7 @@
 // bench_step.cpp — is a training step GEMM-bound, and where does the rest of it go?
 //
 //   bench_step [--models=medium] [--batch=1024] [--threads=1] [--gemm=openblas,blis,onednn]
-//              [--parts=cuda] [--tf32] [--benchmark_repetitions=5] ...
+//              [--parts=cuda] [--tf32] [--seq-len=0] [--benchmark_repetitions=5] ...
 //
 // step/<model>/batch:B/threads:T/gemm:<library> — a full step of the MLP on the CPU backend
 // (forward, softmax cross-entropy, backward, SGD, all through Mlp) against exactly the same GEMMs
@@ -13,6 +13,21 @@
 // and gemm_over_step = Σ gemm / Σ step over the iterations — the fraction of a step spent in GEMMs
 // (the target: >= 0.85 for medium at batch 1024); gemm_GFLOPS and step_GFLOPS, the step's GEMM
 // FLOPs over the GEMMs' time and over the step's time.
+//
+// step/<transformer>/batch:B/seq:S/threads:T/gemm:<library> (--models naming gpt-tiny, gpt2-small,
+// gpt2-medium or gpt:layers=..,dim=..,heads=..,vocab=..,context=..; --seq-len S, 0 = the context)
+// — a full step of the decoder (Gpt: forward, cross-entropy, backward, SGD) with every GEMM it
+// calls through Device::gemm timed where it runs (a GemmLibrary in between that puts a steady
+// clock around each call and keeps its arguments), against the same calls — shapes, strides,
+// α, β, in the step's order — replayed alone in the same library on scratch operands, timed the
+// same way, interleaved with the steps. Counters: step_ms, gemm_ms (the GEMMs inside the step),
+// alone_ms (the same GEMMs alone), gemm_over_step, calls (GEMM calls a step: attention's are one
+// per sample and head), and rate_over_alone = alone_ms / gemm_ms: the rate the step's GEMMs run at
+// as a fraction of the library's own rate on those shapes (the target: >= 0.9); the same split
+// into attention's per-(sample, head) products (attention_ms, attention_rate_over_alone) and the
+// rest, the Conv1D layers and the tied head (dense_ms, dense_rate_over_alone). The scratch
+// operands of the calls alone are one set for all of them, so they stay in cache; the step's
+// come from activations the element-wise passes wrote between its GEMMs.
 //
 // parts/<backend>/<model>/batch:B[/tf32] (--parts: cpu, cuda; cuda registered only where a GPU
 // answers; the CPU in --gemm auto's library, the trainers' default) — the step's parts on any
@@ -48,6 +63,7 @@
 #include "core/errors.h"
 #include "models/interval_timer.h"
 #include "models/mlp.h"
+#include "models/model_spec.h"
 #include "models/data/rng.h"
 
 namespace dpscale::bench {
@@ -152,6 +168,172 @@ void run_step(benchmark::State& state, const MlpSpec& spec, int batch, int threa
   for (const GemmShape& s : training_step_gemms(spec, batch)) flops += s.flops();
   state.counters["gemm_GFLOPS"] = flops * n / gemm_total / 1e9;
   state.counters["step_GFLOPS"] = flops * n / step_total / 1e9;
+}
+
+// The arguments of one GEMM call, as Device::gemm passed them.
+struct GemmCall {
+  bool trans_a, trans_b;
+  int m, n, k;
+  float alpha;
+  int lda, ldb;
+  float beta;
+  int ldc;
+  long long a_count() const { return static_cast<long long>(trans_a ? k : m) * lda; }
+  long long b_count() const { return static_cast<long long>(trans_b ? n : k) * ldb; }
+  long long c_count() const { return static_cast<long long>(m) * ldc; }
+};
+
+// Between CpuDevice and its GEMM library: a steady clock around every call (the sum kept), and
+// each call's arguments while `recording`.
+class TimedGemm final : public GemmLibrary {
+ public:
+  explicit TimedGemm(std::unique_ptr<GemmLibrary> lib) : lib_(std::move(lib)) {}
+  void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+             int ldb, float beta, float* c, int ldc) override {
+    const auto t0 = Clock::now();
+    lib_->sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+    seconds_ += t;
+    if (recording) calls.push_back({trans_a, trans_b, m, n, k, alpha, lda, ldb, beta, ldc});
+    if (per_call.size() <= static_cast<size_t>(count_)) per_call.resize(static_cast<size_t>(count_) + 1, 0.0);
+    per_call[static_cast<size_t>(count_)] += t;
+    ++count_;
+  }
+  GemmLibraryInfo info() const override { return lib_->info(); }
+  double take_seconds() {
+    const double s = seconds_;
+    seconds_ = 0;
+    return s;
+  }
+  long long take_count() {
+    const long long n = count_;
+    count_ = 0;
+    return n;
+  }
+  bool recording = false;
+  std::vector<GemmCall> calls;
+  std::vector<double> per_call;  // seconds by the call's place in the step (take_count() starts a step)
+
+ private:
+  std::unique_ptr<GemmLibrary> lib_;
+  double seconds_ = 0;
+  long long count_ = 0;
+};
+
+// One step of the transformer with its GEMMs timed in place, against the same GEMMs alone (top
+// of file).
+void run_gpt_step(benchmark::State& state, const ModelSpec& spec, int batch, int threads, const std::string& gemm) {
+  auto timed_owned = std::make_unique<TimedGemm>(make_gemm_library(gemm, threads));
+  TimedGemm* timed = timed_owned.get();
+  CpuDevice dev(threads, std::move(timed_owned), "requested", "");
+  const std::unique_ptr<GemmLibrary> lib = make_gemm_library(gemm, threads);
+  const std::unique_ptr<Model> model = make_model(dev, spec, batch);
+  model->init_params(42);
+  // Synthetic tokens and targets: ids below the vocabulary (the step's cost does not depend on them).
+  const int S = spec.seq_len(), V = spec.out_width();
+  DeviceBuffer<float> x(dev, static_cast<size_t>(batch) * S);
+  DeviceBuffer<int32_t> labels(dev, static_cast<size_t>(batch) * S);
+  const CounterRng rng(7, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x.data()[i] = static_cast<float>(static_cast<int>(rng.uniform01(i) * V) % V);
+    labels.data()[i] = static_cast<int32_t>(rng.uniform01(i + x.size()) * V) % V;
+  }
+  const SgdConfig sgd{0.001f, 0.0f, 0.0f};
+  auto step = [&] {
+    model->forward(x.data(), batch);
+    model->loss(labels.data(), batch, 1.0f / static_cast<float>(batch * S));
+    model->backward(x.data(), batch, nullptr);
+    model->sgd_step(sgd);
+  };
+  // Warm-up (first touch, the library's buffers), recording the step's calls.
+  timed->recording = true;
+  step();
+  timed->recording = false;
+  const std::vector<GemmCall> calls = timed->calls;
+  long long a_max = 1, b_max = 1, c_max = 1;
+  double flops = 0;
+  for (const GemmCall& c : calls) {
+    a_max = std::max(a_max, c.a_count());
+    b_max = std::max(b_max, c.b_count());
+    c_max = std::max(c_max, c.c_count());
+    flops += 2.0 * c.m * c.n * c.k;
+  }
+  std::vector<float> a(static_cast<size_t>(a_max), 0.01f), b(static_cast<size_t>(b_max), 0.01f),
+      c(static_cast<size_t>(c_max), 0.0f);
+  // Attention's per-(sample, head) products are the calls no dimension of which reaches the
+  // batch's tokens (every other GEMM has N = batch · S rows on one side); the two groups' rates
+  // are reported apart.
+  const long long tokens = static_cast<long long>(batch) * S;
+  std::vector<bool> attention(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    attention[i] = calls[i].m < tokens && calls[i].n < tokens && calls[i].k < tokens;
+  }
+  // The same calls alone, each under the same clock as in the step.
+  std::vector<double> alone_per_call(calls.size(), 0.0);
+  auto alone = [&] {
+    double t = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const GemmCall& g = calls[i];
+      const auto t0 = Clock::now();
+      lib->sgemm(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, a.data(), g.lda, b.data(), g.ldb, g.beta, c.data(), g.ldc);
+      const double dt = seconds_since(t0);
+      alone_per_call[i] += dt;
+      t += dt;
+    }
+    return t;
+  };
+  alone();
+  timed->take_seconds();
+  timed->take_count();
+  std::fill(timed->per_call.begin(), timed->per_call.end(), 0.0);
+  std::fill(alone_per_call.begin(), alone_per_call.end(), 0.0);
+
+  double step_total = 0, gemm_total = 0, alone_total = 0;
+  long long n_calls = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    step();
+    const double t_step = seconds_since(t0);
+    gemm_total += timed->take_seconds();
+    n_calls += timed->take_count();
+    alone_total += alone();
+    state.SetIterationTime(t_step);
+    step_total += t_step;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["step_ms"] = 1e3 * step_total / n;
+  state.counters["gemm_ms"] = 1e3 * gemm_total / n;
+  state.counters["alone_ms"] = 1e3 * alone_total / n;
+  state.counters["gemm_over_step"] = gemm_total / step_total;
+  state.counters["rate_over_alone"] = alone_total / gemm_total;
+  state.counters["calls"] = static_cast<double>(n_calls) / n;
+  state.counters["gemm_GFLOPS"] = flops * n / gemm_total / 1e9;
+  state.counters["alone_GFLOPS"] = flops * n / alone_total / 1e9;
+  double in_att = 0, in_dense = 0, al_att = 0, al_dense = 0;
+  for (size_t i = 0; i < calls.size() && i < timed->per_call.size(); ++i) {
+    (attention[i] ? in_att : in_dense) += timed->per_call[i];
+    (attention[i] ? al_att : al_dense) += alone_per_call[i];
+  }
+  state.counters["attention_ms"] = 1e3 * in_att / n;
+  state.counters["attention_rate_over_alone"] = in_att > 0 ? al_att / in_att : 0;
+  state.counters["dense_ms"] = 1e3 * in_dense / n;
+  state.counters["dense_rate_over_alone"] = in_dense > 0 ? al_dense / in_dense : 0;
+}
+
+// "small,gpt:layers=4,dim=256,heads=4,vocab=8192,context=128": the list split at commas, a
+// transformer's key=value pieces kept with the gpt: spec they belong to.
+std::vector<std::string> split_models(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& piece : split_list(text)) {
+    const bool continues = !out.empty() && out.back().rfind("gpt:", 0) == 0 && piece.find('=') != std::string::npos &&
+                           piece.rfind("gpt:", 0) != 0;
+    if (continues) {
+      out.back() += "," + piece;
+    } else {
+      out.push_back(piece);
+    }
+  }
+  return out;
 }
 
 // The parts of a step on `dev` (top of file).
@@ -282,12 +464,13 @@ int main(int argc, char** argv) {
   using namespace dpscale;
   using namespace dpscale::bench;
   return run_guarded("bench_step", [&] {
-    int batch = 1024, threads = 1;
+    int batch = 1024, threads = 1, seq_len = 0;
     const bool tf32 = take_switch(argc, argv, "--tf32");
     std::vector<std::string> models = {"medium"}, parts = {"cuda"};
     if (auto v = take_flag(argc, argv, "--batch")) batch = static_cast<int>(parse_int(*v, "--batch", 1, 1 << 20));
     if (auto v = take_flag(argc, argv, "--threads")) threads = static_cast<int>(parse_int(*v, "--threads", 1, 1024));
-    if (auto v = take_flag(argc, argv, "--models")) models = split_list(*v);
+    if (auto v = take_flag(argc, argv, "--models")) models = split_models(*v);
+    if (auto v = take_flag(argc, argv, "--seq-len")) seq_len = static_cast<int>(parse_int(*v, "--seq-len", 0, 1 << 16));
     std::vector<std::string> gemms;
     if (auto v = take_flag(argc, argv, "--gemm")) {
       gemms = split_list(*v);
@@ -305,8 +488,28 @@ int main(int argc, char** argv) {
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    // The MLPs' steps and parts; the transformers' steps (gpt_specs) with their GEMMs timed in place.
     std::vector<MlpSpec> specs;
-    for (const std::string& m : models) specs.push_back(parse_model(m));
+    std::vector<ModelSpec> gpt_specs;
+    std::vector<std::string> mlp_names;
+    for (const std::string& m : models) {
+      if (is_gpt_model(m)) {
+        gpt_specs.push_back(parse_model_spec(m, seq_len));
+      } else {
+        specs.push_back(parse_model(m));
+        mlp_names.push_back(m);
+      }
+    }
+    models = mlp_names;
+    for (const ModelSpec& spec : gpt_specs) {
+      for (const std::string& gemm : gemms) {
+        const std::string name = "step/" + spec.key() + "/batch:" + std::to_string(batch) + "/seq:" +
+                                 std::to_string(spec.seq_len()) + "/threads:" + std::to_string(threads) + "/gemm:" + gemm;
+        benchmark::RegisterBenchmark(name.c_str(), [&spec, batch, threads, gemm](benchmark::State& st) {
+          run_gpt_step(st, spec, batch, threads, gemm);
+        })->UseManualTime()->MinTime(3.0)->Unit(benchmark::kMillisecond);
+      }
+    }
     for (const MlpSpec& spec : specs) {
       for (const std::string& gemm : gemms) {
         std::string name = "step/";

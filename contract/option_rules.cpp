@@ -1,9 +1,13 @@
 // option_rules.cpp — the rules of option_rules.h.
 #include "option_rules.h"
 
+#include <string>
+#include <utility>
+
 #include "contract/diagnosis_options.h"
 #include "contract/link_model.h"
 #include "core/errors.h"
+#include "models/gpt/gpt_spec.h"
 
 namespace dpscale {
 
@@ -39,6 +43,20 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   if (o.mode == Mode::sharded && o.shard_stage == 3 && o.triad > 0) {
     throw InputError("--triad does not combine with --shard-stage 3 (its forward gathers every layer: there is no "
                      "compute-only step; the record's allgather_exposed_s against allgather_s is its overlap)");
+  }
+}
+
+void check_model_options(const TrainOptions& o) {
+  if (!is_gpt_model(o.model)) {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--seq-len", o.seq_len != 0},
+                                    {"--tokens", !o.data.tokens.empty()}, {"--text", !o.data.text.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is a transformer's option; --model " + o.model + " is an MLP");
+    }
+  } else {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--features", !o.data.features.empty()},
+                                    {"--labels", !o.data.labels.empty()}}) {
+      if (set) throw InputError(std::string(flag) + " is the MLP's option; a transformer's npy data is --tokens FILE.npy");
+    }
   }
 }
 

@@ -17,6 +17,12 @@ namespace dpscale {
 // share the GPU).
 void check_option_rules(const TrainOptions& o, int world_size);
 
+// InputError in the trainers' words when `o` sets an option of the other kind of model than its
+// --model: --seq-len, --tokens or --text with an MLP, --features or --labels with a transformer
+// (the trainer would otherwise ignore it). A sweep that mixes MLPs and transformers under one
+// `options` block is refused by this before anything runs.
+void check_model_options(const TrainOptions& o);
+
 // InputError for diagnosis options this job cannot take on this backend and machine (an
 // --inject-delay rank that does not exist, a slower link off MPI). The trainers call it in the
 // local set-up, before the first collective. (A --trace path that cannot be written is refused

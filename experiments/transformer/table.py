@@ -5,6 +5,7 @@
     python3 experiments/transformer/table.py buckets experiments/transformer/data/gpt-cpu.jsonl
     python3 experiments/transformer/table.py triad experiments/transformer/data/gpt-mid-triad.jsonl
     python3 experiments/transformer/table.py vs-pytorch experiments/transformer/data/gpt-vs-pytorch.jsonl
+    python3 experiments/transformer/table.py gemm-rate experiments/transformer/data/gpt-gemm-rate.jsonl
 
 sweep       a `dpscale sweep gpt-cpu.json` results file: per model the average epoch of each mode
             (bucketed per cap), the share of it the all-reduce took (naive: comm_s, the others:
@@ -17,6 +18,10 @@ triad       triad.sh's RESULTS_JSON records: per run the overlap % the triad rea
             one row per run in file order
 vs-pytorch  vs-pytorch.sh's lines: per model the median step of each framework over the rounds,
             their ranges and dpscale's speed-up (PyTorch's median over dpscale's)
+gemm-rate   gemm-rate.sh's lines: per model and GEMM library, over the rounds, the median (and
+            range) of rate_over_alone — the step's GEMMs' rate as a fraction of the same GEMMs'
+            rate alone — and of its attention and dense parts, the GEMMs' share of the step, the
+            step and the range of the 1-minute load before the benchmarks
 """
 import json
 import statistics
@@ -107,8 +112,28 @@ def vs_pytorch(path):
               f"{rng['torch']} | {med['torch'] / med['dpscale']:.2f}× |")
 
 
+def gemm_rate(path):
+    rows = records(path)
+    print("| model | GEMM library | rounds | in-step rate / alone, median | range | attention's | dense (Conv1D, head) | "
+          "GEMMs' share of the step | step, median (ms) | load before |")
+    print("|---|---|--:|--:|---|--:|--:|--:|--:|---|")
+    for model in dict.fromkeys(r["model"] for r in rows):
+        for lib in dict.fromkeys(r["gemm_library"] for r in rows):
+            got = [r for r in rows if r["model"] == model and r["gemm_library"] == lib]
+            if not got:
+                continue
+            med = {k: statistics.median(r[k] for r in got)
+                   for k in ("rate_over_alone", "attention_rate_over_alone", "dense_rate_over_alone",
+                             "gemm_over_step", "step_ms")}
+            lo, hi = min(r["rate_over_alone"] for r in got), max(r["rate_over_alone"] for r in got)
+            loads = [r["load1_before"] for r in got]
+            print(f"| {short(model)} | {lib} | {len(got)} | {med['rate_over_alone']:.2f} | {lo:.2f}–{hi:.2f} | "
+                  f"{med['attention_rate_over_alone']:.2f} | {med['dense_rate_over_alone']:.2f} | "
+                  f"{100 * med['gemm_over_step']:.0f} % | {med['step_ms']:.1f} | {min(loads):.1f}–{max(loads):.1f} |")
+
+
 if __name__ == "__main__":
-    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "vs-pytorch": vs_pytorch}
+    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "vs-pytorch": vs_pytorch, "gemm-rate": gemm_rate}
     if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         print(f"usage: table.py {{{'|'.join(kinds)}}} FILE", file=sys.stderr)
         sys.exit(2)

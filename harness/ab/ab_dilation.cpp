@@ -14,7 +14,7 @@
 #include "models/device.h"
 #include "models/gemm/gemm_probe.h"
 #include "models/gemm/step_gemms.h"
-#include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale {
 
@@ -47,22 +47,23 @@ SessionDilation fix_session_dilation(const SweepConfig& c, int probes) {
     return out;
   }
   set_priority(c.nice);  // the runs' own, which the session's first pass would set anyway
-  using Key = std::tuple<std::string, int, std::string, int>;  // model, local batch, library, threads
+  using Key = std::tuple<std::string, int, int, std::string, int>;  // model, seq_len, local batch, library, threads
   std::map<Key, std::string> f_of;
   std::ostringstream how;
   for (const SweepRun& run : expand(c, 1)) {
     if (!run.point.mode->data_parallel || run.point.link() == "none") continue;
     const TrainOptions o = options_of(run);
     const int local_batch = o.batch_size / run.point.world_size;
-    const Key key{o.model, local_batch, o.device.gemm, o.device.threads};
+    const Key key{o.model, o.seq_len, local_batch, o.device.gemm, o.device.threads};
     if (!f_of.count(key)) {
-      const MlpSpec model = parse_model(o.model);
+      // The trainers' own probe of the model (an MLP's largest layer, a transformer's largest forward GEMM).
+      const ModelSpec model = parse_model_spec(o.model, o.seq_len);
       DeviceOptions d{"cpu", o.device.threads, false, 0};
       d.gemm = o.device.gemm;
-      d.gemm_shapes = training_step_gemms(model, local_batch);
+      d.gemm_shapes = model.step_gemms(local_batch);
       const std::unique_ptr<Device> dev = make_device(d);
       double best = 0;
-      for (int i = 0; i < probes; ++i) best = std::max(best, measure_gemm_flops(*dev, model, local_batch));
+      for (int i = 0; i < probes; ++i) best = std::max(best, measure_model_gemm_flops(*dev, model, local_batch));
       const double f = spec.auto_tflops * 1e12 / best;
       f_of[key] = factor_text(f);
       how << (f_of.size() > 1 ? "; " : "") << o.model << " at local batch " << local_batch << ": F " << factor_text(f)

@@ -18,7 +18,7 @@
 #include "harness/history/revision.h"
 #include "harness/results/results_file.h"
 #include "harness/common/script_path.h"
-#include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale::history {
 
@@ -76,7 +76,7 @@ void add_db(CLI::App* c, HistoryArgs& a, bool writes) {
 // which decides what a series' values are, not which series there are.
 void add_filters(CLI::App* c, HistoryArgs& a, bool values = true) {
   text_of(c->add_option("--machine", a.machine, "only machines whose fingerprint contains TEXT"), "TEXT", one_line_text);
-  text_of(c->add_option("--model", a.model, "only this model"), "MODEL", [](const std::string& v) { parse_model(v); });
+  text_of(c->add_option("--model", a.model, "only this model"), "MODEL", [](const std::string& v) { parse_model_spec(v, 0); });
   std::vector<std::string> modes;
   for (const ModeInfo& m : all_modes()) modes.push_back(m.name);
   one_of(c->add_option("--mode", a.mode, "only this mode"), modes);

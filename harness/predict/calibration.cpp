@@ -17,6 +17,18 @@
 
 namespace dpscale::predict {
 
+ModelSpec model_of_record(const RunRecord& r) {
+  if (r.seq_len > 0 || is_gpt_model(r.model)) return parse_model_spec(r.model, r.seq_len);
+  ModelSpec s;
+  s.name = r.model;
+  s.widths = r.widths;
+  return s;
+}
+
+std::string single_key(const ModelSpec& spec) {
+  return spec.is_gpt() ? spec.key() + " seq " + std::to_string(spec.seq_len()) : spec.key();
+}
+
 std::vector<SingleRun> parse_single_arg(const std::string& text, const Workload& w) {
   std::vector<SingleRun> out;
   std::istringstream in(text);
@@ -26,11 +38,13 @@ std::vector<SingleRun> parse_single_arg(const std::string& text, const Workload&
       throw OptionError("--single", "'" + piece + "' is not MODEL=SECONDS (e.g. small=0.0361)");
     }
     const std::string name = piece.substr(0, eq);
-    if (std::find(preset_names().begin(), preset_names().end(), name) == preset_names().end()) {
-      throw OptionError("--single", "unknown model '" + name + "' (use " + or_list(preset_names()) + ")");
+    std::vector<std::string> presets = preset_names();
+    presets.insert(presets.end(), gpt_preset_names().begin(), gpt_preset_names().end());
+    if (std::find(presets.begin(), presets.end(), name) == presets.end()) {
+      throw OptionError("--single", "unknown model '" + name + "' (use " + or_list(presets) + ")");
     }
     SingleRun r;
-    r.spec = parse_model(name);
+    r.spec = parse_model_spec(name, w.seq_len);
     try {
       r.epoch_s = parse_real(piece.substr(eq + 1), {0.0, false});
     } catch (const ValueError& e) {
@@ -51,14 +65,15 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   const ResultsFile f = read_results(path);
   refuse_gpu_shared(f, "dpscale predict");
   std::vector<SingleRun> out;
-  std::map<std::string, std::vector<double>> epochs;  // by model name (or widths, for custom)
+  std::map<std::string, std::vector<double>> epochs;  // by single_key
   for (const SweepEntry& e : f.entries) {
     if (!e.ok || !e.record || e.point.mode->data_parallel) continue;
     const RunRecord& r = *e.record;
-    const std::string key = model_key(r.model, r.widths);
+    const ModelSpec spec = model_of_record(r);
+    const std::string key = single_key(spec);
     if (!epochs.count(key)) {
       SingleRun s;
-      s.spec = MlpSpec{r.model, r.widths};
+      s.spec = spec;
       s.samples = r.n_samples;
       s.batch = r.global_batch;
       out.push_back(s);
@@ -67,7 +82,7 @@ std::vector<SingleRun> singles_from_results(const std::string& path) {
   }
   if (out.empty()) throw InputError(path + ": no successful single-device run to calibrate compute from");
   for (SingleRun& s : out) {
-    s.epoch_s = median(epochs[s.spec.key()]);
+    s.epoch_s = median(epochs[single_key(s.spec)]);
   }
   return out;
 }
@@ -78,7 +93,7 @@ std::map<Point, SingleRun> singles_by_point(const ResultsFile& f, const std::fun
   for (const SweepEntry& e : f.entries) {
     if (!e.ok || !e.record || e.point.mode->data_parallel || (take && !take(e))) continue;
     const RunRecord& r = *e.record;
-    if (!out.count(e.point)) out[e.point] = SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch};
+    if (!out.count(e.point)) out[e.point] = SingleRun{model_of_record(r), 0, r.n_samples, r.global_batch};
     epochs[e.point].push_back(r.avg_epoch_s);
   }
   for (auto& [p, s] : out) s.epoch_s = median(epochs[p]);

@@ -1,7 +1,8 @@
 // calibration.h — where the step model's numbers come from.
 //
 //   compute  --from RESULTS.jsonl   every model's single-device runs in a sweep's file: the median
-//                                   of their avg_epoch_s, at the samples and batch they ran with
+//                                   of their avg_epoch_s, at the samples, batch and (a
+//                                   transformer's) tokens per sample they ran with
 //            --single small=0.0361,medium=0.118   epoch seconds per preset at --samples/--batch-size
 //   link     --link PRESET | ALPHA_US:GBPS (contract/link_model.h), or
 //            --link-from FILE       least-squares α and β from `bench_allreduce
@@ -27,7 +28,14 @@
 
 namespace dpscale::predict {
 
-// "small=0.0361,medium=0.118": InputError naming the bad piece.
+// The model a record ran: its MLP widths, or its transformer at the record's seq_len.
+ModelSpec model_of_record(const RunRecord& r);
+// The name singles are grouped by: the model's key, and a transformer's seq_len beside it (two
+// sequence lengths are two computes).
+std::string single_key(const ModelSpec& spec);
+
+// "small=0.0361,gpt-tiny=0.5": a preset of either kind (a transformer at its context, or at
+// `w.seq_len` when set) with its epoch seconds at `w`; InputError naming the bad piece.
 std::vector<SingleRun> parse_single_arg(const std::string& text, const Workload& w);
 
 // The single-device runs of every model in a results file (in order of first appearance).

@@ -22,7 +22,8 @@ namespace {
 SyncSetup sync_of(const RunRecord& r) {
   SyncSetup sync;
   sync.mode = parse_dp_mode(r.mode);
-  const int n_tensors = 2 * (static_cast<int>(r.widths.size()) - 1);
+  // The record's tensor count (a transformer has no widths); older MLP records only their widths.
+  const int n_tensors = r.tensor_count > 0 ? static_cast<int>(r.tensor_count) : 2 * (static_cast<int>(r.widths.size()) - 1);
   sync.fused = sync.mode == Mode::naive && r.allreduce_calls_per_step == 1 && n_tensors > 1;
   if (r.bucket_cap_mb) sync.bucket_cap_mb = *r.bucket_cap_mb;
   if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
@@ -49,7 +50,7 @@ int ranks_per_node(const RunRecord& r) { return std::max(1, r.world_size / std::
 }  // namespace
 
 EpochPrediction predict_recorded(const SingleRun& single, const RunRecord& r, const MachineTerms& terms) {
-  return predict_epoch(single, Workload{r.n_samples, r.global_batch}, sync_of(r), comm_of(r), r.world_size, terms,
+  return predict_epoch(single, Workload{r.n_samples, r.global_batch, r.seq_len}, sync_of(r), comm_of(r), r.world_size, terms,
                        ranks_per_node(r));
 }
 
@@ -146,11 +147,12 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
   std::map<std::string, std::vector<double>> epochs;
   for (const SweepEntry* e : single_runs) {
     const RunRecord& r = *e->record;
-    if (!epochs.count(model_key(r.model, r.widths))) c.singles.push_back(SingleRun{MlpSpec{r.model, r.widths}, 0, r.n_samples, r.global_batch});
-    epochs[model_key(r.model, r.widths)].push_back(r.avg_epoch_s);
+    const ModelSpec spec = model_of_record(r);
+    if (!epochs.count(single_key(spec))) c.singles.push_back(SingleRun{spec, 0, r.n_samples, r.global_batch});
+    epochs[single_key(spec)].push_back(r.avg_epoch_s);
   }
   for (SingleRun& s : c.singles) {
-    s.epoch_s = median(epochs[s.spec.key()]);
+    s.epoch_s = median(epochs[single_key(s.spec)]);
   }
   // Each data-parallel run starts from the single run of its own point (beside), as the gate pairs.
   const std::set<const SweepEntry*> kept_singles(single_runs.begin(), single_runs.end());
@@ -176,7 +178,7 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
                        e->point.beside(Mode::single, 1).describe() + ") to calibrate from");
     }
     const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_per_epoch));
-    Step st{&r, &s->second, step_compute_1(s->second, Workload{r.n_samples, r.global_batch}) / r.world_size,
+    Step st{&r, &s->second, step_compute_1(s->second, Workload{r.n_samples, r.global_batch, r.seq_len}) / r.world_size,
             c.terms.oversubscription(ranks_per_node(r)), r.compute_s / steps,
             r.comm_busy_s.value_or(r.comm_s.value_or(0)) / steps};
     (e->point.mode == Mode::naive ? naive : overlapped).push_back(st);

@@ -14,6 +14,7 @@
 #include "contract/trainer_options.h"
 #include "core/errors.h"
 #include "harness/common/cli_values.h"
+#include "models/model_spec.h"
 #include "step_sim.h"
 
 namespace dpscale::predict {
@@ -112,13 +113,16 @@ void add_predict_options(CLI::App& c, PredictArgs& a) {
 
   // The step model: the single-device epochs, and what to predict.
   input_file(c.add_option("--from", a.from, "results file: its single-device runs calibrate compute (and its link is the default)"));
-  text_of(c.add_option("--single", a.single, "single-device epoch seconds, e.g. small=0.0361,medium=0.118"), "MODEL=SECONDS,...",
+  text_of(c.add_option("--single", a.single, "single-device epoch seconds of presets, e.g. small=0.0361,medium=0.118,gpt-tiny=0.5"), "MODEL=SECONDS,...",
           [](const std::string& text) { parse_single_arg(text, Workload{}); });
   whole_in(c.add_option("--samples", a.samples, "training samples (default 32768, or the --from runs')"), 1, INT64_MAX / 2);
   whole_in(c.add_option("--batch-size", a.batch_size, "global batch (default 1024, or the --from runs')"), 1, INT32_MAX);
-  list_option<std::string>(c, "--models", a.models, "only these models, e.g. medium,large", "MODEL,...",
+  whole_in(c.add_option("--seq-len", a.seq_len,
+                        "a transformer's tokens per sample (default: the --from runs'; --single: the context)"),
+           1, 1 << 16);
+  list_option<std::string>(c, "--models", a.models, "only these models, e.g. medium,large or gpt-tiny", "MODEL,...",
                            [](const std::string& m) {
-                             parse_model(m);
+                             parse_model_spec(m, 0);
                              return m;
                            });
   for (Mode m : data_parallel_modes()) a.modes.push_back(mode_name(m));

@@ -26,6 +26,7 @@ struct PredictArgs {
   std::vector<int> world_sizes;  // empty: the default of what runs
   int64_t samples = 0;           // 0: the single runs'
   int batch_size = 0;            // 0: the single runs'
+  int seq_len = 0;               // a transformer's tokens per sample; 0: the single runs'
   int cores = -1;                // -1: the calibration's machine
   double bucket_cap_mb = TrainOptions{}.bucket_cap_mb;  // the trainers' defaults and checks
   double first_bucket_mb = TrainOptions{}.first_bucket_mb;

@@ -13,6 +13,7 @@
 #include "harness/results/results_file.h"
 #include "models/device.h"
 #include "models/gemm/gemm_probe.h"
+#include "models/model_spec.h"
 
 namespace dpscale::predict {
 
@@ -55,11 +56,24 @@ void set_compute(const PredictArgs& a, const std::optional<Calibration>& cal, Pr
   if (!p.singles.empty()) ctx.workload = Workload{p.singles.front().samples, p.singles.front().batch};
   if (a.samples > 0) ctx.workload.samples = a.samples;
   if (a.batch_size > 0) ctx.workload.batch = a.batch_size;
+  ctx.workload.seq_len = a.seq_len;
   if (ctx.workload.samples < ctx.workload.batch) {
     throw OptionError("--samples", "must be at least the batch " + std::to_string(ctx.workload.batch) + " (got " +
                                        std::to_string(ctx.workload.samples) + ")");
   }
   if (!a.single.empty()) p.singles = parse_single_arg(a.single, ctx.workload);
+  if (a.seq_len > 0) {
+    bool any_gpt = false;
+    for (const SingleRun& s : p.singles) {
+      if (!s.spec.is_gpt()) continue;
+      any_gpt = true;
+      if (a.seq_len > s.spec.gpt->context) {
+        throw OptionError("--seq-len", std::to_string(a.seq_len) + " is above " + s.spec.key() + "'s context " +
+                                           std::to_string(s.spec.gpt->context));
+      }
+    }
+    if (!any_gpt) throw OptionError("--seq-len", "sets a transformer's tokens per sample, and no model here is one");
+  }
 }
 
 // --models: only these of the single-device epochs, in the order given.
@@ -196,7 +210,7 @@ void set_link(const PredictArgs& a, const std::vector<SingleRun>& singles, Predi
 }
 
 // --link-dilation F, or auto:TFLOPS measured as the trainers measure it: the largest model's
-// largest layer's forward GEMM on this machine, at the local batch of the smallest K > 1 asked
+// largest forward GEMM on this machine (measure_model_gemm_flops), at the local batch of the smallest K > 1 asked
 // for (one BLAS thread, as the cpu configs run). A results file's own dilation stays unless F
 // is given.
 void set_dilation(const PredictArgs& a, bool dilation_given, const PredictSetup& p, PredictContext& ctx) {
@@ -218,9 +232,10 @@ void set_dilation(const PredictArgs& a, bool dilation_given, const PredictSetup&
   // In the GEMM library --gemm auto chooses for that model and local batch (the trainers' default).
   const int local_batch = std::max(1, ctx.workload.batch / k2);
   DeviceOptions dopts{"cpu", 1, false, 0};
-  dopts.gemm_shapes = training_step_gemms(biggest.spec, local_batch);
+  const ModelSpec spec = spec_at(biggest, ctx.workload);
+  dopts.gemm_shapes = spec.step_gemms(local_batch);
   const auto dev = make_device(dopts);
-  const double flops = measure_gemm_flops(*dev, biggest.spec, local_batch);
+  const double flops = measure_model_gemm_flops(*dev, spec, local_batch);
   ctx.comm.link.dilation = d.auto_tflops * 1e12 / flops;
   ctx.link_source += "; dilation auto: " + sig4(flops / 1e9) + " GFLOP/s measured here (" +
                      dev->gemm_report().info.library + ")";

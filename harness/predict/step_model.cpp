@@ -1,16 +1,28 @@
 // step_model.cpp — from a single-device epoch to a K-rank epoch (formulas in step_model.h).
 #include "step_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dpscale::predict {
 
-double step_compute_1(const SingleRun& single, const Workload& w) {
-  const int64_t steps1 = single.samples / single.batch;
-  return single.epoch_s / static_cast<double>(steps1) * (static_cast<double>(w.batch) / single.batch);
+ModelSpec spec_at(const SingleRun& single, const Workload& w) {
+  ModelSpec s = single.spec;
+  if (s.is_gpt() && w.seq_len > 0) s.gpt->seq_len = w.seq_len;
+  return s;
 }
 
-StepTimes simulate_with_terms(const MlpSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
+double step_compute_1(const SingleRun& single, const Workload& w) {
+  const int64_t steps1 = single.samples / single.batch;
+  const ModelSpec at = spec_at(single, w);
+  const double s1 = std::max(1, single.spec.seq_len()), s = std::max(1, at.seq_len());
+  // Per token, at the GEMM FLOPs per token of the workload's sequence length.
+  const double per_token = single.epoch_s / static_cast<double>(steps1) / (static_cast<double>(single.batch) * s1) *
+                           (step_flops_per_sample(at) / s) / (step_flops_per_sample(single.spec) / s1);
+  return per_token * static_cast<double>(w.batch) * s;
+}
+
+StepTimes simulate_with_terms(const ModelSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
                               double t_compute0, const MachineTerms& terms, double oversub) {
   auto duration = [&](int64_t nbytes) {
     return comm.seconds(static_cast<size_t>(nbytes), k) + (k > 1 ? terms.call_overhead_s : 0.0);
@@ -41,8 +53,9 @@ EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const 
                               int k, const MachineTerms& terms, int ranks_per_node) {
   const double oversub = terms.oversubscription(ranks_per_node > 0 ? ranks_per_node : k);
   const double t_c0 = terms.compute_at(step_compute_1(single, w), static_cast<double>(single.spec.n_params()), k, oversub);
-  const StepTimes mine = simulate_with_terms(single.spec, sync, comm, k, t_c0, terms, oversub);
-  const StepTimes naive = simulate_with_terms(single.spec, SyncSetup{}, comm, k, t_c0, terms, oversub);
+  const ModelSpec spec = spec_at(single, w);
+  const StepTimes mine = simulate_with_terms(spec, sync, comm, k, t_c0, terms, oversub);
+  const StepTimes naive = simulate_with_terms(spec, SyncSetup{}, comm, k, t_c0, terms, oversub);
   EpochPrediction p;
   // With accumulation, an optimizer step is A micro-batches; the first A-1 communicate nothing.
   const int a = std::max(1, sync.accum_steps);

@@ -2,6 +2,7 @@
 #include "step_sim.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <cmath>
 
@@ -31,14 +32,19 @@ Mode parse_dp_mode(const std::string& name) {
   return m->mode;
 }
 
-BackwardPlan backward_plan(const MlpSpec& spec) {
-  // FLOPs per row of the local batch (the batch size cancels in the shares).
+namespace {
+
+// GEMM units per row of the local batch (the batch size cancels in the shares).
+double mlp_gemm(const MlpSpec& spec, int l) {
+  return 2.0 * spec.widths[static_cast<size_t>(l)] * spec.widths[static_cast<size_t>(l) + 1];
+}
+
+BackwardPlan mlp_backward_plan(const MlpSpec& spec) {
   const int layers = spec.n_layers();
-  auto gemm = [&](int l) { return 2.0 * spec.widths[static_cast<size_t>(l)] * spec.widths[static_cast<size_t>(l) + 1]; };
   double fwd = 0, total = 0;
   for (int l = 0; l < layers; ++l) {
-    fwd += gemm(l);
-    total += gemm(l) * (l > 0 ? 3 : 2);  // forward, dW, and dX except for layer 0
+    fwd += mlp_gemm(spec, l);
+    total += mlp_gemm(spec, l) * (l > 0 ? 3 : 2);  // forward, dW, and dX except for layer 0
   }
   const ParamLayout layout(spec);
   BackwardPlan plan;
@@ -46,17 +52,82 @@ BackwardPlan backward_plan(const MlpSpec& spec) {
   plan.tensors.resize(layout.tensors().size());
   double t = fwd;
   for (int l = layers - 1; l >= 0; --l) {
-    t += gemm(l);  // dW (and db) done: the layer's weight and bias gradients are ready
+    t += mlp_gemm(spec, l);  // dW (and db) done: the layer's weight and bias gradients are ready
     for (const FlatTensor* ft : {&layout.weight(l), &layout.bias(l)}) {
       plan.tensors[static_cast<size_t>(ft->index)] = GradTensor{ft->nbytes(), t / total};
     }
-    if (l > 0) t += gemm(l);  // dX
+    if (l > 0) t += mlp_gemm(spec, l);  // dX
   }
   return plan;
 }
 
-std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double t_compute) {
+// GEMM FLOPs per token of the transformer's step, split as the plan walks them (step_sim.h).
+struct GptFlops {
+  double d, S, V;
+  double conv(double in, double out) const { return 2 * in * out; }  // one way: forward, dW or dX
+  double attention() const { return 2 * S * d; }                     // one of q·kᵀ, p·v and their grads
+  double forward_block() const {
+    return conv(d, 3 * d) + 2 * attention() + conv(d, d) + conv(d, 4 * d) + conv(4 * d, d);
+  }
+  double head() const { return 2 * d * V; }
+};
+
+BackwardPlan gpt_backward_plan(const GptSpec& g, const ParamLayout& layout) {
+  const GptFlops f{static_cast<double>(g.dim), static_cast<double>(g.seq_len), static_cast<double>(g.vocab)};
+  const double d = f.d;
+  std::map<std::string, double> at;  // tensor name -> FLOPs done when backward has written it
+  double t = g.layers * f.forward_block() + f.head();
+  const double fwd = t;
+  t += 2 * f.head();  // dwte (not ready: the embedding adds to it last) and dh
+  at["ln_f.weight"] = at["ln_f.bias"] = t;
+  const auto conv = [&](const std::string& name, double in, double out) {
+    t += f.conv(in, out);  // dW, then the bias's column sum: both ready
+    at[name + ".weight"] = at[name + ".bias"] = t;
+    t += f.conv(in, out);  // dX
+  };
+  for (int l = g.layers - 1; l >= 0; --l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    conv(h + "mlp.c_proj", 4 * d, d);
+    conv(h + "mlp.c_fc", d, 4 * d);
+    at[h + "ln_2.weight"] = at[h + "ln_2.bias"] = t;
+    conv(h + "attn.c_proj", d, d);
+    t += 4 * f.attention();
+    conv(h + "attn.c_attn", d, 3 * d);
+    at[h + "ln_1.weight"] = at[h + "ln_1.bias"] = t;
+  }
+  at["wpe.weight"] = at["wte.weight"] = t;  // the embedding's backward: no GEMM, the step's end
+  BackwardPlan plan;
+  plan.forward_share = fwd / t;
+  for (const FlatTensor& ft : layout.tensors()) {
+    const auto it = at.find(ft.name());
+    // A tensor gpt_tensors() lists that this walk does not know: the two have drifted apart.
+    if (it == at.end()) throw std::logic_error("predict: no backward time for the transformer's tensor " + ft.name());
+    plan.tensors.push_back(GradTensor{ft.nbytes(), it->second / t});
+  }
+  return plan;
+}
+
+}  // namespace
+
+BackwardPlan backward_plan(const ModelSpec& spec) {
+  return spec.is_gpt() ? gpt_backward_plan(*spec.gpt, spec.layout()) : mlp_backward_plan(spec.mlp());
+}
+
+double step_flops_per_sample(const ModelSpec& spec) {
+  if (spec.is_gpt()) {
+    const GptSpec& g = *spec.gpt;
+    const double d = g.dim, S = g.seq_len;
+    return S * (g.layers * (72 * d * d + 12 * S * d) + 6 * d * g.vocab);
+  }
+  const MlpSpec m = spec.mlp();
+  double total = 0;
+  for (int l = 0; l < m.n_layers(); ++l) total += mlp_gemm(m, l) * (l > 0 ? 3 : 2);
+  return total;
+}
+
+std::vector<Launch> launches(const ModelSpec& spec, const SyncSetup& sync, double t_compute) {
   const BackwardPlan plan = backward_plan(spec);
+  const ParamLayout layout = spec.layout();
   std::vector<Launch> ls;
   switch (sync.mode) {
     case Mode::single:
@@ -64,7 +135,7 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
     case Mode::naive:
       if (sync.fused) {
         // The trainers' one call over the whole flat buffer, the layout's padding included.
-        ls.push_back({t_compute, ParamLayout(spec).param_buffer_count() * static_cast<int64_t>(sizeof(float))});
+        ls.push_back({t_compute, layout.param_buffer_count() * static_cast<int64_t>(sizeof(float))});
       } else {
         for (const GradTensor& g : plan.tensors) ls.push_back({t_compute, g.nbytes});
       }
@@ -77,7 +148,7 @@ std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double 
     case Mode::bucketed:
       // The trainers' own assignment (the same function train_ddp_bucketed calls); each launch
       // sends its bucket's slice, padding between tensors included.
-      for (const Bucket& b : assign_buckets(ParamLayout(spec), sync.bucket_cap_mb, sync.first_bucket_mb)) {
+      for (const Bucket& b : assign_buckets(layout, sync.bucket_cap_mb, sync.first_bucket_mb)) {
         ls.push_back({plan.tensors[static_cast<size_t>(b.last_tensor)].ready * t_compute, b.nbytes()});
       }
       break;

@@ -1,10 +1,18 @@
 // step_sim.h — one training step of a data-parallel trainer, as a small event simulation.
 //
 // Compute: the step's compute time t_c (forward + backward at the local batch) is split among
-// the GEMMs by their FLOP share, in the order Mlp runs them (models/mlp.cpp):
+// the GEMMs by their FLOP share, in the order the model runs them. The MLP (models/mlp.cpp):
 //   forward, layer 0 .. L-1:   Y = X·Wᵀ             2·b·in·out
 //   backward, layer L-1 .. 0:  dW = dYᵀ·X, db       2·b·in·out   then W and b are ready
 //                              dX = dY·W            2·b·in·out   (not for layer 0)
+// The transformer (models/gpt/gpt.cpp), per token of the batch (S tokens a sample, d the width,
+// V the vocabulary; a Conv1D in→out costs 2·in·out each way, attention's four products 2·S·d each):
+//   forward, block 0 .. L-1:   c_attn, q·kᵀ, p·v, attn.c_proj, mlp.c_fc, mlp.c_proj; the tied head 2·d·V
+//   backward: the head's dwte and dh (4·d·V), then ln_f is ready; per block from the last:
+//              mlp.c_proj dW (ready), dX; mlp.c_fc dW (ready), dX, then ln_2 is ready;
+//              attn.c_proj dW (ready), dX; attention's four products (8·S·d);
+//              attn.c_attn dW (ready), dX, then ln_1 is ready;
+//              wpe and wte (the tied embedding, its scatter-add) at the very end.
 // Element-wise passes, the loss and the SGD update are left out of the shares (they are a few
 // per cent of a step at these widths; see docs/predict/README.md).
 //
@@ -15,8 +23,8 @@
 //   naive        every tensor's all-reduce is launched when backward has finished (one call over
 //                the whole buffer when fused)
 //   interleaved  each tensor's all-reduce is launched when backward writes it
-//   bucketed     each bucket (trainers/buckets.h, the trainers' own assignment) is launched when
-//                backward writes its last tensor
+//   bucketed     each bucket (trainers/buckets.h, the trainers' own assignment over the model's
+//                own layout: ModelSpec::layout()) is launched when backward writes its last tensor
 // The step ends when backward and the last all-reduce have both finished; exposed comm is the
 // part after backward.
 #pragma once
@@ -30,7 +38,7 @@
 #include "contract/grad_wire.h"
 #include "contract/modes.h"
 #include "contract/trainer_options.h"
-#include "models/mlp_spec.h"
+#include "models/model_spec.h"
 
 namespace dpscale::predict {
 
@@ -49,7 +57,11 @@ struct BackwardPlan {
   std::vector<GradTensor> tensors;  // backward order (ParamLayout's)
   double forward_share = 0;         // fraction of t_c spent in forward
 };
-BackwardPlan backward_plan(const MlpSpec& spec);
+BackwardPlan backward_plan(const ModelSpec& spec);
+// The GEMM FLOPs of one training step per sample, as the plan above counts them (the MLP's
+// 6·Σ in·out less layer 0's dX; the transformer's S·(L·(72·d² + 12·S·d) + 6·d·V)): what the
+// compute of a run at another sequence length scales by (step_model.h).
+double step_flops_per_sample(const ModelSpec& spec);
 
 // One all-reduce launch: when (seconds into the step) and how many bytes.
 struct Launch {
@@ -66,7 +78,7 @@ struct SyncSetup {
 };
 
 // The launches of one step with compute t_c, in launch order.
-std::vector<Launch> launches(const MlpSpec& spec, const SyncSetup& sync, double t_compute);
+std::vector<Launch> launches(const ModelSpec& spec, const SyncSetup& sync, double t_compute);
 
 struct StepTimes {
   double compute = 0;  // t_c

@@ -102,7 +102,7 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
     row.measured_compute_s = median(mk);
     row.predicted_compute_s = median(pk);
     row.measured_calls = r0.allreduce_calls_per_step;
-    row.single_epoch_s = predict_epoch(*single, Workload{r0.n_samples, r0.global_batch}, SyncSetup{}, CommModel{}, 1).epoch_s;
+    row.single_epoch_s = predict_epoch(*single, Workload{r0.n_samples, r0.global_batch, r0.seq_len}, SyncSetup{}, CommModel{}, 1).epoch_s;
     row.measured_speedup = row.single_epoch_s / row.measured_epoch_s;
     row.predicted_speedup = row.single_epoch_s / row.predicted_epoch_s;
     v.rows.push_back(row);

@@ -94,7 +94,7 @@ Analysis analyse(const ResultsFile& f) {
     s.n_params = recs.front()->n_params;
     s.first = *recs.front();
     for (const RunRecord* r : recs) s.repeats.push_back(*r);  // for the diagnosis's medians
-    std::vector<double> epoch, thr, compute, comm, frac, gamma, busy, buckets, final_loss, accuracy;
+    std::vector<double> epoch, thr, tokens, compute, comm, frac, gamma, busy, buckets, final_loss, accuracy;
     for (const RunRecord* r : recs) {
       for (auto it = r->loss_global.rbegin(); it != r->loss_global.rend(); ++it)
         if (std::isfinite(*it)) {
@@ -104,6 +104,7 @@ Analysis analyse(const ResultsFile& f) {
       if (r->test_accuracy) accuracy.push_back(*r->test_accuracy);
       epoch.push_back(r->avg_epoch_s);
       thr.push_back(r->throughput_samples_per_s);
+      if (r->tokens_per_s > 0) tokens.push_back(r->tokens_per_s);
       compute.push_back(r->compute_s);
       if (r->comm_busy_s) busy.push_back(*r->comm_busy_s);
       if (r->n_buckets) buckets.push_back(*r->n_buckets);
@@ -116,6 +117,7 @@ Analysis analyse(const ResultsFile& f) {
     }
     s.epoch_s = spread_of(epoch);
     s.throughput = spread_of(thr);
+    s.tokens = spread_if_any(tokens);
     s.compute_s = spread_of(compute);
     s.comm_s = spread_if_any(comm);
     if (!frac.empty()) s.comm_fraction = spread_of(frac).median;

@@ -37,6 +37,7 @@ struct PointStats {
   int runs = 0;                          // successful repeats
   int64_t n_params = 0;
   Spread epoch_s, throughput, compute_s;
+  std::optional<Spread> tokens;          // a transformer's tokens/s (throughput · seq_len); null for the MLP
   std::optional<Spread> comm_s;          // naive comm_s, else exposed_comm_s (null for single)
   std::optional<double> speedup;         // median throughput / single's median throughput
   std::optional<Spread> speedup_spread;  // each repeat's throughput / single's median

@@ -52,13 +52,14 @@ std::string markdown(const Analysis& a, const std::string& source) {
   const bool any_repeat = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.runs > 1; });
   // A column per setting the file's points differ in (an axis the sweep varied), only then.
   const KeyColumns cols = key_columns(points_of(a));
+  // A transformer's tokens/s beside samples/s, where the file has one (MLP rows: "—").
+  const bool any_tokens = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.tokens.has_value(); });
   Table t;
   t.header = {"Model", "Mode", "K"};
   for (const std::string& h : key_headers(cols)) t.header.push_back(h);
-  for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput", "Speedup", "E=S/K", "Comm %", "γ",
-                        "Naive Amdahl"}) {
-    t.header.push_back(h);
-  }
+  for (const char* h : {"Params", "Avg Epoch", "Comm Time", "Throughput"}) t.header.push_back(h);
+  if (any_tokens) t.header.push_back("Tokens/s");
+  for (const char* h : {"Speedup", "E=S/K", "Comm %", "γ", "Naive Amdahl"}) t.header.push_back(h);
   // Memory per rank (the records' *_bytes_per_rank: parameters, gradients, optimizer state), where
   // the records hold it (older ones do not).
   const bool any_memory = std::any_of(a.points.begin(), a.points.end(), [](auto& p) { return p.first.param_bytes_per_rank > 0; });
@@ -78,6 +79,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
     r.push_back(fmt_fixed(p.epoch_s.median, 4) + "s");
     r.push_back(p.comm_s ? fmt_fixed(p.comm_s->median, 4) + "s" : "—");
     r.push_back(fmt_thousands(p.throughput.median) + "/s");
+    if (any_tokens) r.push_back(p.tokens ? fmt_thousands(p.tokens->median) + "/s" : "—");
     r.push_back(fmt_opt(p.speedup, 2, "×"));
     r.push_back(fmt_opt(p.efficiency, 2));
     r.push_back(p.comm_fraction ? fmt_percent(*p.comm_fraction) : "—");
@@ -92,6 +94,7 @@ std::string markdown(const Analysis& a, const std::string& source) {
 
   std::string out = "# dpscale report: " + source + "\n\n";
   out += a.points.empty() ? "No successful runs.\n" : t.markdown();
+  if (any_tokens) out += "\nThroughput: samples/s; Tokens/s: a transformer's samples/s times its tokens per sample.";
   out += "\nSpeedup: throughput against the single run of the same model. E = S/K. Comm %: comm time / avg\n"
          "epoch (naive: the blocking all-reduce; interleaved/bucketed: the exposed wait). γ = comm/compute\n"
          "(naive). Naive Amdahl = 1/((1-f) + f/K), f = T1/(T1 + naive comm at K): the ceiling of naive DP,\n"
@@ -211,6 +214,7 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["compute_s"] = spread_json(p.compute_s);
     o["comm_busy_s"] = opt_spread_json(p.comm_busy_s);
     o["throughput_samples_per_s"] = spread_json(p.throughput);
+    o["throughput_tokens_per_s"] = opt_spread_json(p.tokens);
     o["speedup"] = opt_spread_json(p.speedup_spread);
     o["efficiency"] = opt_spread_json(p.efficiency_spread);
     o["comm_fraction"] = opt_json(p.comm_fraction);

@@ -105,6 +105,7 @@ void check_every_run(const SweepConfig& c, const std::string& source) {
   for (const SweepRun& run : expand(c, 1)) {
     const TrainOptions o = options_of(run);
     try {
+      check_model_options(o);
       if (run.point.mode->data_parallel) check_option_rules(o, run.point.world_size);
       // The samples as the options tell them; a file's own count is the trainer's to check.
       if (const std::optional<int64_t> n = samples_from_options(o)) check_data_rules(o, *n);

@@ -26,7 +26,9 @@ RESULT_SCHEMA = "dpscale.result/1"  # a results-file line: named only to say wha
 POINT_FIELDS = {
     "point": "point", "n_params": "int", "runs": "int", "setup": "setup",
     "avg_epoch_s": "spread", "comm_s": "spread?", "compute_s": "spread",
-    "comm_busy_s": "spread?", "throughput_samples_per_s": "spread", "speedup": "spread?",
+    "comm_busy_s": "spread?", "throughput_samples_per_s": "spread",
+    "throughput_tokens_per_s": "spread?",  # a transformer's samples/s times its tokens per sample
+    "speedup": "spread?",
     "efficiency": "spread?", "comm_fraction": "number?", "gamma": "number?",
     "amdahl_max": "number?", "naive_saving": "spread?", "naive_saving_s": "number?",
     "n_buckets": "number?", "loss_global": "curve", "loss_rank0": "curve",

@@ -51,12 +51,23 @@ class Skip(Exception):
 
 def model_label(results, model):
     """'Large (35.2M)': the workshop's way of naming a model."""
-    # A custom model's point names it by its widths ("784,256,10"), as the harness does.
-    name = MODEL_LABEL.get(model) or ("MLP " + model.replace(",", "-") if "," in model
-                                      else model.capitalize())
+    name = MODEL_LABEL.get(model) or _model_name(model)
     n = results.n_params.get(model, 0)
     size = f"{n / 1e6:.1f}M" if n >= 1e5 else f"{n / 1e3:.0f}k"
     return f"{name} ({size})"
+
+
+def _model_name(model):
+    """A preset without a label of its own, a custom MLP or a custom transformer, as a title says it."""
+    # A custom transformer is its spec ("gpt:layers=4,dim=256,heads=4,vocab=8192,context=128"),
+    # shortened to its shape; a transformer preset keeps its own name ("gpt-tiny", "gpt2-small").
+    if model.startswith("gpt:"):
+        keys = dict(kv.split("=", 1) for kv in model[len("gpt:"):].split(",") if "=" in kv)
+        return "GPT L{} d{} h{} V{}".format(*(keys.get(k, "?") for k in ("layers", "dim", "heads", "vocab")))
+    if model.startswith("gpt"):
+        return model
+    # A custom MLP's point names it by its widths ("784,256,10"), as the harness does.
+    return "MLP " + model.replace(",", "-") if "," in model else model.capitalize()
 
 
 def time_unit(values):

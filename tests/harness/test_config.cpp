@@ -2,7 +2,9 @@
 // every kind of bad config is refused with the key's name (exit 2 through the command too).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <algorithm>
@@ -345,6 +347,31 @@ TEST(HarnessConfig, AnAccumulatedStepLargerThanTheSamplesIsRefusedBeforeAnyRun) 
   EXPECT_FALSE(std::filesystem::exists(dir.file("out.jsonl")));
 }
 
+// One `options` block for an MLP and a transformer: --seq-len (a transformer's) would reach the
+// MLP's runs, which the trainers refuse; the sweep refuses the config before any run, in the
+// trainers' words. Controls: the transformer alone, and both without seq_len.
+TEST(HarnessConfig, AnOptionOfTheOtherKindOfModelIsRefusedBeforeAnyRun) {
+  const std::string modes = R"("modes": ["single", "naive"], "world_sizes": [2], )";
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"models\": [\"gpt-tiny\", \"small\"], " + modes + R"("options": {"seq_len": 32}})",
+            "'model', 'options.seq_len': the run small single K=1 would be refused: --seq-len is a transformer's option; --model "
+            "small is an MLP"},
+           {"{\"models\": [\"gpt-tiny\"], " + modes + R"("options": {"seq_len": 32}})", ""},
+           {"{\"models\": [\"gpt-tiny\", \"small\"], " + modes + R"("options": {"samples": 64, "batch_size": 16}})", ""}}) {
+    SCOPED_TRACE(json);
+    if (says.empty()) {
+      EXPECT_NO_THROW(parse_config(json, "c.json"));
+      continue;
+    }
+    try {
+      parse_config(json, "c.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), "c.json: " + says);
+    }
+  }
+}
+
 // A key that no mode of the config takes would be silently ignored — a bucket_rule list without
 // a bucketed mode, world sizes without a data-parallel one, "fused" without naive: refused,
 // naming the key and the modes that take it. Each with its control (a mode that takes it), and
@@ -395,6 +422,34 @@ TEST(HarnessConfig, EveryCommittedConfigIsAccepted) {
     SCOPED_TRACE(e.path().string());
     EXPECT_NO_THROW(load_config(e.path().string()));
   }
+}
+
+// configs/README.md's table names every committed config with the runs it expands to: "N", or
+// "N × R" for a config of R repeats (R whole rounds of N runs).
+TEST(HarnessConfig, ReadmeTableCountsEveryConfigsRuns) {
+  std::ifstream in(kSource + "/configs/README.md");
+  ASSERT_TRUE(in) << "configs/README.md";
+  std::map<std::string, std::string> runs_cell;
+  const std::regex row(R"(^\| `([^`]+\.json)` \| ([^|]+) \|)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) runs_cell[m[1]] = m[2];
+  }
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
+    if (e.path().extension() != ".json") continue;
+    const std::string name = e.path().filename().string();
+    SCOPED_TRACE(name);
+    ++seen;
+    ASSERT_TRUE(runs_cell.count(name)) << "configs/README.md's table has no row for " << name;
+    const SweepConfig c = load_config(e.path().string());
+    const std::string want =
+        std::to_string(expand(c, 1).size()) + (c.repeats > 1 ? " × " + std::to_string(c.repeats) : "");
+    std::string cell = runs_cell[name];
+    cell.erase(cell.find_last_not_of(' ') + 1);
+    EXPECT_EQ(cell, want);
+  }
+  EXPECT_GT(seen, 0);
 }
 
 }  // namespace

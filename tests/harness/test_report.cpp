@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "harness/report/analysis.h"
 #include "harness/report/report.h"
@@ -66,6 +67,38 @@ TEST(HarnessReport, MarkdownShowsTheWorkshopsColumns) {
       << md;
   EXPECT_NE(md.find("xlarge: 2.40× (Interleaved, K=4), E = 0.60"), std::string::npos) << md;
   EXPECT_EQ(md.find("Failed runs"), std::string::npos);
+}
+
+// A transformer's rows carry tokens/s beside samples/s (its record's tokens_per_s); an MLP's do not.
+TEST(HarnessReport, TransformerRowsHaveTokensPerSecond) {
+  auto gpt = [](const SweepRun& p, double epoch_s, std::optional<double> comm_s) {
+    RunRecord r = make_record(p, epoch_s, comm_s, 120576);
+    r.widths = {};
+    r.seq_len = 64;
+    r.tokens_per_s = r.throughput_samples_per_s * 64;
+    return r;
+  };
+  const SweepRun s = pt("gpt-tiny", "single", 1), n = pt("gpt-tiny", "naive", 2), m = pt("small", "single", 1);
+  const std::string file = sweep_line(m, make_record(m, 0.25)) + sweep_line(s, gpt(s, 0.5, {})) +
+                           sweep_line(n, gpt(n, 0.4, 0.1));
+  const Analysis a = analyse(parse_results(file, "g.jsonl"));
+  ASSERT_EQ(a.points.size(), 3u);
+  EXPECT_FALSE(a.points[0].tokens.has_value());
+  ASSERT_TRUE(a.points[1].tokens.has_value());
+  EXPECT_DOUBLE_EQ(a.points[1].tokens->median, 32768.0 / 0.5 * 64);
+  const std::string md = render_report(a, "g.jsonl", "md");
+  EXPECT_NE(md.find("| Throughput |    Tokens/s | Speedup |"), std::string::npos) << md;
+  // 32768 samples in 0.5 s: 65,536 samples/s, 64 tokens each.
+  EXPECT_NE(md.find("|   65,536/s | 4,194,304/s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("|   81,920/s | 5,242,880/s |   1.25× |"), std::string::npos) << md;
+  EXPECT_NE(md.find("|  131,072/s |           — |"), std::string::npos) << md;  // the MLP
+  const auto j = nlohmann::json::parse(render_report(a, "g.jsonl", "json"));
+  EXPECT_TRUE(j["points"][0]["throughput_tokens_per_s"].is_null());
+  EXPECT_DOUBLE_EQ(j["points"][2]["throughput_tokens_per_s"]["median"].get<double>(), 32768.0 / 0.4 * 64);
+  // An MLP-only file has no such column (every committed report stays as it was).
+  EXPECT_EQ(render_report(analyse(parse_results(sweep_line(m, make_record(m, 0.25)), "m.jsonl")), "m.jsonl", "md")
+                .find("Tokens/s"),
+            std::string::npos);
 }
 
 TEST(HarnessReport, SpeedupIsAgainstTheSameModelsSingleRun) {

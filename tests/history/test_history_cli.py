@@ -6,7 +6,8 @@
             --rev-a and --rev-b; rows
             of one revision added under another time are refused; export then import into a
             fresh store gives the same export (no duplicates when imported twice); a store of
-            schema 1 is migrated keeping its rows; show prints each series in commit order.
+            schema 1 is migrated keeping its rows; show prints each series in commit order; a
+            transformer's sweep is kept and --model filters it by its preset or spec.
   Changes   a history whose newest change is a 10% regression exits 1 naming the revision, an
             improvement exits 0, a regression below --min-effect exits 0, disturbed runs are left
             out (a disturbed dip is no change), one machine's runs never join another's series.
@@ -187,6 +188,19 @@ class Store(Scratch):
         none = dpscale("history", "show", "--db", self.db, "--mode", "bucketed")
         self.assertIn("no series match", none.stdout)
 
+
+    def test_a_transformer_sweep_is_kept_and_filtered_by_its_model(self):
+        # The transformer's sweep (gpt-tiny and a gpt:... spec): --model takes either name as the
+        # trainers do (it was checked as an MLP's and refused both); an unknown one is refused.
+        gpt = synth.SRC / "experiments" / "transformer" / "data" / "gpt-cpu.jsonl"
+        r = dpscale("history", "add", gpt, "--rev", "gptrev", "--rev-time", "2026-01-01T00:00:00Z", "--db", self.db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for model, series in (("gpt-tiny", 5), ("gpt:layers=4,dim=256,heads=4,vocab=8192,context=128", 5)):
+            with self.subTest(model=model):
+                r = dpscale("history", "show", "--db", self.db, "--model", model, "--format", "json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(len(json.loads(r.stdout)["series"]), series)
+        self.one_line_exit_2(dpscale("history", "show", "--db", self.db, "--model", "gpt-huge"))
 
     def test_points_that_describe_alike_are_series_told_apart(self):
         # The baseline as measured, and a copy whose runs were given --samples 16384 (an option

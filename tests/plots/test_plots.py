@@ -564,8 +564,9 @@ class GammaAgreement(TempDirCase):
 
 
 class Legibility(TempDirCase):
-    """The charts' labels can be read (no overlapping or clipped text), on the fixture and on the
-    run the README shows (docs/figures/cpu-run.jsonl): no label within 3 px (at 100 dpi) of
+    """The charts' labels can be read (no overlapping or clipped text), on the fixture, on the
+    run the README shows (docs/figures/cpu-run.jsonl) and on the transformer's sweep
+    (experiments/transformer/data/gpt-cpu.jsonl, its models titled by preset or shape): no label within 3 px (at 100 dpi) of
     another, no line through a label without a white box behind it, "1.0 s" beside "0.78 s",
     one line style per mode in chart 5's legend, chart 7's interleaved line named per tensor."""
 
@@ -580,7 +581,8 @@ class Legibility(TempDirCase):
         cls.Skip = Skip
         cls.charts = dict(CHARTS)
         cls.results = {}
-        for src in (FIXTURE, SOURCE / "docs" / "figures" / "cpu-run.jsonl"):
+        for src in (FIXTURE, SOURCE / "docs" / "figures" / "cpu-run.jsonl",
+                    SOURCE / "experiments" / "transformer" / "data" / "gpt-cpu.jsonl"):
             path = write_json(cls.tmp / f"{src.stem}.json", report_of(src))
             cls.results[src.name] = points.Results(load.load_report(str(path)), src.name)
 
@@ -590,6 +592,15 @@ class Legibility(TempDirCase):
         canvas = FigureCanvasAgg(fig)
         canvas.draw()
         return fig, canvas.get_renderer()
+
+    def test_a_transformer_is_titled_by_its_preset_or_shape(self):
+        from dpscale_plots.style import model_label
+        results = self.results["gpt-cpu.jsonl"]
+        self.assertEqual(model_label(results, "gpt-tiny"), "gpt-tiny (0.1M)")
+        # Not "MLP gpt:layers=4-dim=256-...": the spec's commas are not a custom MLP's widths.
+        self.assertEqual(model_label(results, "gpt:layers=4,dim=256,heads=4,vocab=8192,context=128"),
+                         "GPT L4 d256 h4 V8192 (5.3M)")
+        self.assertEqual(model_label(results, "784,256,10"), "MLP 784-256-10 (0k)")
 
     def test_labels_keep_apart_and_no_line_crosses_a_bare_label(self):
         from matplotlib.transforms import Bbox

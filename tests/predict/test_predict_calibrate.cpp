@@ -30,7 +30,7 @@ struct Machine {
 };
 
 predict::SingleRun single_of(const std::string& model, double epoch_s) {
-  return predict::SingleRun{parse_model(model), epoch_s, 8192, 1024};
+  return predict::SingleRun{parse_model_spec(model, 0), epoch_s, 8192, 1024};
 }
 
 // A record of `p` whose times are the step model's with `terms` (so calibration must give them back).

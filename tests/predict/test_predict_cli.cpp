@@ -14,6 +14,9 @@ namespace dpscale::test {
 namespace {
 
 const std::string kCpuRun = kSource + "/docs/figures/cpu-run.jsonl";
+// The transformer's sweep on this kind of VM: gpt-tiny and the mid-size decoder, single and the
+// three modes at K = 2 on 50:300, bucketed at 1, 4 and 25 MiB (experiments/transformer).
+const std::string kGptRun = kSource + "/experiments/transformer/data/gpt-cpu.jsonl";
 
 nlohmann::json json_of(const ProcessResult& r) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -67,6 +70,43 @@ TEST(PredictCli, ValidateReadsEveryDataParallelPointOfARealSweep) {
   const ProcessResult r = dpscale({"predict", "--validate", kCpuRun});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("median |error|"), std::string::npos);
+}
+
+// A transformer's sweep is predicted from its own tensors and buckets: every point launches the
+// all-reduces its trainer did (28 and 52 per-tensor calls, 22, 6 and 2 buckets), and the step
+// model explains the undisturbed points. An MLP-shaped step (a record without widths: no
+// tensors) would launch no all-reduce at all.
+TEST(PredictCli, ValidateReadsATransformerSweep) {
+  const predict::Validation v = predict::validate(kGptRun);
+  ASSERT_EQ(v.rows.size(), 10u);  // 2 models × (naive, interleaved, bucketed at 3 caps)
+  for (const predict::ValidationRow& r : v.rows) {
+    EXPECT_EQ(r.predicted_calls, r.measured_calls) << r.point.describe();
+    EXPECT_GT(r.predicted_comm_s, 0) << r.point.describe();
+  }
+  EXPECT_EQ(v.rows[0].measured_calls, 28);  // gpt-tiny naive: 12·L + 4 tensors
+  EXPECT_LT(v.median_abs_error, 0.10);
+  // --from the same file: the transformer's naive comm at K = 2 from its 28 tensors, at the
+  // file's median dilation (F 94) where the run had its own (81): within 20% of the measured.
+  const nlohmann::json rows = json_of(dpscale({"predict", "--from", kGptRun, "--world-sizes", "2", "--modes", "naive",
+                                               "--models", "gpt-tiny", "--format", "json"}));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["model"], "gpt-tiny");
+  EXPECT_NEAR(rows[0]["comm_s"].get<double>(), v.rows[0].measured_comm_s, 0.2 * v.rows[0].measured_comm_s);
+  // Per token: half the tokens per sample, well under the measured epoch's compute.
+  const nlohmann::json half = json_of(dpscale({"predict", "--from", kGptRun, "--world-sizes", "1", "--modes", "naive",
+                                               "--models", "gpt-tiny", "--seq-len", "32", "--format", "json"}));
+  const nlohmann::json full = json_of(dpscale({"predict", "--from", kGptRun, "--world-sizes", "1", "--modes", "naive",
+                                               "--models", "gpt-tiny", "--format", "json"}));
+  EXPECT_LT(half[0]["epoch_s"].get<double>(), 0.55 * full[0]["epoch_s"].get<double>());
+  EXPECT_GT(half[0]["epoch_s"].get<double>(), 0.45 * full[0]["epoch_s"].get<double>());
+  // --seq-len past the context, or with no transformer to apply to: one line, exit 2.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"predict", "--from", kGptRun, "--seq-len", "65"},
+        std::vector<std::string>{"predict", "--from", kCpuRun, "--seq-len", "32"}}) {
+    const ProcessResult r = dpscale(bad);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--seq-len"), std::string::npos) << r.err;
+  }
 }
 
 TEST(PredictCli, RecommendCapNamesTheMinimum) {

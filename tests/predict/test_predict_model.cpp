@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness/predict/calibration.h"
@@ -22,7 +23,7 @@ using namespace predict;
 
 SingleRun single_of(const std::string& model, double epoch_s, int64_t samples = 4096, int batch = 1024) {
   SingleRun s;
-  s.spec = parse_model(model);
+  s.spec = parse_model_spec(model, 0);
   s.epoch_s = epoch_s;
   s.samples = samples;
   s.batch = batch;
@@ -51,7 +52,7 @@ TEST(StepSim, BackwardPlanReadyTimesByHand) {
   // widths 8 -> 4 -> 2: GEMM units per row g0 = 2·8·4 = 64, g1 = 2·4·2 = 16.
   // forward 64 + 16 = 80; backward: layer 1 dW 16 (ready at 96), dX 16, layer 0 dW 64 (ready at
   // 176 = the end; layer 0 has no dX). Total 176.
-  const BackwardPlan p = backward_plan(MlpSpec{"custom", {8, 4, 2}});
+  const BackwardPlan p = backward_plan(parse_model_spec("8,4,2", 0));
   ASSERT_EQ(p.tensors.size(), 4u);
   EXPECT_DOUBLE_EQ(p.forward_share, 80.0 / 176);
   EXPECT_DOUBLE_EQ(p.tensors[0].ready, 96.0 / 176);  // layers.1.weight
@@ -120,19 +121,100 @@ TEST(StepModel, BucketCountsAreTheTrainers) {
   struct Case { const char* model; double cap; int buckets; };
   for (const Case& k : {Case{"small", 1, 5}, Case{"small", 25, 2}, Case{"medium", 1, 9}, Case{"medium", 4, 8},
                         Case{"medium", 25, 3}, Case{"large", 1, 13}, Case{"large", 25, 7}}) {
-    const MlpSpec spec = parse_model(k.model);
+    const ModelSpec spec = parse_model_spec(k.model, 0);
     const std::vector<Launch> ls = launches(spec, SyncSetup{Mode::bucketed, false, k.cap, 1}, 1.0);
     EXPECT_EQ(static_cast<int>(ls.size()), k.buckets) << k.model << " cap " << k.cap;
-    EXPECT_EQ(ls.size(), assign_buckets(ParamLayout(spec), k.cap, 1).size());
+    EXPECT_EQ(ls.size(), assign_buckets(spec.layout(), k.cap, 1).size());
     int64_t bytes = 0;
     for (const Launch& l : ls) bytes += l.nbytes;
     // Every gradient once, as the trainers send it: each bucket's slice (the layout's padding
     // between its tensors included), plus the loss slot.
     int64_t sent = 4;
-    for (const Bucket& b : assign_buckets(ParamLayout(spec), k.cap, 1)) sent += b.nbytes();
+    for (const Bucket& b : assign_buckets(spec.layout(), k.cap, 1)) sent += b.nbytes();
     EXPECT_EQ(bytes, sent);
     EXPECT_GE(bytes, (spec.n_params() + 1) * 4);
   }
+}
+
+TEST(StepSim, TransformerCommIsItsOwnTensorList) {
+  // gpt-tiny: 28 tensors (12·L + 4), wte [256, 64] the largest and the last. Naive and interleaved
+  // send every tensor of the model's own layout once (+ the loss slot in the last call), in
+  // backward order; an MLP's widths would give another list entirely.
+  const ModelSpec spec = parse_model_spec("gpt-tiny", 64);
+  const ParamLayout layout = spec.layout();
+  ASSERT_EQ(layout.tensors().size(), 28u);
+  int64_t tensor_bytes = 0;
+  for (const FlatTensor& t : layout.tensors()) tensor_bytes += t.nbytes();
+  EXPECT_EQ(tensor_bytes, spec.n_params() * 4);
+  for (Mode m : {Mode::naive, Mode::interleaved}) {
+    const std::vector<Launch> ls = launches(spec, SyncSetup{m, false, 25, 1}, 1.0);
+    ASSERT_EQ(ls.size(), 28u) << mode_name(m);
+    int64_t sent = 0;
+    for (size_t i = 0; i < ls.size(); ++i) {
+      EXPECT_EQ(ls[i].nbytes, layout.tensors()[i].nbytes() + (i + 1 == ls.size() ? 4 : 0)) << i;
+      sent += ls[i].nbytes;
+    }
+    EXPECT_EQ(sent, tensor_bytes + 4) << mode_name(m);
+    EXPECT_EQ(ls.back().nbytes, 256 * 64 * 4 + 4);  // wte, the loss slot beside it
+  }
+  // Bucketed: the trainers' own buckets over that layout. The mid-size decoder at 25 MiB is
+  // ln_f alone (the first bucket's 1 MiB cap) and everything else behind wte in one bucket.
+  const ModelSpec mid = parse_model_spec("gpt:layers=4,dim=256,heads=4,vocab=8192,context=128", 64);
+  for (double cap : {1.0, 4.0, 25.0}) {
+    const std::vector<Bucket> bs = assign_buckets(mid.layout(), cap, 1);
+    const std::vector<Launch> ls = launches(mid, SyncSetup{Mode::bucketed, false, cap, 1}, 1.0);
+    ASSERT_EQ(ls.size(), bs.size()) << cap;
+    for (size_t i = 0; i < ls.size(); ++i) EXPECT_EQ(ls[i].nbytes, bs[i].nbytes() + (i + 1 == ls.size() ? 4 : 0));
+  }
+  // What the sweep recorded (experiments/transformer/data/gpt-cpu.jsonl, n_buckets): 22, 6, 2.
+  EXPECT_EQ(launches(mid, SyncSetup{Mode::bucketed, false, 1, 1}, 1.0).size(), 22u);
+  EXPECT_EQ(launches(mid, SyncSetup{Mode::bucketed, false, 4, 1}, 1.0).size(), 6u);
+  EXPECT_EQ(launches(mid, SyncSetup{Mode::bucketed, false, 25, 1}, 1.0).size(), 2u);
+}
+
+TEST(StepSim, TransformerBackwardPlanByHand) {
+  // gpt-tiny at S = 64: d = 64, V = 256, L = 2. GEMM FLOPs per token:
+  //   forward block 24·d² + 4·S·d = 98,304 + 16,384 = 114,688; head 2·d·V = 32,768
+  //   forward = 2 · 114,688 + 32,768 = 262,144
+  //   backward: head 4·d·V = 65,536 (ln_f ready at 327,680); block 1: mlp.c_proj dW 8·d² = 32,768
+  //   (ready at 360,448), ...; total = L·(72·d² + 12·S·d) + 6·d·V = 2·(294,912 + 49,152) + 98,304 = 786,432
+  const ModelSpec spec = parse_model_spec("gpt-tiny", 64);
+  const BackwardPlan p = backward_plan(spec);
+  const ParamLayout layout = spec.layout();
+  ASSERT_EQ(p.tensors.size(), layout.tensors().size());
+  EXPECT_DOUBLE_EQ(p.forward_share, 262144.0 / 786432);
+  EXPECT_DOUBLE_EQ(step_flops_per_sample(spec), 64 * 786432.0);
+  std::map<std::string, double> ready;
+  for (size_t i = 0; i < p.tensors.size(); ++i) ready[layout.tensors()[i].name()] = p.tensors[i].ready;
+  EXPECT_DOUBLE_EQ(ready["ln_f.weight"], 327680.0 / 786432);
+  EXPECT_DOUBLE_EQ(ready["h.1.mlp.c_proj.weight"], 360448.0 / 786432);
+  EXPECT_DOUBLE_EQ(ready["h.1.mlp.c_proj.bias"], ready["h.1.mlp.c_proj.weight"]);
+  // Block 1 ends after 48·d² + 8·S·d = 229,376 more: ln_1 of block 1 ready at 557,056.
+  EXPECT_DOUBLE_EQ(ready["h.1.ln_1.weight"], 557056.0 / 786432);
+  // The tied embedding (and wpe) only at the very end.
+  EXPECT_DOUBLE_EQ(ready["wte.weight"], 1.0);
+  EXPECT_DOUBLE_EQ(ready["wpe.weight"], 1.0);
+  // Backward order: never earlier than the tensor before it.
+  for (size_t i = 1; i < p.tensors.size(); ++i) EXPECT_GE(p.tensors[i].ready, p.tensors[i - 1].ready) << i;
+  // Interleaved therefore hides nothing of wte's all-reduce: the step's last launch is at t_c.
+  EXPECT_DOUBLE_EQ(launches(spec, SyncSetup{Mode::interleaved, false, 25, 1}, 2.0).back().at, 2.0);
+}
+
+TEST(StepModel, TransformerComputeIsPerToken) {
+  // gpt-tiny measured at S = 64: 2 s over 4096 / 1024 = 4 steps, 0.5 s a step of 1024 · 64 tokens.
+  SingleRun s = single_of("gpt-tiny", 2.0);
+  s.spec = parse_model_spec("gpt-tiny", 64);
+  const CommModel c = ring_link(50, 300, 1);
+  // The same workload: the measured step back, at K = 1.
+  EXPECT_DOUBLE_EQ(step_compute_1(s, Workload{4096, 1024}), 0.5);
+  EXPECT_DOUBLE_EQ(step_compute_1(s, Workload{4096, 512}), 0.25);
+  // Half the tokens per sample: half the tokens, each at the FLOPs per token of S = 32
+  // (L·(72·d² + 12·32·d) + 6·d·V = 737,280 against 786,432 at S = 64).
+  const double at32 = 0.5 / (1024.0 * 64) * (737280.0 / 786432) * 1024 * 32;
+  EXPECT_DOUBLE_EQ(step_compute_1(s, Workload{4096, 1024, 32}), at32);
+  EXPECT_NEAR(predict_epoch(s, Workload{4096, 1024, 32}, SyncSetup{}, c, 1).epoch_s, 4 * at32, 1e-12);
+  // Negative control: per sample (seq_len ignored) would have kept 0.5.
+  EXPECT_LT(step_compute_1(s, Workload{4096, 1024, 32}), 0.26);
 }
 
 TEST(CommTime, HierarchicalLimitsAndATwoNodeCaseByHand) {
