@@ -3,6 +3,7 @@
 //   allreduce_sum(data, count) -> Work   asynchronous, in place, sum over all ranks; queued in
 //                                        FIFO order after all compute queued so far
 //   Work::wait()                         host blocks until that all-reduce is complete
+//   Work::done()                         whether it is, without blocking
 //   finish()                             compute queued after it runs after every queued
 //                                        all-reduce: on the CPU the host waits; on a GPU the
 //                                        compute stream does, and the host goes on
@@ -55,6 +56,8 @@ class Work {
  public:
   virtual ~Work() = default;
   virtual void wait() = 0;
+  // Whether it has completed, without waiting (a strategy polls it to free what the call read).
+  virtual bool done() = 0;
 };
 
 class Communicator {

@@ -24,6 +24,7 @@ class MpiCommunicator::MpiWork final : public Work {
  public:
   MpiWork(MpiCommunicator& c, uint64_t seq) : c_(c), seq_(seq) {}
   void wait() override { c_.wait_for(seq_); }
+  bool done() override { return c_.is_done(seq_); }
 
  private:
   MpiCommunicator& c_;
@@ -94,6 +95,11 @@ std::unique_ptr<Work> MpiCommunicator::enqueue(float* data, size_t count, Collec
 void MpiCommunicator::wait_for(uint64_t seq) {
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return completed_ >= seq; });
+}
+
+bool MpiCommunicator::is_done(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return completed_ >= seq;
 }
 
 void MpiCommunicator::finish() {

@@ -73,6 +73,7 @@ class MpiCommunicator final : public Communicator {
   // wire format (what the link model's (K-1)/K is taken of).
   size_t shard_collective(const Task& task);
   void wait_for(uint64_t seq);
+  bool is_done(uint64_t seq);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

@@ -48,6 +48,12 @@ class NcclWork final : public Work {
  public:
   NcclWork(NcclCommunicator& c, uint64_t seq, cudaEvent_t done) : c_(c), seq_(seq), done_(done) {}
   void wait() override;
+  bool done() override {
+    const cudaError_t e = cudaEventQuery(done_);
+    if (e == cudaErrorNotReady) return false;
+    CUDA_CHECK(e);
+    return true;
+  }
 
  private:
   NcclCommunicator& c_;

@@ -31,6 +31,19 @@ void check_option_rules(const TrainOptions& o, int world_size) {
   if (o.mode == Mode::sharded && o.allreduce != "native" && o.allreduce != "ring") {
     throw InputError("--allreduce " + o.allreduce + " has no reduce-scatter or all-gather for the sharded mode (use native or ring)");
   }
+  // Stages 1 and 2 gather nothing before a layer's forward: a prefetch depth there would name
+  // a point that differs from another in nothing it measures.
+  if (o.mode == Mode::sharded && o.shard_stage < 3 && o.prefetch_units != TrainOptions{}.prefetch_units) {
+    throw InputError("--prefetch-units applies to --shard-stage 3 (stage " + std::to_string(o.shard_stage) +
+                     " gathers no layer before its forward)");
+  }
+  // The triad's compute-only phase is forward, backward and update with no collective; stage 3's
+  // forward cannot read a layer it has not gathered. Its overlap is in the record already:
+  // allgather_exposed_s against allgather_s.
+  if (o.mode == Mode::sharded && o.shard_stage == 3 && o.triad > 0) {
+    throw InputError("--triad does not combine with --shard-stage 3 (its forward gathers every layer: there is no "
+                     "compute-only step; the record's allgather_exposed_s against allgather_s is its overlap)");
+  }
 }
 
 void check_model_options(const TrainOptions& o) {

@@ -145,7 +145,7 @@ std::vector<RecordField> build_fields() {
   using R = RunRecord;
   return {
       field("schema", &R::schema, "`\"dpscale.result/1\"`"),
-      field("mode", &R::mode, "`single` | `naive` | `interleaved` | `bucketed`"),
+      field("mode", &R::mode, "`single` | `naive` | `interleaved` | `bucketed` | `sharded`"),
       field("backend", &R::backend, "`cpu` | `cuda`"),
       field("device_name", &R::device_name, "CPU model (+ BLAS threads) or GPU name"),
       field("model", &R::model,
@@ -189,7 +189,7 @@ std::vector<RecordField> build_fields() {
       field("link_gbps", &R::link_gbps, "its β (GB/s)"),
       field("link_dilation", &R::link_dilation, "time dilation F of the modelled link times"),
       field("comm_s", &R::comm_s, "naive: per-epoch blocking all-reduce phase"),
-      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed/sharded: per-epoch time `finish()` waited (sharded: and the all-gathers after the update)"),
+      field("exposed_comm_s", &R::exposed_comm_s, "interleaved/bucketed/sharded: per-epoch time `finish()` waited (sharded: and the waits for all-gathers, after the update at stages 1 and 2, before a layer at stage 3)"),
       field("comm_busy_s", &R::comm_busy_s, "DP modes: per-epoch summed all-reduce durations"),
       field("compute_s", &R::compute_s, "`avg_epoch_s` minus the comm wait above"),
       field("allreduce_calls_per_step", &R::allreduce_calls_per_step, "all-reduce calls per step"),
@@ -287,15 +287,23 @@ std::vector<RecordField> build_fields() {
       // --- the optimizer and memory per rank (sharded: docs/sharded.md) ---
       later_field("optimizer", &R::optimizer, "`--optimizer`: `sgd` | `adamw`; \"\" in older records"),
       later_field("shard_stage", &R::shard_stage,
-                  "sharded: `--shard-stage` 1 (optimizer state sharded) | 2 (+ gradients); 0 for the other modes"),
+                  "sharded: `--shard-stage` 1 (optimizer state sharded) | 2 (+ gradients) | 3 (+ parameters); 0 for "
+                  "the other modes"),
+      later_field("prefetch_units", &R::prefetch_units,
+                  "sharded stage 3: `--prefetch-units`, the layers all-gathered ahead of the one computing; null otherwise"),
       later_field("param_bytes_per_rank", &R::param_bytes_per_rank,
-                  "bytes of parameters rank 0 holds: the flat buffer (padding included): every stage built keeps all parameters"),
+                  "bytes of parameters rank 0 holds: the flat buffer (padding included); stage 3: the most it left "
+                  "resident in a step after the first update (its shard, the root's units, the layers gathered), counted"),
       later_field("grad_bytes_per_rank", &R::grad_bytes_per_rank,
-                  "bytes of gradient buffer rank 0 holds (the flat buffer with the loss slot)"),
+                  "bytes of gradient buffer rank 0 holds (the flat buffer with the loss slot); stage 3: the most it "
+                  "left resident in a step after the first update (its shard, the layers not yet reduce-scattered), counted"),
       later_field("optim_bytes_per_rank", &R::optim_bytes_per_rank,
                   "bytes of optimizer state rank 0 holds (SGD momentum: 4 per element updated; AdamW: 8; sharded: its shard's)"),
       later_field("peak_device_bytes", &R::peak_device_bytes,
                   "CUDA: the most bytes rank 0's device allocator had out at once; 0 on the CPU"),
+      later_field("peak_rss_bytes", &R::peak_rss_bytes,
+                  "the largest rank's peak resident memory over the timed epochs (Linux VmHWM, reset as they begin): "
+                  "what a rank held, measured; 0 where unread"),
       later_field("reduce_scatter_bytes_per_step", &R::reduce_scatter_bytes_per_step,
                   "sharded: bytes of the buffers reduce-scattered per step, in the wire format (a rank sends (K−1)/K of them)"),
       later_field("allgather_bytes_per_step", &R::allgather_bytes_per_step,

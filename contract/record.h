@@ -126,8 +126,10 @@ struct RunRecord {
   // trainers/sync_sharded.cpp). Absent in older records: "" and 0.
   std::string optimizer;
   int shard_stage = 0;
+  std::optional<int> prefetch_units;
   int64_t param_bytes_per_rank = 0, grad_bytes_per_rank = 0, optim_bytes_per_rank = 0;
   int64_t peak_device_bytes = 0;
+  int64_t peak_rss_bytes = 0;
   int64_t reduce_scatter_bytes_per_step = 0, allgather_bytes_per_step = 0;
   double allgather_s = 0.0, allgather_exposed_s = 0.0;
 };

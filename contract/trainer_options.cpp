@@ -238,9 +238,14 @@ std::vector<TrainerOption> build_table() {
                 {0.0, false}, {1e6}, [](auto& o) -> auto& { return o.bucket_cap_mb; }),
            ConfigUse::sweep), "bucket_caps_mb"),
       axis(whole("shard_stage", "--shard-stage",
-                 "sharded: 1 = optimizer state sharded, 2 = gradients too (each bucket reduce-scattered)", {Mode::sharded},
-                 1, 2, [](auto& o) -> auto& { return o.shard_stage; }),
+                 "sharded: 1 = optimizer state sharded, 2 = gradients too (each bucket reduce-scattered), "
+                 "3 = parameters too (each layer all-gathered before its forward and its backward)", {Mode::sharded},
+                 1, 3, [](auto& o) -> auto& { return o.shard_stage; }),
            "shard_stage"),
+      axis(whole("prefetch_units", "--prefetch-units",
+                 "sharded stage 3: layers all-gathered ahead of the one computing (0 = each on demand)", {Mode::sharded},
+                 0, 64, [](auto& o) -> auto& { return o.prefetch_units; }),
+           "prefetch_units"),
       real("first_bucket_mb", "--first-bucket-mb", "cap of the first bucket in MiB", {Mode::bucketed, Mode::sharded}, {0.0, false},
            {1e6}, [](auto& o) -> auto& { return o.first_bucket_mb; }),
       // Measured: ranks that share a GPU time each other's kernels, so such a run is a point of its

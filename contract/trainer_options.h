@@ -48,7 +48,8 @@ struct TrainOptions {
   double bucket_cap_mb = 25.0;  // bucketed: MiB, as PyTorch's bucket_cap_mb
   double first_bucket_mb = 1.0;
   std::string bucket_rule = "strict";  // bucketed: strict (never above the cap) | ddp
-  int shard_stage = 2;          // sharded: 1 optimizer state | 2 + gradients
+  int shard_stage = 3;          // sharded: 1 optimizer state | 2 + gradients | 3 + parameters
+  int prefetch_units = 1;       // sharded stage 3: layers gathered ahead of the one computing
   bool share_gpu = false;       // K ranks may share one GPU (CUDA): a correctness run, not a measurement
 
   // Reliability: a bad value or a lost rank ends the run with its reason

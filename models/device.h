@@ -117,6 +117,18 @@ class Device {
   // The most bytes alloc_bytes() had out at once (CUDA: counted at its cudaMalloc calls); 0 where
   // not counted (the CPU backend).
   virtual uint64_t peak_allocated_bytes() const { return 0; }
+  // Hands the memory behind the whole pages inside [p, p + count) back to the system, while the
+  // allocation stays valid: what a ZeRO stage-3 strategy does with a unit's parameters or
+  // gradients it is done with (the next touch of those pages finds zeros). Returns the bytes
+  // released; a backend that cannot releases none (the caller must not rely on the contents
+  // either way). Host-synchronous: the device must be done with the range.
+  virtual int64_t release_pages(float* p, int64_t count) {
+    (void)p;
+    (void)count;
+    return 0;
+  }
+  // The page size release_pages() works in (bytes); 0 where it releases nothing.
+  virtual int64_t page_bytes() const { return 0; }
   // Bytes of memory this device has in all (CPU: physical memory; CUDA: the GPU's); 0 if unknown.
   virtual uint64_t memory_bytes() const = 0;
 

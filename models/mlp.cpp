@@ -37,7 +37,7 @@ void Mlp::init_params(uint64_t seed) {
   params_from_host(host);
 }
 
-const float* Mlp::forward(const float* x, int batch) {
+const float* Mlp::run_forward(const float* x, int batch) {
   if (batch < 1 || batch > max_batch_) throw std::invalid_argument("Mlp::forward: bad batch");
   last_input_ = x;
   const float* in = x;
@@ -47,7 +47,7 @@ const float* Mlp::forward(const float* x, int batch) {
     const FlatTensor& b = layout_.bias(l);
     float* y = acts_[l].data();
     // (B,in) x (out,in)^T + b -> (B,out), then ReLU but on the logits
-    dev_.linear_forward(in, params_.data() + w.offset, params_.data() + b.offset, y, batch, n_in, n_out,
+    dev_.linear_forward(in, param(w.index), param(b.index), y, batch, n_in, n_out,
                         l + 1 < spec_.n_layers());
     in = y;
   }
@@ -58,7 +58,7 @@ void Mlp::loss(const int32_t* labels, int batch, float grad_scale, bool accumula
   softmax_loss(acts_.back().data(), labels, batch, spec_.out_width(), grad_scale, dbuf_a_.data(), accumulate);
 }
 
-void Mlp::backward(const float* x, int batch, GradListener* listener, bool accumulate) {
+void Mlp::run_backward(const float* x, int batch, GradListener* listener, bool accumulate) {
   const float beta = accumulate ? 1.0f : 0.0f;
   float* dy = dbuf_a_.data();  // holds dlogits from loss()
   float* dx = dbuf_b_.data();
@@ -67,6 +67,9 @@ void Mlp::backward(const float* x, int batch, GradListener* listener, bool accum
     const FlatTensor& w = layout_.weight(l);
     const FlatTensor& b = layout_.bias(l);
     const float* in = l == 0 ? x : acts_[l - 1].data();
+    // The weight the input gradient reads, asked for before the layer's own gradients (a
+    // sharding gate gathers it then: before this layer's gradients go out); layer 0 needs none.
+    const float* weight = l > 0 ? param(w.index) : nullptr;
     // dW: (B,out)^T x (B,in) -> (out,in), β = 0 (overwrites: no zero_grad pass needed)
     dev_.gemm(true, false, n_out, n_in, batch, 1.0f, dy, n_out, in, n_in, beta,
               grads_.data() + w.offset, n_in);
@@ -81,7 +84,7 @@ void Mlp::backward(const float* x, int batch, GradListener* listener, bool accum
     if (listener) listener->on_grad_ready(b);
     if (l == 0) break;  // the input needs no gradient
     // dX: (B,out) x (out,in) -> (B,in), β = 0; then through the ReLU of layer l-1
-    dev_.gemm(false, false, batch, n_in, n_out, 1.0f, dy, n_out, params_.data() + w.offset, n_in,
+    dev_.gemm(false, false, batch, n_in, n_out, 1.0f, dy, n_out, weight, n_in,
               0.0f, dx, n_in);
     dev_.relu_backward(dx, acts_[l - 1].data(), static_cast<int64_t>(batch) * n_in);
     std::swap(dy, dx);

@@ -32,7 +32,7 @@ class Mlp : public Model {
   void init_params(uint64_t seed) override;
 
   // Forward of `batch` rows of x ([batch, in], device memory). Returns the logits [batch, out].
-  const float* forward(const float* x, int batch) override;
+  const float* run_forward(const float* x, int batch) override;
   // Softmax cross-entropy of the last forward's logits (one label per row). dlogits = (p - y)·grad_scale; the loss
   // slot of grads() receives Σ loss · grad_scale (added to it with `accumulate`); loss_mean()
   // the plain mean over these rows.
@@ -41,7 +41,7 @@ class Mlp : public Model {
   // `accumulate` adds the gradients to those already in grads() (PyTorch's .grad accumulation,
   // for gradient accumulation over micro-batches: dW with GEMM β = 1, db through a scratch
   // column sum) instead of overwriting them.
-  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override;
+  void run_backward(const float* x, int batch, GradListener* listener, bool accumulate) override;
   int64_t count_correct(const int32_t* labels, int batch) override;
 
  private:

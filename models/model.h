@@ -33,6 +33,18 @@ class GradListener {
   virtual void on_grad_ready(const FlatTensor& tensor) = 0;
 };
 
+// Told before the model reads a parameter tensor, so that a strategy holding only a shard of the
+// parameters (ZeRO stage 3: trainers/sync_sharded_params.cpp) can gather the tensor's unit into
+// the flat buffer first, prefetch the next ones and release the ones done with. Forward and
+// backward each begin with their own call, so the gate knows which order the needs come in.
+class ParamGate {
+ public:
+  virtual ~ParamGate() = default;
+  virtual void forward_begins() = 0;
+  virtual void backward_begins() = 0;
+  virtual void param_needed(const FlatTensor& tensor) = 0;
+};
+
 // A step's two losses: the slot after the all-reduce (Σ over all ranks' rows of loss / B, the
 // global-batch mean) and this rank's own mean over its rows.
 struct StepLosses {
@@ -70,7 +82,10 @@ class Model {
 
   // Forward of `batch` samples of x (device memory, batch × the spec's in_width() floats).
   // Returns the logits.
-  virtual const float* forward(const float* x, int batch) = 0;
+  const float* forward(const float* x, int batch) {
+    if (gate_) gate_->forward_begins();
+    return run_forward(x, batch);
+  }
   // Softmax cross-entropy of the last forward's logits against `labels` (batch × the spec's
   // labels_per_sample()). The gradient is scaled so that the sum over samples of the per-sample
   // loss times grad_scale is what backward differentiates; the loss slot of grads() receives
@@ -79,7 +94,10 @@ class Model {
   // Backward of the last forward/loss. Calls listener (may be null) after each tensor, in
   // layout() order. `accumulate` adds the gradients to those already in grads() (PyTorch's .grad
   // accumulation, for micro-batches) instead of overwriting them.
-  virtual void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) = 0;
+  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) {
+    if (gate_) gate_->backward_begins();
+    run_backward(x, batch, listener, accumulate);
+  }
   // Correct predictions (argmax == label) of the last forward against labels (waits).
   virtual int64_t count_correct(const int32_t* labels, int batch) = 0;
 
@@ -119,7 +137,22 @@ class Model {
   // a micro-batch before the last needs no host wait for its loss.
   void keep_micro_loss();
 
+  // The gate forward and backward tell before each parameter they read (null: none, the
+  // parameters are whole in params()). Not owned; set between steps.
+  void set_param_gate(ParamGate* gate) { gate_ = gate; }
+
  protected:
+  // The model's own forward and backward (forward() and backward() above, less the gate's calls).
+  virtual const float* run_forward(const float* x, int batch) = 0;
+  virtual void run_backward(const float* x, int batch, GradListener* listener, bool accumulate) = 0;
+  // Tensor `index`'s parameters (backward order), after telling the gate: every read of a
+  // parameter in forward and backward goes through here.
+  const float* param(int index) {
+    const FlatTensor& t = layout_.tensors()[static_cast<size_t>(index)];
+    if (gate_) gate_->param_needed(t);
+    return params_.data() + t.offset;
+  }
+
   Model(Device& dev, ParamLayout layout, int max_batch);
   // The loss of `rows` rows of logits [rows, cols] (Device::softmax_xent): dlogits =
   // (p - y)·grad_scale; the slot gets Σ loss · grad_scale (added with `accumulate`), the mean
@@ -140,6 +173,7 @@ class Model {
                                    // [3] a micro-batch's scaled loss, [4] the sum of the
                                    // step's earlier micro-batches' shard means
   int kept_micro_ = 0;             // micro-batch means summed into [4] this step
+  ParamGate* gate_ = nullptr;
 };
 
 // FNV-1a 64 over the bytes of a float vector: the replica checksum ranks compare.

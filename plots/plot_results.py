@@ -9,8 +9,10 @@ Reads the report JSON of `dpscale report --format json` (docs/RESULTS_FORMAT.md,
 JSON"), which `dpscale plot` makes from a results file and hands over, and saves, as PNG and SVG
 in --out: 1 epoch time, 2 speedup vs K, 3 naive compute/comm split, 4 overlap saving vs naive,
 5 loss convergence, 6 throughput (the workshop's six), 7 the bucket-cap sweep and 8 efficiency
-E(K) and gamma(K) with the knee. Every number drawn is the report's (medians of repeats, with
-min..max as error bars): this script computes no statistic, so a chart and the report agree.
+E(K) and gamma(K) with the knee, and, where the file has their data, 9-13 (the diagnosis and the
+option axes) and 14 memory per rank against K (sharded runs). Every number drawn is the report's
+(medians of repeats, with min..max as error bars): this script computes no statistic, so a chart
+and the report agree.
 Needs Debian's python3-matplotlib, hence /usr/bin/python3.
 
 stdout: the files written, one per line. stderr: notes (failed runs, skipped charts, truncated

@@ -40,10 +40,18 @@ int64_t GradSync::wire_bytes(const float* data, int64_t count) const {
   return static_cast<int64_t>(grad_wire_bytes(format_, static_cast<size_t>(count), holds_slot));
 }
 
+int64_t GradSync::resident_param_bytes() const {
+  return model_.layout().param_buffer_count() * static_cast<int64_t>(sizeof(float));
+}
+
+int64_t GradSync::resident_grad_bytes() const {
+  return model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
+}
+
 SyncStats GradSync::report() const {
   SyncStats s = stats();
-  s.param_bytes = model_.layout().param_buffer_count() * static_cast<int64_t>(sizeof(float));
-  s.grad_bytes = model_.layout().grad_buffer_count() * static_cast<int64_t>(sizeof(float));
+  s.param_bytes = resident_param_bytes();
+  s.grad_bytes = resident_grad_bytes();
   s.optim_bytes = optimizer_state_bytes();
   return s;
 }

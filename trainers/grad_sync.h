@@ -45,6 +45,7 @@ struct SyncStats {
   std::optional<double> bucket_cap_mb, first_bucket_mb;
   // What the rank holds, and what the sharded stages send besides all-reduces.
   int shard_stage = 0;
+  std::optional<int> prefetch_units;  // stage 3's
   int64_t param_bytes = 0, grad_bytes = 0, optim_bytes = 0;
   int64_t reduce_scatter_bytes_per_step = 0, allgather_bytes_per_step = 0;
 };
@@ -86,6 +87,10 @@ class GradSync : public GradListener {
   double take_wait_seconds() { return timer_ ? timer_->take_seconds() : 0.0; }
   // Seconds the step waited for all-gathers since the last take (sharded; 0 for the others).
   virtual double take_allgather_wait_seconds() { return 0.0; }
+  // After the epochs, on every rank (a collective for a strategy that keeps parameters
+  // sharded): the parameters whole in the model's buffer from here on, for the replica check,
+  // the evaluation and the checkpoint.
+  virtual void end_training() {}
 
  protected:
   // `comm` null: nothing to synchronise (train_single_gpu), and nothing is timed.
@@ -95,6 +100,10 @@ class GradSync : public GradListener {
 
   // Elements of the flat buffer this rank's optimizer updates (and holds state for).
   virtual int64_t state_floats() const { return model_.layout().param_buffer_count(); }
+  // Bytes of parameters and gradients the rank holds (report()): the model's whole buffers,
+  // unless the strategy releases parts of them (stage 3 counts what it left resident).
+  virtual int64_t resident_param_bytes() const;
+  virtual int64_t resident_grad_bytes() const;
 
   Model& model_;
   Communicator* comm_;

@@ -77,6 +77,12 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
     dopts.backend = "cpu";
   }
   s->device = make_device(dopts);
+  // Stage 3 releases what it is done with page by page (Device::release_pages); a device that
+  // releases nothing would hold every parameter and gradient while the record counted shards.
+  if (opts.mode == Mode::sharded && opts.shard_stage == 3 && s->device->page_bytes() == 0) {
+    throw InputError("--shard-stage 3 runs on the CPU backend only (the " + std::string(backend_name(s->device->backend())) +
+                     " backend cannot release a layer's memory after use; use --shard-stage 2 or --backend cpu)");
+  }
   if (s->device->backend() == Backend::cuda && mode_info(opts.mode).data_parallel) {
     // One rank per GPU: NCCL refuses two ranks on one device, and would say so only after
     // every rank had joined the communicator. Say it here, before the first collective. Two
@@ -121,7 +127,9 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   // check's one line, rather than when the strategy is made.
   if (opts.mode == Mode::sharded) {
     plan_shards(s->model->layout(),
-                assign_buckets(s->model->layout(), opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule)),
+                opts.shard_stage == 3 ? layer_units(s->model->layout())
+                                      : assign_buckets(s->model->layout(), opts.bucket_cap_mb, opts.first_bucket_mb,
+                                                       parse_bucket_rule(opts.bucket_rule)),
                 place.world_size);
   }
   if (!opts.init_path.empty()) {

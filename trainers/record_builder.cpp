@@ -65,6 +65,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
       busy_sum += st.busy_s;
       ag_sum += st.allgather_s;
       ag_wait_sum += st.allgather_wait_s;
+      r.peak_rss_bytes = std::max(r.peak_rss_bytes, st.peak_rss_bytes);
     }
     r.per_rank_epoch_s.push_back(n_epochs ? t / static_cast<double>(n_epochs) : 0.0);
   }
@@ -113,6 +114,7 @@ RunRecord build_record(const RecordContext& ctx, const PerRankEpochs& epochs, st
   if (ctx.sync.n_buckets) r.bucket_rule = o.bucket_rule;
   r.optimizer = o.optimizer;
   r.shard_stage = ctx.sync.shard_stage;
+  r.prefetch_units = ctx.sync.prefetch_units;
   r.param_bytes_per_rank = ctx.sync.param_bytes;
   r.grad_bytes_per_rank = ctx.sync.grad_bytes;
   r.optim_bytes_per_rank = ctx.sync.optim_bytes;

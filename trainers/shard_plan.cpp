@@ -42,6 +42,24 @@ ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& grou
   return p;
 }
 
+std::vector<Bucket> layer_units(const ParamLayout& layout) {
+  std::vector<Bucket> units;
+  const std::vector<FlatTensor>& ts = layout.tensors();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (units.empty() || ts[i].layer != ts[static_cast<size_t>(units.back().last_tensor)].layer) {
+      Bucket b;
+      b.first_tensor = b.last_tensor = static_cast<int>(i);
+      b.offset = ts[i].offset;
+      units.push_back(b);
+    }
+    Bucket& b = units.back();
+    b.last_tensor = static_cast<int>(i);
+    b.count = ts[i].offset + ts[i].count - b.offset;
+    b.payload += ts[i].count;
+  }
+  return units;
+}
+
 int64_t ShardPlan::update_offset(const ShardUnit& u, int rank) const {
   const int64_t start = u.block_offset(rank) + skew;
   return std::max<int64_t>(0, std::min(start, buffer_floats - u.block));  // the hook's shift stays in the buffer

@@ -56,4 +56,10 @@ struct ShardPlan {
 // shard offset by one, which must train wrong.
 ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& groups, int k, int64_t skew = 0);
 
+// Stage 3's units: the model's layers, as FSDP wraps each block — every run of consecutive
+// tensors (backward order) of one layer: the MLP's (weight, bias) pairs; the transformer's
+// blocks, with ln_f alone at the start and the embeddings (wpe, wte) at the end, the two runs of
+// layer -1 (no block).
+std::vector<Bucket> layer_units(const ParamLayout& layout);
+
 }  // namespace dpscale

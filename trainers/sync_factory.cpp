@@ -23,6 +23,7 @@ std::unique_ptr<GradSync> make_strategy(const TrainOptions& opts, Model& model, 
     case Mode::bucketed:
       return make_bucketed_sync(model, *comm, opts.bucket_cap_mb, opts.first_bucket_mb, parse_bucket_rule(opts.bucket_rule));
     case Mode::sharded:
+      if (opts.shard_stage == 3) return make_param_sharded_sync(model, *comm, opts.prefetch_units, opts.accum_steps);
       return make_sharded_sync(model, *comm, opts.shard_stage, opts.bucket_cap_mb, opts.first_bucket_mb,
                                parse_bucket_rule(opts.bucket_rule));
     default: return std::make_unique<NoSync>(model);

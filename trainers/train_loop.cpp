@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "core/errors.h"
+#include "host_rss.h"
 
 namespace dpscale {
 
@@ -116,6 +117,7 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
   for (int e = 0; e < s.opts.epochs; ++e) {
     EpochStats st;
     double sum_global = 0.0, sum_local = 0.0;
+    reset_peak_rss();
     const auto t0 = Clock::now();
     for (int64_t b = 0; b < s.steps_per_epoch; ++b) {
       if (s.opts.max_steps > 0 && total_steps >= s.opts.max_steps) break;
@@ -136,6 +138,7 @@ std::vector<EpochStats> run_training(RankSetup& s, GradSync& sync, Communicator*
     st.allgather_s = comm ? comm->take_allgather_seconds() : 0.0;  // before the busy time, which resets it
     st.busy_s = comm ? comm->take_busy_seconds() : 0.0;
     st.allgather_wait_s = sync.take_allgather_wait_seconds();
+    st.peak_rss_bytes = peak_rss_bytes();
     if (probe) {
       const StepObserver::EpochWait c = probe->take_epoch_wait();
       st.run_delay_s = c.run_delay_s;

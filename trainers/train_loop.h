@@ -25,6 +25,7 @@ struct EpochStats {
   // What this rank's threads lost to contention during the epoch (contention.h; the probe's)
   double run_delay_s = 0.0;
   int64_t involuntary_switches = 0;
+  int64_t peak_rss_bytes = 0;  // this rank's peak resident memory over the epoch (host_rss.h)
 };
 
 // Every rank's epochs, as rank 0 holds them after gathering: [rank][epoch].

@@ -11,6 +11,7 @@
 #include "harness/report/diagnosis_report.h"
 #include "harness/common/table.h"
 #include "core/errors.h"
+#include "core/median.h"
 
 namespace dpscale {
 
@@ -35,6 +36,16 @@ std::string memory_cell(const RunRecord& r) {
   const auto mib = [](int64_t b) { return fmt_fixed(static_cast<double>(b) / (1024.0 * 1024.0), 1); };
   return mib(r.param_bytes_per_rank + r.grad_bytes_per_rank + r.optim_bytes_per_rank) + " MiB (" +
          mib(r.param_bytes_per_rank) + "+" + mib(r.grad_bytes_per_rank) + "+" + mib(r.optim_bytes_per_rank) + ")";
+}
+
+// The measured peak RSS of a point: the median over the repeats that read it (a kernel reading
+// varies run to run, unlike the counted bytes); 0 where none did, as the record says "unread".
+int64_t peak_rss_median(const PointStats& p) {
+  std::vector<double> read;
+  for (const RunRecord& r : p.repeats) {
+    if (r.peak_rss_bytes > 0) read.push_back(static_cast<double>(r.peak_rss_bytes));
+  }
+  return static_cast<int64_t>(median(read));
 }
 
 std::string markdown(const Analysis& a, const std::string& source) {
@@ -215,7 +226,8 @@ std::string json_report(const Analysis& a, const std::string& source) {
     o["memory_per_rank"] = {{"param_bytes", p.first.param_bytes_per_rank},
                             {"grad_bytes", p.first.grad_bytes_per_rank},
                             {"optim_bytes", p.first.optim_bytes_per_rank},
-                            {"peak_device_bytes", p.first.peak_device_bytes}};
+                            {"peak_device_bytes", p.first.peak_device_bytes},
+                            {"peak_rss_bytes", peak_rss_median(p)}};
     o["loss_global"] = p.loss_global;  // NaN (no finite repeat) is written as null
     o["loss_rank0"] = p.loss_rank0;
     o["final_loss"] = opt_spread_json(p.final_loss);

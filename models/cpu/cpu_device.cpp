@@ -7,11 +7,16 @@
 #include "cpu_device.h"
 
 #include <cblas.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <stdexcept>
 
 #include "../elementwise.h"
 #include "core/errors.h"
@@ -60,6 +65,25 @@ void CpuDevice::download(void* dst, const void* src, size_t n) { std::memcpy(dst
 void CpuDevice::copy(void* dst, const void* src, size_t n) { std::memmove(dst, src, n); }
 void CpuDevice::fill(float* x, float value, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = value;
+}
+
+int64_t CpuDevice::page_bytes() const {
+  static const int64_t page = sysconf(_SC_PAGESIZE);
+  return page;
+}
+
+int64_t CpuDevice::release_pages(float* p, int64_t count) {
+  // Only whole pages: the partial ones at either end hold bytes the caller keeps (its own shard,
+  // the next unit). MADV_DONTNEED on private anonymous memory (every host allocation here) frees
+  // the frames now; the next touch maps a zero page.
+  const uintptr_t page = static_cast<uintptr_t>(page_bytes());
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p + count) / page * page;
+  if (count <= 0 || end <= begin) return 0;
+  if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) != 0) {
+    throw std::runtime_error(std::string("madvise(MADV_DONTNEED): ") + std::strerror(errno));
+  }
+  return static_cast<int64_t>(end - begin);
 }
 
 void CpuDevice::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,

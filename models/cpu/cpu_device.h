@@ -20,6 +20,8 @@ class CpuDevice final : public Device {
 
   void* alloc_bytes(size_t nbytes) override;
   void free_bytes(void* p) noexcept override;
+  int64_t release_pages(float* p, int64_t count) override;
+  int64_t page_bytes() const override;
   void upload(void* dst, const void* src, size_t nbytes) override;
   void download(void* dst, const void* src, size_t nbytes) override;
   void copy(void* dst, const void* src, size_t nbytes) override;

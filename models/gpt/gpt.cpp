@@ -115,7 +115,7 @@ void Gpt::conv_backward(const float* x, int w, int b, const float* dy, float* dx
   if (dx) dev_.gemm(false, true, rows, in, out, 1.0f, dy, out, p(w), out, 0.0f, dx, in);
 }
 
-const float* Gpt::forward(const float* x, int batch) {
+const float* Gpt::run_forward(const float* x, int batch) {
   if (batch < 1 || batch > max_batch_) throw std::invalid_argument("Gpt::forward: bad batch");
   last_input_ = x;
   const int S = spec_.seq_len, d = spec_.dim, N = batch * S;
@@ -148,7 +148,7 @@ void Gpt::loss(const int32_t* labels, int batch, float grad_scale, bool accumula
   softmax_loss(logits_.data(), labels, batch * spec_.seq_len, spec_.vocab, per_position, dlogits_.data(), accumulate);
 }
 
-void Gpt::backward(const float* x, int batch, GradListener* listener, bool accumulate) {
+void Gpt::run_backward(const float* x, int batch, GradListener* listener, bool accumulate) {
   const int S = spec_.seq_len, d = spec_.dim, N = batch * S, V = spec_.vocab;
   const float beta = accumulate ? 1.0f : 0.0f;
   // The tied head: dwte = (N,V)^T x (N,d) -> (V,d), β = 0 (1 accumulating); not ready until the

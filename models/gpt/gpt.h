@@ -35,11 +35,11 @@ class Gpt : public Model {
   // j = index j row-major. Independent of world size, rank and backend.
   void init_params(uint64_t seed) override;
 
-  const float* forward(const float* x, int batch) override;  // logits [batch·S, vocab]
+  const float* run_forward(const float* x, int batch) override;  // logits [batch·S, vocab]
   // The mean over all batch·S positions: each position's gradient scaled by grad_scale / S, so a
   // sample's S positions weigh what one MLP row weighs.
   void loss(const int32_t* labels, int batch, float grad_scale, bool accumulate = false) override;
-  void backward(const float* x, int batch, GradListener* listener, bool accumulate = false) override;
+  void run_backward(const float* x, int batch, GradListener* listener, bool accumulate) override;
   int64_t count_correct(const int32_t* labels, int batch) override;  // over positions
 
  private:
@@ -50,7 +50,7 @@ class Gpt : public Model {
   struct BlockTensors {
     int ln1_w, ln1_b, attn_w, attn_b, aproj_w, aproj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
   };
-  float* p(int tensor) { return params_.data() + layout_.tensors()[static_cast<size_t>(tensor)].offset; }
+  const float* p(int tensor) { return param(tensor); }
   float* g(int tensor) { return grads_.data() + layout_.tensors()[static_cast<size_t>(tensor)].offset; }
   void ready(GradListener* listener, int tensor) {
     if (listener) listener->on_grad_ready(layout_.tensors()[static_cast<size_t>(tensor)]);

@@ -9,6 +9,8 @@
     charts_diagnosis.py 9 where each epoch goes, 10 per-rank compute and wait
     charts_axes.py     11 2-byte gradients, 12 accumulation, 13 all-reduce busbw per bucket size
                        (each drawn when the sweep varies that option)
+    charts_memory.py   14 memory per rank and speedup against K, DDP beside each sharded stage
+                       (drawn when the file holds sharded runs)
 """
 from .charts_bars import (chart1_epoch_time, chart3_naive_split, chart4_overlap_saving,
                           chart6_throughput)
@@ -16,6 +18,7 @@ from .charts_scaling import chart2_speedup, chart8_efficiency
 from .charts_training import chart5_loss, chart7_bucket_sweep
 from .charts_diagnosis import chart9_time_breakdown, chart10_per_rank
 from .charts_axes import chart11_grad_comm, chart12_accum_steps, chart13_allreduce_busbw
+from .charts_memory import chart14_memory_per_rank
 
 # File stem -> drawing function, in the workshop's order (its charts 1-6, then ours).
 CHARTS = [
@@ -34,4 +37,6 @@ CHARTS = [
     ("chart11_grad_comm", chart11_grad_comm),
     ("chart12_accum_steps", chart12_accum_steps),
     ("chart13_allreduce_busbw", chart13_allreduce_busbw),
+    # what sharding saves per rank (skipped unless the file holds sharded runs)
+    ("chart14_memory_per_rank", chart14_memory_per_rank),
 ]

@@ -40,6 +40,10 @@ OPTIONAL_POINT_FIELDS = {
     "final_loss": "spread?",  # each repeat's last finite loss_global
     "test_accuracy": "spread?",  # with a dataset's test split (Fashion-MNIST)
 }
+# memory_per_rank's bytes (chart 14): counted by the trainer, 0 where a record has no counts.
+MEMORY_FIELDS = {"param_bytes": "int", "grad_bytes": "int", "optim_bytes": "int"}
+# The measured peak RSS, which a report from before the field lacks.
+OPTIONAL_MEMORY_FIELDS = {"peak_rss_bytes": "int"}
 SETUP_FIELDS = {
     "backend": "str", "device_name": "str", "global_batch": "int", "n_samples": "int",
     "epochs": "int", "link_alpha_us": "number?", "link_gbps": "number?",
@@ -190,6 +194,12 @@ def _check_field(where, obj, name, shape):
     if shape == "setup":
         for sub, sub_shape in SETUP_FIELDS.items():
             _check_field(f"{where} setup", v, sub, sub_shape)
+    if name == "memory_per_rank":
+        for sub, sub_shape in MEMORY_FIELDS.items():
+            _check_field(f"{where} memory_per_rank", v, sub, sub_shape)
+        for sub, sub_shape in OPTIONAL_MEMORY_FIELDS.items():
+            if sub in v:
+                _check_field(f"{where} memory_per_rank", v, sub, sub_shape)
 
 
 def _kind(v):

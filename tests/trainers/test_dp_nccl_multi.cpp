@@ -3,7 +3,8 @@
 // machines have one), the ranks share them with --share-gpu: NCCL sees every rank as a host of its
 // own and sums over loopback sockets (comm/nccl_shared_gpu.h) — slow, and for correctness only
 // (the records say gpu_shared). What is checked:
-//   * exactness: every mode at K = 2 and 4 trains train_single_gpu's weights and losses (CUDA) within
+//   * exactness: every mode (and the sharded trainer's stages 1 and 2) at K = 2 and 4 trains
+//     train_single_gpu's weights and losses (CUDA) within
 //     the data-parallel tolerance (weights_compare.h), as test_dp_exactness.cpp does on MPI; and
 //     its record holds a bandwidth for each all-reduce and a busy time;
 //   * the stalled start-up: a rank that never joins ncclCommInitRank ends the job, named;
@@ -91,6 +92,19 @@ INSTANTIATE_TEST_SUITE_P(Modes, DpNcclMultiExactness,
                          ::testing::Values(Case{nccl_modes()[0], 2}, Case{nccl_modes()[1], 2}, Case{nccl_modes()[2], 2},
                                            Case{nccl_modes()[0], 4}, Case{nccl_modes()[1], 4},
                                            Case{nccl_modes()[2], 4}),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return i.param.mode.name + "_K" + std::to_string(i.param.k);
+                         });
+
+// The sharded trainer's stages 1 and 2 over NCCL's reduce-scatter and all-gather, the same
+// identity (SGD: sharding changes who updates an element, not its arithmetic; test_sharded.cpp).
+// Stage 3 runs on the CPU backend only (it releases a layer's pages after use).
+const std::vector<std::string> kShardCaps = {"--bucket-cap-mb", "0.05", "--first-bucket-mb", "0.001"};
+const NcclMode kShardedStage1{"sharded_stage1", "train_sharded", kShardCaps + std::vector<std::string>{"--shard-stage", "1"}};
+const NcclMode kShardedStage2{"sharded_stage2", "train_sharded", kShardCaps + std::vector<std::string>{"--shard-stage", "2"}};
+INSTANTIATE_TEST_SUITE_P(Sharded, DpNcclMultiExactness,
+                         ::testing::Values(Case{kShardedStage1, 2}, Case{kShardedStage2, 2}, Case{kShardedStage1, 4},
+                                           Case{kShardedStage2, 4}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return i.param.mode.name + "_K" + std::to_string(i.param.k);
                          });

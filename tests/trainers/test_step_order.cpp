@@ -97,6 +97,7 @@ class RecordingDevice final : public Device {
 class NoWork final : public Work {
  public:
   void wait() override {}
+  bool done() override { return true; }
 };
 
 // One rank: the sum over ranks is the data itself. Logs what the GradSync asks of it.

@@ -199,6 +199,8 @@ int train_and_report(RankSetup& s, World& world, const std::string& timestamp, c
   }
   const PerRankEpochs all = world.gather_to_root(epochs);
   const DiagnosisData diag = finish_diagnosis(s, *sync, comm.get(), world, probe, tracer.get());
+  ctx.sync = sync->report();  // again: stage 3 counts what it gathered and held as it trained
+  sync->end_training();       // a stage-3 rank holds its shards: every parameter whole again
   // The end-of-run replica check (replica_check.h): every rank learns the verdict.
   std::string disagreement;
   if (comm) {
