@@ -15,19 +15,34 @@ AllreduceAlgo parse_algo_option(const std::string& name) {
   }
 }
 
+namespace {
+
+// Two tiers: --intra-link inside a node (per rank), --link between nodes (one per node).
+LinkModel two_tier(const CommModel& c, int g) {
+  LinkModel two = c.intra;
+  two.name = "two-tier";
+  two.two_tier = true;
+  two.inter_alpha_us = c.link.alpha_us;
+  two.inter_gbps = c.link.gbps;
+  two.ranks_per_node = g;
+  two.dilation = c.link.dilation;
+  return two;
+}
+
+}  // namespace
+
 double CommModel::seconds(size_t nbytes, int k) const {
   if (!link.enabled() || k <= 1) return 0.0;
   if (algo != AllreduceAlgo::hier) return modelled_seconds(algo, link, nbytes, NodeShape{1, k});
-  // Two tiers: --intra-link inside a node (per rank), --link between nodes (one per node).
   const int g = std::min(gpus_per_node, k);
-  LinkModel two = intra;
-  two.name = "two-tier";
-  two.two_tier = true;
-  two.inter_alpha_us = link.alpha_us;
-  two.inter_gbps = link.gbps;
-  two.ranks_per_node = g;
-  two.dilation = link.dilation;
-  return modelled_seconds(AllreduceAlgo::hier, two, nbytes, NodeShape{(k + g - 1) / g, g});
+  return modelled_seconds(AllreduceAlgo::hier, two_tier(*this, g), nbytes, NodeShape{(k + g - 1) / g, g});
+}
+
+double CommModel::shard_seconds(size_t nbytes, int k) const {
+  if (!link.enabled() || k <= 1) return 0.0;
+  if (algo != AllreduceAlgo::hier) return modelled_shard_seconds(link, nbytes, NodeShape{1, k});
+  const int g = std::min(gpus_per_node, k);
+  return modelled_shard_seconds(two_tier(*this, g), nbytes, NodeShape{(k + g - 1) / g, g});
 }
 
 }  // namespace dpscale::predict

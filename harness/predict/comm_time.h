@@ -7,6 +7,9 @@
 //   hier           two tiers, G ranks per node, N = ⌈K/G⌉ nodes: the ring inside each node over
 //                  --intra-link, then a ring of one node's payload across nodes over --link
 //                  (contract/link_model.h states the formula; K ≤ G is one node)
+// A reduce-scatter or an all-gather (the sharded mode) is its own pattern, not a factor of the
+// all-reduce: (K-1) · (α + (B/K)/β), contract/link_model.h's modelled_shard_seconds, the time
+// the link emulation holds each for (hier: each step as long as its slowest hop).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +30,8 @@ struct CommModel {
 
   // Modelled seconds of one all-reduce of `nbytes` over `k` ranks (0 for k = 1 or no link).
   double seconds(size_t nbytes, int k) const;
+  // Modelled seconds of one reduce-scatter or all-gather of an `nbytes` buffer over `k` ranks.
+  double shard_seconds(size_t nbytes, int k) const;
 };
 
 }  // namespace dpscale::predict

@@ -29,6 +29,10 @@ SyncSetup sync_of(const RunRecord& r) {
   if (r.first_bucket_mb) sync.first_bucket_mb = *r.first_bucket_mb;
   if (r.accum_steps) sync.accum_steps = *r.accum_steps;
   if (r.grad_comm) sync.grad_format = parse_grad_format(*r.grad_comm);
+  if (sync.mode == Mode::sharded) {
+    sync.shard_stage = r.shard_stage;
+    if (r.prefetch_units) sync.prefetch_units = *r.prefetch_units;
+  }
   return sync;
 }
 
@@ -102,7 +106,9 @@ Calibration calibrate(const std::string& path, const std::vector<Mode>& fit_mode
     }
   }
   auto fit_mode = [&](ModeRef m) {
-    if (!m->data_parallel || m == Mode::sharded) return false;  // no step model of it
+    // The terms are fitted on the DDP modes' all-reduces; the sharded mode is predicted with
+    // them, held out (its reduce-scatters and all-gathers take the same α, β, o and σ).
+    if (!m->data_parallel || m == Mode::sharded) return false;
     return fit_modes.empty() || std::find(fit_modes.begin(), fit_modes.end(), m.id()) != fit_modes.end();
   };
   for (const SweepEntry& e : f.entries) {

@@ -125,9 +125,13 @@ void add_predict_options(CLI::App& c, PredictArgs& a) {
                              parse_model_spec(m, 0);
                              return m;
                            });
-  for (Mode m : data_parallel_modes()) a.modes.push_back(mode_name(m));
+  std::string defaults;
+  for (Mode m : table_modes()) {
+    a.modes.push_back(mode_name(m));
+    defaults += (defaults.empty() ? "" : ",") + std::string(mode_name(m));
+  }
   list_option<std::string>(c, "--modes", a.modes, "of " + dp_mode_names(", "), "MODE,...", a_mode)
-      ->default_str(dp_mode_names(","));
+      ->default_str(defaults);
   list_option<int>(c, "--world-sizes", a.world_sizes, "K values (default 1,2,4,...,256; 15.9.1's too; --recommend-cap: 2)",
                    "K,...", [](const std::string& k) { return static_cast<int>(parse_whole(k, 1, 1 << 20)); });
   text_of(c.add_option("--bucket-cap-mb", a.bucket_cap_mb, "bucketed: cap in MiB")->capture_default_str(),
@@ -135,6 +139,11 @@ void add_predict_options(CLI::App& c, PredictArgs& a) {
   text_of(c.add_option("--first-bucket-mb", a.first_bucket_mb, "bucketed: first bucket's cap in MiB")->capture_default_str(),
           "NUMBER (as the trainers' --first-bucket-mb)", a_cap("first_bucket_mb"));
   c.add_flag("--fused", a.fused, "naive: one all-reduce over the whole buffer");
+  whole_in(c.add_option("--shard-stage", a.shard_stage, "sharded: 1, 2 or 3 (as the trainers' --shard-stage)")
+               ->capture_default_str(),
+           1, 3);
+  whole_in(c.add_option("--prefetch-units", a.prefetch_units, "sharded stage 3: layers gathered ahead")->capture_default_str(),
+           0, 1 << 20);
 
   // The link: given, fitted to bench_allreduce, fitted to naive comm times, or the --from file's.
   text_of(c.add_option("--link", a.link, link_preset_names(" | ") + " | ALPHA_US:GBPS"), "LINK", a_link("--link"));

@@ -30,6 +30,8 @@ struct PredictArgs {
   int cores = -1;                // -1: the calibration's machine
   double bucket_cap_mb = TrainOptions{}.bucket_cap_mb;  // the trainers' defaults and checks
   double first_bucket_mb = TrainOptions{}.first_bucket_mb;
+  int shard_stage = TrainOptions{}.shard_stage;        // --modes sharded: which stage
+  int prefetch_units = TrainOptions{}.prefetch_units;  // --modes sharded, stage 3
   bool fused = false, recommend_cap = false, recommend = false;
   // The link.
   std::string link, link_from, link_from_algo = "native", fit_comm, fit_step, link_dilation = "1", algo = "ring",

@@ -263,6 +263,8 @@ PredictSetup set_up_prediction(const PredictArgs& a, const std::optional<Calibra
   p.world_sizes = world_sizes_of(a, p.ctx.workload.batch);
   p.ctx.sync.bucket_cap_mb = a.bucket_cap_mb;
   p.ctx.sync.first_bucket_mb = a.first_bucket_mb;
+  p.ctx.sync.shard_stage = a.shard_stage;
+  p.ctx.sync.prefetch_units = a.prefetch_units;
   p.ctx.sync.fused = a.fused;
   set_link(a, p.singles, p.ctx);
   set_dilation(a, dilation_given, p, p.ctx);

@@ -22,7 +22,7 @@ std::vector<Recommendation> recommend(const std::vector<SingleRun>& singles, con
       r.world_size = k;
       PredictContext best = ctx;
       bool have = false;
-      for (Mode m : data_parallel_modes()) {
+      for (Mode m : table_modes()) {
         PredictContext c = ctx;
         c.sync.bucket_cap_mb = advice.recommended_mb();
         const PredictRow row = predict_row(s, c, m, k);

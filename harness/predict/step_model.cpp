@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/errors.h"
+#include "shard_sim.h"
+
 namespace dpscale::predict {
 
 ModelSpec spec_at(const SingleRun& single, const Workload& w) {
@@ -22,8 +25,47 @@ double step_compute_1(const SingleRun& single, const Workload& w) {
   return per_token * static_cast<double>(w.batch) * s;
 }
 
+namespace {
+
+// The sharded mode's step with the terms: every collective (the halves too) pays o; the calls
+// the compute thread issues before it is done cost it o each, and those that start on the
+// channel before then cost it σ per MiB the rank moves (each kind's own hop pattern), a fixed
+// point as for the other modes.
+StepTimes sharded_with_terms(const ModelSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
+                             double t_compute0, const MachineTerms& terms, double oversub) {
+  const double o = k > 1 ? terms.call_overhead_s : 0.0;
+  const CollectiveSeconds seconds = [&](CollKind kind, int64_t nbytes) {
+    const size_t n = static_cast<size_t>(nbytes);
+    return (kind == CollKind::allreduce ? comm.seconds(n, k) : comm.shard_seconds(n, k)) + o;
+  };
+  double t_c = t_compute0;
+  ShardStep s = simulate_sharded(spec, sync, t_c, seconds);
+  if (k <= 1 || (terms.contention_s_per_mib <= 0 && terms.call_overhead_s <= 0)) return s.times;
+  for (int round = 0; round < 20; ++round) {
+    double moved = 0;
+    int inside = 0;
+    for (const Collective& c : s.calls) {
+      if (c.issued < s.compute_end) ++inside;
+      if (c.start < s.compute_end) {
+        const double n = static_cast<double>(c.nbytes);
+        const double bytes = c.kind == CollKind::allreduce ? hop_pattern(AllreduceAlgo::ring, n, k).link_bytes()
+                                                           : shard_hop_pattern(n, k).link_bytes();
+        moved += bytes / (1024.0 * 1024.0);
+      }
+    }
+    const double next = t_compute0 + terms.call_overhead_s * inside + terms.contention_s_per_mib * oversub * moved;
+    if (std::fabs(next - t_c) <= 1e-12 * next) break;
+    t_c = next;
+    s = simulate_sharded(spec, sync, t_c, seconds);
+  }
+  return s.times;
+}
+
+}  // namespace
+
 StepTimes simulate_with_terms(const ModelSpec& spec, const SyncSetup& sync, const CommModel& comm, int k,
                               double t_compute0, const MachineTerms& terms, double oversub) {
+  if (sync.mode == Mode::sharded) return sharded_with_terms(spec, sync, comm, k, t_compute0, terms, oversub);
   auto duration = [&](int64_t nbytes) {
     return comm.seconds(static_cast<size_t>(nbytes), k) + (k > 1 ? terms.call_overhead_s : 0.0);
   };
@@ -51,6 +93,10 @@ StepTimes simulate_with_terms(const ModelSpec& spec, const SyncSetup& sync, cons
 
 EpochPrediction predict_epoch(const SingleRun& single, const Workload& w, const SyncSetup& sync, const CommModel& comm,
                               int k, const MachineTerms& terms, int ranks_per_node) {
+  if (sync.mode == Mode::sharded && sync.accum_steps > 1) {
+    throw InputError("predict: no step model of the sharded mode with --accum-steps " + std::to_string(sync.accum_steps) +
+                     " (each micro-batch of stage 3 gathers the layers again)");
+  }
   const double oversub = terms.oversubscription(ranks_per_node > 0 ? ranks_per_node : k);
   const double t_c0 = terms.compute_at(step_compute_1(single, w), static_cast<double>(single.spec.n_params()), k, oversub);
   const ModelSpec spec = spec_at(single, w);

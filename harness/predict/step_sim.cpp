@@ -16,8 +16,15 @@ namespace dpscale::predict {
 std::vector<Mode> data_parallel_modes() {
   std::vector<Mode> out;
   for (const ModeInfo& i : all_modes()) {
-    // The step model has no terms for sharded training's reduce-scatters and all-gathers yet.
-    if (i.data_parallel && i.mode != Mode::sharded) out.push_back(i.mode);
+    if (i.data_parallel) out.push_back(i.mode);
+  }
+  return out;
+}
+
+std::vector<Mode> table_modes() {
+  std::vector<Mode> out;
+  for (Mode m : data_parallel_modes()) {
+    if (m != Mode::sharded) out.push_back(m);
   }
   return out;
 }
@@ -52,11 +59,19 @@ BackwardPlan mlp_backward_plan(const MlpSpec& spec) {
   plan.tensors.resize(layout.tensors().size());
   double t = fwd;
   for (int l = layers - 1; l >= 0; --l) {
+    // Backward reads W (for dX) before the layer's dW, so a gate gathers it there; layer 0
+    // computes no dX and reads nothing, and no layer reads its bias (models/mlp.cpp).
+    const double read = l > 0 ? t / total : -1;
     t += mlp_gemm(spec, l);  // dW (and db) done: the layer's weight and bias gradients are ready
     for (const FlatTensor* ft : {&layout.weight(l), &layout.bias(l)}) {
-      plan.tensors[static_cast<size_t>(ft->index)] = GradTensor{ft->nbytes(), t / total};
+      plan.tensors[static_cast<size_t>(ft->index)] = GradTensor{ft->nbytes(), t / total, 0, ft == &layout.weight(l) ? read : -1};
     }
     if (l > 0) t += mlp_gemm(spec, l);  // dX
+  }
+  double f = 0;  // forward reads layer l's W and b as it starts
+  for (int l = 0; l < layers; ++l) {
+    for (const FlatTensor* ft : {&layout.weight(l), &layout.bias(l)}) plan.tensors[static_cast<size_t>(ft->index)].forward_read = f / total;
+    f += mlp_gemm(spec, l);
   }
   return plan;
 }
@@ -76,10 +91,17 @@ BackwardPlan gpt_backward_plan(const GptSpec& g, const ParamLayout& layout) {
   const GptFlops f{static_cast<double>(g.dim), static_cast<double>(g.seq_len), static_cast<double>(g.vocab)};
   const double d = f.d;
   std::map<std::string, double> at;  // tensor name -> FLOPs done when backward has written it
+  // Tensor name -> FLOPs done when forward and backward first read it (per block: what the block
+  // reads first, ln_1 in forward and mlp.c_proj's weight at its dX in backward; gpt.cpp).
+  std::map<std::string, double> fread, bread;
+  for (int l = 0; l < g.layers; ++l) fread["h." + std::to_string(l) + "."] = l * f.forward_block();
+  fread["ln_f."] = g.layers * f.forward_block();
   double t = g.layers * f.forward_block() + f.head();
   const double fwd = t;
+  bread["wte."] = t;  // the tied head's dh reads wte
   t += 2 * f.head();  // dwte (not ready: the embedding adds to it last) and dh
   at["ln_f.weight"] = at["ln_f.bias"] = t;
+  bread["ln_f."] = t;
   const auto conv = [&](const std::string& name, double in, double out) {
     t += f.conv(in, out);  // dW, then the bias's column sum: both ready
     at[name + ".weight"] = at[name + ".bias"] = t;
@@ -88,6 +110,7 @@ BackwardPlan gpt_backward_plan(const GptSpec& g, const ParamLayout& layout) {
   for (int l = g.layers - 1; l >= 0; --l) {
     const std::string h = "h." + std::to_string(l) + ".";
     conv(h + "mlp.c_proj", 4 * d, d);
+    bread[h] = at[h + "mlp.c_proj.weight"];
     conv(h + "mlp.c_fc", d, 4 * d);
     at[h + "ln_2.weight"] = at[h + "ln_2.bias"] = t;
     conv(h + "attn.c_proj", d, d);
@@ -102,7 +125,12 @@ BackwardPlan gpt_backward_plan(const GptSpec& g, const ParamLayout& layout) {
     const auto it = at.find(ft.name());
     // A tensor gpt_tensors() lists that this walk does not know: the two have drifted apart.
     if (it == at.end()) throw std::logic_error("predict: no backward time for the transformer's tensor " + ft.name());
-    plan.tensors.push_back(GradTensor{ft.nbytes(), it->second / t});
+    // A tensor's reads are its block's (or, outside the blocks, its own name's prefix).
+    const std::string& name = ft.name();
+    const std::string block = ft.layer >= 0 ? "h." + std::to_string(ft.layer) + "." : name.substr(0, name.find('.') + 1);
+    const auto fr = fread.find(block), br = bread.find(block);
+    plan.tensors.push_back(GradTensor{ft.nbytes(), it->second / t, fr == fread.end() ? 0.0 : fr->second / t,
+                                      br == bread.end() ? -1.0 : br->second / t});
   }
   return plan;
 }
@@ -144,7 +172,8 @@ std::vector<Launch> launches(const ModelSpec& spec, const SyncSetup& sync, doubl
       for (const GradTensor& g : plan.tensors) ls.push_back({g.ready * t_compute, g.nbytes});
       break;
     case Mode::sharded:
-      throw std::logic_error("predict: no step model of the sharded mode");
+      // Its collectives are of three kinds and stage 3's wait on compute: shard_sim.h.
+      throw std::logic_error("predict: the sharded mode's step is shard_sim.h's, not launches()");
     case Mode::bucketed:
       // The trainers' own assignment (the same function train_ddp_bucketed calls); each launch
       // sends its bucket's slice, padding between tensors included.

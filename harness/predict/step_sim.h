@@ -26,7 +26,7 @@
 //   bucketed     each bucket (trainers/buckets.h, the trainers' own assignment over the model's
 //                own layout: ModelSpec::layout()) is launched when backward writes its last tensor
 // The step ends when backward and the last all-reduce have both finished; exposed comm is the
-// part after backward.
+// part after backward. The sharded mode's reduce-scatters and all-gathers: shard_sim.h.
 #pragma once
 
 #include <cstdint>
@@ -47,11 +47,17 @@ namespace dpscale::predict {
 Mode parse_dp_mode(const std::string& name);
 // The data-parallel modes of contract/modes.h, in its table's order.
 std::vector<Mode> data_parallel_modes();
+// Those a table shows and --recommend chooses among unless --modes names others: all but
+// sharded, which is chosen for the memory it saves, not for its speed.
+std::vector<Mode> table_modes();
 
-// Where the gradient of each tensor becomes ready, as a fraction of the step's compute.
+// Where the gradient of each tensor becomes ready, as a fraction of the step's compute, and
+// where forward and backward first read its parameters (what stage 3's all-gathers must beat).
 struct GradTensor {
   int64_t nbytes = 0;     // gradient bytes (the loss slot not counted)
   double ready = 0;       // fraction of t_c at which backward has written it
+  double forward_read = 0;   // fraction of t_c at which forward first reads the parameters
+  double backward_read = -1;  // ... backward does (-1: backward never reads them)
 };
 struct BackwardPlan {
   std::vector<GradTensor> tensors;  // backward order (ParamLayout's)
@@ -75,6 +81,8 @@ struct SyncSetup {
   double bucket_cap_mb = TrainOptions{}.bucket_cap_mb, first_bucket_mb = TrainOptions{}.first_bucket_mb;
   GradFormat grad_format = GradFormat::fp32;  // on the wire (--grad-comm): contract/grad_wire.h's bytes
   int accum_steps = 1;             // micro-batches per optimizer step; only the last communicates
+  int shard_stage = TrainOptions{}.shard_stage;        // sharded: 1, 2 or 3 (shard_sim.h)
+  int prefetch_units = TrainOptions{}.prefetch_units;  // sharded stage 3: layers gathered ahead
 };
 
 // The launches of one step with compute t_c, in launch order.

@@ -32,7 +32,7 @@ ErrorSummary summarize(const std::vector<ValidationRow>& rows, const std::string
   bool have_worst = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const ValidationRow& r = rows[i];
-    if (r.disturbed || (scope != "all" && r.point.mode.name() != scope)) continue;
+    if (r.disturbed || (scope != "all" && r.mode != scope)) continue;
     abs_err.push_back(std::fabs(r.error));
     err.push_back(r.error);
     if (!have_worst || std::fabs(r.error) > std::fabs(rows[s.worst].error)) s.worst = i, have_worst = true;
@@ -93,6 +93,11 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
       if (e->state && e->state->disturbed) row.disturbed = true;
     }
     row.point = key;
+    row.mode = key.mode.name();
+    if (key.mode == Mode::sharded) {
+      row.mode += " stage " + std::to_string(r0.shard_stage);
+      if (r0.shard_stage == 3) row.mode += " prefetch " + std::to_string(r0.prefetch_units.value_or(TrainOptions{}.prefetch_units));
+    }
     row.runs = static_cast<int>(es.size());
     row.measured_epoch_s = median(me);
     row.predicted_epoch_s = median(pe);
@@ -112,8 +117,15 @@ Validation validate(const std::string& results_path, const std::optional<Calibra
   }
   for (const ModeInfo& m : all_modes()) {
     if (!m.data_parallel) continue;
-    const ErrorSummary s = summarize(v.rows, m.name);
-    if (s.points > 0) v.summary.push_back(s);
+    std::vector<std::string> labels;  // the mode's, or each sharded stage's, in row order
+    for (const ValidationRow& r : v.rows) {
+      if (r.point.mode == m.mode && std::find(labels.begin(), labels.end(), r.mode) == labels.end()) labels.push_back(r.mode);
+    }
+    std::sort(labels.begin(), labels.end());
+    for (const std::string& label : labels) {
+      const ErrorSummary s = summarize(v.rows, label);
+      if (s.points > 0) v.summary.push_back(s);
+    }
   }
   v.summary.push_back(summarize(v.rows, "all"));
   v.median_abs_error = v.summary.back().median_abs;
@@ -150,6 +162,7 @@ std::string render_validation(const Validation& v, const std::string& format) {
       nlohmann::ordered_json p;
       p["point"] = r.point.to_json();  // read through the point's schema (`dpscale schema`)
       p["describe"] = r.point.describe();
+      p["mode"] = r.mode;  // the sharded stage with it
       p["runs"] = r.runs;
       p["disturbed"] = r.disturbed;
       p["measured_epoch_s"] = r.measured_epoch_s;
@@ -179,7 +192,7 @@ std::string render_validation(const Validation& v, const std::string& format) {
   auto num = [&](double x, int d) { return csv ? format_number(x) : fmt_fixed(x, d); };
   for (const ValidationRow& r : v.rows) {
     const auto cap = r.point.bucket_cap_mb();
-    t.rows.push_back({r.point.model, r.point.mode.name(), std::to_string(r.point.world_size), cap ? format_number(*cap) : "",
+    t.rows.push_back({r.point.model, r.mode, std::to_string(r.point.world_size), cap ? format_number(*cap) : "",
                       r.point.link(), std::to_string(r.runs) + (r.disturbed && !csv ? " disturbed" : ""),
                       num(r.measured_epoch_s, 3), num(r.predicted_epoch_s, 3),
                       csv ? format_number(r.error) : fmt_signed_percent(r.error), num(r.measured_comm_s, 3),

@@ -29,6 +29,7 @@ namespace dpscale::predict {
 
 struct ValidationRow {
   Point point;
+  std::string mode;  // the mode's name; sharded: with its stage ("sharded stage 3 prefetch 1"), each summarized apart
   int runs = 0;
   bool disturbed = false;
   double measured_epoch_s = 0, predicted_epoch_s = 0, error = 0;  // error relative to measured
@@ -41,7 +42,7 @@ struct ValidationRow {
 };
 
 struct ErrorSummary {
-  std::string scope;  // "naive", ..., "all"
+  std::string scope;  // "naive", ..., "sharded stage 2", ..., "all"
   int points = 0;
   double median_abs = 0, p90_abs = 0, signed_median = 0;
   size_t worst = 0;  // index into Validation::rows
