@@ -34,18 +34,7 @@ std::unique_ptr<RankSetup> set_up_rank(const TrainOptions& opts, const RankPlace
   s->world_size = world_size;
   s->spec = parse_model_spec(opts.model, opts.seq_len);
   s->test_nonfinite = NonfiniteInjection::from_env(s->spec.mlp());
-  // Options of the other kind of model would be ignored: refuse them instead.
-  if (!s->spec.is_gpt()) {
-    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--seq-len", opts.seq_len != 0},
-                                    {"--tokens", !opts.data.tokens.empty()}, {"--text", !opts.data.text.empty()}}) {
-      if (set) throw InputError(std::string(flag) + " is a transformer's option; --model " + opts.model + " is an MLP");
-    }
-  } else {
-    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--features", !opts.data.features.empty()},
-                                    {"--labels", !opts.data.labels.empty()}}) {
-      if (set) throw InputError(std::string(flag) + " is the MLP's option; a transformer's npy data is --tokens FILE.npy");
-    }
-  }
+  check_model_options(opts);  // options of the other kind of model would be ignored: refused
   if (opts.batch_size % world_size != 0) {
     throw InputError("--batch-size " + std::to_string(opts.batch_size) + " is not divisible by the " +
                      std::to_string(world_size) + " ranks (each takes an equal contiguous shard)");

@@ -1,5 +1,5 @@
-// shard_sim.cpp — the sharded mode's step: stages 1-2 time-driven from backward's completions,
-// stage 3 the trainer's parameter gate replayed against the channel (shard_sim.h).
+// shard_sim.cpp — the sharded mode's step: stage 1 time-driven from backward's completions,
+// stages 2 and 3 the trainer's parameter gate replayed against the channel (shard_sim.h).
 #include "shard_sim.h"
 
 #include <algorithm>
@@ -54,7 +54,7 @@ void finish(ShardStep& s, const Channel& ch, double t_compute) {
   s.times.exposed = s.times.step - t_compute;
 }
 
-// Stages 1 and 2: bucketed's units, issued as backward completes them; the gathers after it.
+// Stage 1: bucketed's units all-reduced as backward completes them; the gathers after it.
 ShardStep buckets_step(const ModelSpec& spec, const SyncSetup& sync, double t_c, const CollectiveSeconds& seconds) {
   const ParamLayout layout = spec.layout();
   const BackwardPlan plan = backward_plan(spec);
@@ -67,12 +67,8 @@ ShardStep buckets_step(const ModelSpec& spec, const SyncSetup& sync, double t_c,
     const bool last = u + 1 == units.units.size();
     const double at = plan.tensors[static_cast<size_t>(unit.last_tensor)].ready * t_c;
     const size_t n = static_cast<size_t>(unit.count);
-    if (sync.shard_stage == 1) {  // the loss slot rides in the last unit, as in bucketed
-      ch.issue(CollKind::allreduce, static_cast<int64_t>(grad_wire_bytes(sync.grad_format, n + (last ? 1 : 0), last)), at);
-    } else {
-      ch.issue(CollKind::reduce_scatter, static_cast<int64_t>(grad_wire_bytes(sync.grad_format, n, false)), at);
-      if (last) ch.issue(CollKind::allreduce, kFloat, at);
-    }
+    // the loss slot rides in the last unit, as in bucketed
+    ch.issue(CollKind::allreduce, static_cast<int64_t>(grad_wire_bytes(sync.grad_format, n + (last ? 1 : 0), last)), at);
   }
   // After backward (and the update, inside t_c): wait, then every unit all-gathered in fp32 and
   // the flag summed, all waited for.
@@ -84,18 +80,23 @@ ShardStep buckets_step(const ModelSpec& spec, const SyncSetup& sync, double t_c,
   return s;
 }
 
-// Stage 3: the gate of sync_sharded_params.cpp, replayed. Events are compute points (fractions
-// of t_c); the clock is the compute done plus the waits so far.
+// Stages 2 and 3: the gate of sync_sharded_params.cpp, replayed. Events are compute points
+// (fractions of t_c); the clock is the compute done plus the waits so far. Stage 2's units are
+// bucketed's buckets, all queued as forward begins (in the order forward reads them) and whole
+// from there to the update: no release, no regather in backward.
 class ParamGateSim {
  public:
   ParamGateSim(const ModelSpec& spec, const SyncSetup& sync, double t_c, const CollectiveSeconds& seconds)
-      : layout_(spec.layout()), plan_(backward_plan(spec)),
-        units_(plan_shards(layout_, layer_units(layout_), 1).units), ch_(s_, seconds), t_c_(t_c),
+      : layout_(spec.layout()), plan_(backward_plan(spec)), stage3_(sync.shard_stage == 3),
+        units_(plan_shards(layout_,
+                           stage3_ ? layer_units(layout_) : assign_buckets(layout_, sync.bucket_cap_mb, sync.first_bucket_mb),
+                           1).units),
+        ch_(s_, seconds), t_c_(t_c),
         prefetch_(std::max(0, sync.prefetch_units)), format_(sync.grad_format), n_(units_.size()),
         held_(n_, Held::shard), end_(n_, 0), root_(n_), fread_(n_, 2), bread_(n_, 2), done_(n_, 0) {
     for (size_t u = 0; u < n_; ++u) {
       const ShardUnit& unit = units_[u];
-      root_[u] = layout_.tensors()[static_cast<size_t>(unit.first_tensor)].layer < 0;
+      root_[u] = stage3_ && layout_.tensors()[static_cast<size_t>(unit.first_tensor)].layer < 0;
       for (int t = unit.first_tensor; t <= unit.last_tensor; ++t) {
         const GradTensor& g = plan_.tensors[static_cast<size_t>(t)];
         fread_[u] = std::min(fread_[u], g.forward_read);
@@ -112,7 +113,11 @@ class ParamGateSim {
     for (size_t u = 0; u < n_; ++u) {
       if (root_[u]) issue(u, 0);
     }
-    for (int i = 0; i < prefetch_ && i < static_cast<int>(forward_order_.size()); ++i) issue(forward_order_[static_cast<size_t>(i)], 0);
+    if (stage3_) {
+      for (int i = 0; i < prefetch_ && i < static_cast<int>(forward_order_.size()); ++i) issue(forward_order_[static_cast<size_t>(i)], 0);
+    } else {
+      for (size_t u : forward_order_) issue(u, 0);
+    }
     // At a tie the roots first: the transformer's embedding reads wte and wpe before block 0.
     std::vector<std::pair<double, size_t>> reads;
     for (size_t u = 0; u < n_; ++u) reads.push_back({fread_[u], u});
@@ -132,7 +137,7 @@ class ParamGateSim {
     };
     std::vector<Event> events;
     for (size_t u = 0; u < n_; ++u) {
-      if (bread_[u] <= 1) events.push_back({bread_[u], true, u});
+      if (stage3_ && bread_[u] <= 1) events.push_back({bread_[u], true, u});  // stage 2: whole since forward
       events.push_back({done_[u], false, u});
     }
     std::stable_sort(events.begin(), events.end(),
@@ -179,7 +184,7 @@ class ParamGateSim {
   // ParamGate::param_needed for unit u at compute point f.
   void needed(size_t u, double f, const std::vector<size_t>& order) {
     const double now = clock(f);
-    if (root_[u]) {
+    if (root_[u] || !stage3_) {
       make_whole(u, now);
       return;
     }
@@ -194,6 +199,7 @@ class ParamGateSim {
 
   ParamLayout layout_;
   BackwardPlan plan_;
+  bool stage3_;
   std::vector<ShardUnit> units_;
   ShardStep s_;
   Channel ch_;
@@ -213,8 +219,8 @@ class ParamGateSim {
 
 ShardStep simulate_sharded(const ModelSpec& spec, const SyncSetup& sync, double t_compute, const CollectiveSeconds& seconds) {
   if (sync.mode != Mode::sharded) throw std::logic_error("predict: simulate_sharded of a mode that is not sharded");
-  if (sync.shard_stage == 1 || sync.shard_stage == 2) return buckets_step(spec, sync, t_compute, seconds);
-  if (sync.shard_stage == 3) return ParamGateSim(spec, sync, t_compute, seconds).run();
+  if (sync.shard_stage == 1) return buckets_step(spec, sync, t_compute, seconds);
+  if (sync.shard_stage == 2 || sync.shard_stage == 3) return ParamGateSim(spec, sync, t_compute, seconds).run();
   throw std::logic_error("predict: no shard stage " + std::to_string(sync.shard_stage));
 }
 

@@ -8,7 +8,9 @@
 //            slot in the last); after backward every unit all-gathered in fp32 (B bytes) and a
 //            one-float flag all-reduce, all waited for: nothing overlaps them
 //   stage 2  each bucket reduce-scattered when backward completes it (the wire format), the loss
-//            slot's one-float all-reduce behind the last; the all-gathers after as stage 1
+//            slot's one-float all-reduce behind the last; every bucket's all-gather queued as the
+//            next forward begins (in the order forward reads them), forward's compute waiting for
+//            a bucket where it first reads it; whole from there to the update
 //   stage 3  units = the model's layers (shard_plan.h's layer_units); the root units (tensors of
 //            no layer: the transformer's ln_f and wpe+wte) all-gathered at forward's start and
 //            kept for the step. Forward, before each layer: its all-gather waited for, the P =
@@ -22,7 +24,7 @@
 //            all-gather waits on the channel behind the reduce-scatters issued before it.
 //
 // Compute is split by FLOP share as step_sim.h splits it (the backward plan's ready and read
-// points). Left out: the update is not moved after the wait (it stays in t_c, so stages 1-2's
+// points). Left out: the update is not moved after the wait (it stays in t_c, so stage 1's
 // gathers start at t_c rather than after the update), and updating 1/K of the parameters
 // instead of all is not credited (φ, machine_terms.h, is fitted on DDP's modes). Accumulation
 // is not modelled for the sharded mode (refused by step_model.cpp).
@@ -51,7 +53,7 @@ struct ShardStep {
   StepTimes times;  // calls: the all-reduces only (the record's allreduce_calls_per_step)
   std::vector<Collective> calls;
   double compute_end = 0;   // when the compute thread is done: t_c plus its waits for all-gathers
-  double gather_wait = 0;   // of that, waited for all-gathers before a layer's compute (stage 3)
+  double gather_wait = 0;   // of that, waited for all-gathers before a unit's compute (stages 2, 3)
   int64_t bytes(CollKind k) const;  // per step, of one kind
 };
 

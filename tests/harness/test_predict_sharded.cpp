@@ -1,6 +1,6 @@
 // test_predict_sharded.cpp — predict's step of the sharded mode (harness/predict/shard_sim.h)
 // against what the trainers send and when: stage 2 is bucketed's step with reduce-scatters in
-// place of all-reduces; the bytes of each stage per step are the records' (train_sharded's own
+// place of all-reduces and its all-gathers in forward; the bytes of each stage per step are the records' (train_sharded's own
 // counts for large, and the rule tests/trainers/test_sharded_params.cpp works out for the tiny
 // MLP); a reduce-scatter's and an all-gather's time is the link emulation's, not a factor of the
 // all-reduce's; stage 3 without prefetch waits for every all-gather, and prefetching one layer
@@ -73,21 +73,23 @@ TEST(PredictSharded, StageTwoIsBucketedsStepWithReduceScattersInPlaceOfAllReduce
     const int64_t padding = 4 * (spec.layout().param_buffer_count() - spec.n_params());
     for (size_t j = 0; j < ls.size(); ++j) {
       SCOPED_TRACE("bucket " + std::to_string(j));
-      EXPECT_EQ(rs[j]->issued, ls[j].at);  // when backward completes it
+      // When backward completes it: bucketed's point, later by what forward waited for the
+      // all-gathers (every one of them lies in forward at stage 2).
+      EXPECT_DOUBLE_EQ(rs[j]->issued, ls[j].at + s2.gather_wait);
       const int64_t grads = ls[j].nbytes - (j + 1 == ls.size() ? 4 : 0);
       EXPECT_GE(rs[j]->nbytes, grads);
       EXPECT_LE(rs[j]->nbytes, grads + padding);
     }
     EXPECT_EQ(s2.bytes(CollKind::reduce_scatter), 4 * spec.layout().param_buffer_count());
-    // The parameters all-gathered once, in fp32, after backward; the loss slot and the flag.
+    // The parameters all-gathered once, in fp32, every bucket queued as forward begins (the
+    // trainer's gate: the gathers feed forward); the loss slot and the flag.
     EXPECT_EQ(s2.bytes(CollKind::allgather), 4 * spec.layout().param_buffer_count());
     EXPECT_EQ(s2.bytes(CollKind::allreduce), 8);
     EXPECT_EQ(s2.times.calls, 2);
     for (const Collective& c : s2.calls) {
-      if (c.kind == CollKind::allgather) {
-        EXPECT_GE(c.issued, 1.0);  // nothing overlaps them
-      }
+      if (c.kind == CollKind::allgather) EXPECT_EQ(c.issued, 0.0);
     }
+    EXPECT_GT(s2.gather_wait, 0.0) << "forward's first read waits for its bucket";
   }
 }
 
@@ -239,9 +241,11 @@ TEST(PredictSharded, EpochOfTheShardedModeThroughTheStepModel) {
   SyncSetup bucketed;
   bucketed.mode = Mode::bucketed;
   const EpochPrediction ddp = predict_epoch(single, w, bucketed, comm, 2);
+  const EpochPrediction st1 = predict_epoch(single, w, sharded(1), comm, 2);
   const EpochPrediction st2 = predict_epoch(single, w, sharded(2), comm, 2);
   const EpochPrediction st3 = predict_epoch(single, w, sharded(3, 1), comm, 2);
-  EXPECT_GT(st2.epoch_s, ddp.epoch_s);  // the same bytes, but the gathers exposed
+  EXPECT_GT(st1.epoch_s, ddp.epoch_s);  // 1.5× the bytes, the gathers after the update exposed
+  EXPECT_GT(st1.epoch_s, st2.epoch_s);  // stage 2's gathers feed forward
   EXPECT_GT(st3.busy_s, st2.busy_s);    // stage 3 gathers the layers twice
   SyncSetup accum = sharded(3);
   accum.accum_steps = 2;
