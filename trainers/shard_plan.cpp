@@ -2,6 +2,7 @@
 #include "shard_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "core/errors.h"
@@ -63,6 +64,19 @@ std::vector<Bucket> layer_units(const ParamLayout& layout) {
 int64_t ShardPlan::update_offset(const ShardUnit& u, int rank) const {
   const int64_t start = u.block_offset(rank) + skew;
   return std::max<int64_t>(0, std::min(start, buffer_floats - u.block));  // the hook's shift stays in the buffer
+}
+
+int64_t shard_skew_for_test() {
+  const char* v = std::getenv("DPSCALE_TEST_SHARD_SKEW");
+  return v && *v ? std::atoll(v) : 0;
+}
+
+void update_own_blocks(Optimizer& optimizer, Model& model, const ShardPlan& plan, int rank, float* flag) {
+  optimizer.begin_step();
+  for (const ShardUnit& u : plan.units) {
+    const int64_t at = plan.update_offset(u, rank);
+    optimizer.update(model.params() + at, model.grads() + at, u.block, u.state_offset, flag);
+  }
 }
 
 }  // namespace dpscale

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "buckets.h"
+#include "models/model.h"
+#include "models/optimizer.h"
 #include "models/param_layout.h"
 
 namespace dpscale {
@@ -61,5 +63,12 @@ ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& grou
 // blocks, with ln_f alone at the start and the embeddings (wpe, wte) at the end, the two runs of
 // layer -1 (no block).
 std::vector<Bucket> layer_units(const ParamLayout& layout);
+
+// The test hook's shift (DPSCALE_TEST_SHARD_SKEW, tests/trainers/test_sharded*.cpp): 0 unless set.
+int64_t shard_skew_for_test();
+
+// One optimizer step of rank `rank`'s blocks (the plan's update_offset, each unit's state at its
+// state_offset), reporting into `flag` when not null: what every sharded stage's update does.
+void update_own_blocks(Optimizer& optimizer, Model& model, const ShardPlan& plan, int rank, float* flag);
 
 }  // namespace dpscale

@@ -25,13 +25,6 @@ namespace dpscale {
 
 namespace {
 
-// Test hook (tests/trainers/test_sharded.cpp), inert unless set: shift where each rank updates
-// its block by this many elements.
-int64_t skew_for_test() {
-  const char* v = std::getenv("DPSCALE_TEST_SHARD_SKEW");
-  return v && *v ? std::atoll(v) : 0;
-}
-
 // Test hook, inert unless set: no all-gather after the update (every rank keeps the others'
 // blocks of the step before: a missing all-gather, which the replica check must catch).
 bool skips_allgather_for_test() {
@@ -44,7 +37,7 @@ class ShardedSync final : public GradSync {
   ShardedSync(Model& model, Communicator& comm, double cap_mb, double first_mb, BucketRule rule)
       : GradSync(model, &comm), cap_mb_(cap_mb), first_mb_(first_mb),
         buckets_(assign_buckets(model.layout(), cap_mb, first_mb, rule)),
-        plan_(plan_shards(model.layout(), buckets_, comm.world_size(), skew_for_test())),
+        plan_(plan_shards(model.layout(), buckets_, comm.world_size(), shard_skew_for_test())),
         unit_of_(model.layout().tensors().size()), pending_(plan_.units.size()),
         ag_timer_(model.device().make_interval_timer()) {
     for (size_t u = 0; u < plan_.units.size(); ++u) {
@@ -67,13 +60,8 @@ class ShardedSync final : public GradSync {
   }
 
   void update(bool check_finite) override {
-    const int rank = comm_->rank();
-    optimizer_->begin_step();
     float* flag = model_.nonfinite_flag();
-    for (const ShardUnit& u : plan_.units) {
-      const int64_t at = plan_.update_offset(u, rank);
-      optimizer_->update(model_.params() + at, model_.grads() + at, u.block, u.state_offset, check_finite ? flag : nullptr);
-    }
+    update_own_blocks(*optimizer_, model_, plan_, comm_->rank(), check_finite ? flag : nullptr);
     ag_timer_->start();
     if (!no_allgather_) {
       for (const ShardUnit& u : plan_.units) comm_->allgather(model_.params() + u.offset, static_cast<size_t>(u.count));

@@ -49,11 +49,6 @@ bool hook_set(const char* name) {
 bool skips_backward_gather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_BACKWARD_GATHER"); }
 bool skips_allgather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_ALLGATHER"); }
 
-int64_t skew_for_test() {
-  const char* v = std::getenv("DPSCALE_TEST_SHARD_SKEW");
-  return v && *v ? std::atoll(v) : 0;
-}
-
 class ParamShardedSync final : public GradSync, public ParamGate {
  public:
   ParamShardedSync(Model& model, Communicator& comm, const ParamShardSetup& setup)
@@ -61,7 +56,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
         accum_steps_(setup.accum_steps), releases_(model.device().page_bytes() > 0),
         units_(stage3_ ? layer_units(model.layout())
                        : assign_buckets(model.layout(), setup.bucket_cap_mb, setup.first_bucket_mb, setup.rule)),
-        plan_(plan_shards(model.layout(), units_, comm.world_size(), skew_for_test())),
+        plan_(plan_shards(model.layout(), units_, comm.world_size(), shard_skew_for_test())),
         unit_of_(model.layout().tensors().size()), n_(plan_.units.size()), pending_(n_), root_(n_),
         held_(n_, Held::whole), gather_(n_), scatter_(n_), grad_live_(n_),
         ag_timer_(model.device().make_interval_timer()) {
@@ -141,13 +136,8 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   }
 
   void update(bool check_finite) override {
-    const int rank = comm_->rank();
-    optimizer_->begin_step();
     float* flag = model_.nonfinite_flag();
-    for (const ShardUnit& u : plan_.units) {
-      const int64_t at = plan_.update_offset(u, rank);
-      optimizer_->update(model_.params() + at, model_.grads() + at, u.block, u.state_offset, check_finite ? flag : nullptr);
-    }
+    update_own_blocks(*optimizer_, model_, plan_, comm_->rank(), check_finite ? flag : nullptr);
     comm_->allreduce_sum(flag, 1);  // every rank's verdict is every rank's
     comm_->finish();
     // Whatever is still whole holds the step before's values: released, gathered anew when read.
