@@ -5,10 +5,9 @@
 // The references are test_sharded.cpp's: with SGD + momentum one device's weights within
 // weights_compare.h's tolerance (stage 3 changes where a parameter is read from, not a bit of
 // it: the all-gather copies the owner's floats), and with AdamW bucketed DDP's weights bit for
-// bit at K = 2 (a sum of two floats is the same whichever rank adds it; why one device is no
-// reference for AdamW: test_sharded.cpp). On the MLP and on the transformer (whose root units,
-// ln_f and the tied embeddings, stay whole for the step), at K = 2 and 4, prefetching 0, 1 and 2
-// layers ahead.
+// bit at K = 2 and 4 (why one device is no reference for AdamW: test_sharded.cpp). On the MLP
+// and on the transformer (whose root units, ln_f and the tied embeddings, stay whole for the
+// step), at K = 2 and 4, prefetching 0, 1 and 2 layers ahead.
 //
 // The bytes: the record's all-gather count is what the strategy gathered in a step, checked
 // against the rule worked out by hand for the tiny MLP (below); the memory: what it counted
@@ -109,17 +108,20 @@ INSTANTIATE_TEST_SUITE_P(KAndPrefetch, ShardedParams,
                            return "K" + std::to_string(i.param.k) + "_prefetch" + std::to_string(i.param.prefetch);
                          });
 
-// AdamW at K = 2: bucketed DDP's bits (the reduce-scatter sums each element as the all-reduce
-// does: two floats, one addition).
-TEST(ShardedParamsAdamW, BucketedDdpsBitsAtK2) {
+// AdamW at K = 2 and 4: bucketed DDP's bits (at K = 2 a sum of two floats is one addition
+// whoever does it; at 4, with --allreduce native the library reduce-scatters each block in the
+// order it all-reduces it, as test_sharded.cpp argues for stage 2).
+TEST(ShardedParamsAdamW, BucketedDdpsBitsAtK2And4) {
   ScratchDir dir("sharded3-adamw");
   const std::string init = dir.file("init.safetensors");
   write_random_checkpoint(init, kTinyModel, 1234);
-  record_of(mpirun_argv(2, "train_ddp_bucketed", mlp_args(init, dir.file("ddp.safetensors"), kAdamW)), 120);
-  const auto sh = record_of(mpirun_argv(2, "train_sharded", mlp_args(init, dir.file("s3.safetensors"), kAdamW) + stage3(1)), 120);
-  EXPECT_EQ(sh["optim_bytes_per_rank"], 8 * kN / 2);
-  EXPECT_TRUE(read_weights(dir.file("s3.safetensors")) == read_weights(dir.file("ddp.safetensors")))
-      << "stage 3 AdamW at K = 2: not bucketed DDP's weights bit for bit";
+  for (const int k : {2, 4}) {
+    record_of(mpirun_argv(k, "train_ddp_bucketed", mlp_args(init, dir.file("ddp.safetensors"), kAdamW)), 120);
+    const auto sh = record_of(mpirun_argv(k, "train_sharded", mlp_args(init, dir.file("s3.safetensors"), kAdamW) + stage3(1)), 120);
+    EXPECT_EQ(sh["optim_bytes_per_rank"], 8 * kN / k);
+    EXPECT_TRUE(read_weights(dir.file("s3.safetensors")) == read_weights(dir.file("ddp.safetensors")))
+        << "stage 3 AdamW at K = " << k << ": not bucketed DDP's weights bit for bit";
+  }
 }
 
 // The transformer: the root's units (ln_f, the embeddings with the tied head) whole for the
