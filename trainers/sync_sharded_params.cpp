@@ -52,8 +52,8 @@ bool skips_allgather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_ALLGATH
 class ParamShardedSync final : public GradSync, public ParamGate {
  public:
   ParamShardedSync(Model& model, Communicator& comm, const ParamShardSetup& setup)
-      : GradSync(model, &comm), setup_(setup), stage3_(setup.stage == 3), prefetch_(setup.prefetch_units),
-        accum_steps_(setup.accum_steps), releases_(model.device().page_bytes() > 0),
+      : GradSync(model, &comm), setup_(setup), stage3_(setup.stage == 3),
+        releases_(model.device().page_bytes() > 0),
         units_(stage3_ ? layer_units(model.layout())
                        : assign_buckets(model.layout(), setup.bucket_cap_mb, setup.first_bucket_mb, setup.rule)),
         plan_(plan_shards(model.layout(), units_, comm.world_size(), shard_skew_for_test())),
@@ -88,7 +88,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
     for (size_t u = 0; u < n_; ++u) {
       if (root_[u]) issue(u);
     }
-    for (int i = 0; i < prefetch_ && i < static_cast<int>(forward_order_.size()); ++i) issue(forward_order_[static_cast<size_t>(i)]);
+    for (int i = 0; i < setup_.prefetch_units && i < static_cast<int>(forward_order_.size()); ++i) issue(forward_order_[static_cast<size_t>(i)]);
   }
 
   void backward_begins() override {
@@ -114,7 +114,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
     const std::vector<size_t>& order = backward_ ? backward_order_ : forward_order_;
     const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), u) - order.begin());
     issue(u);
-    for (int i = 1; i <= prefetch_ && at + static_cast<size_t>(i) < order.size(); ++i) issue(order[at + static_cast<size_t>(i)]);
+    for (int i = 1; i <= setup_.prefetch_units && at + static_cast<size_t>(i) < order.size(); ++i) issue(order[at + static_cast<size_t>(i)]);
     make_whole(u);
     if (backward_) release_scattered(false);
   }
@@ -171,7 +171,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
     s.shard_stage = setup_.stage;
     s.n_buckets = static_cast<int>(n_);
     if (stage3_) {
-      s.prefetch_units = prefetch_;
+      s.prefetch_units = setup_.prefetch_units;
     } else {
       s.bucket_cap_mb = setup_.bucket_cap_mb;
       s.first_bucket_mb = setup_.first_bucket_mb;
@@ -196,7 +196,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   int64_t resident_grad_bytes() const override {
     // Accumulated micro-batches keep every gradient whole until the last one's reduce-scatter;
     // a device that releases no pages keeps all of them.
-    if (accum_steps_ > 1 || !releases_ || peak_grad_floats_ == 0) return bytes(model_.layout().grad_buffer_count());
+    if (setup_.accum_steps > 1 || !releases_ || peak_grad_floats_ == 0) return bytes(model_.layout().grad_buffer_count());
     return bytes(peak_grad_floats_ + 1);  // + the loss slot
   }
 
@@ -285,7 +285,6 @@ class ParamShardedSync final : public GradSync, public ParamGate {
 
   ParamShardSetup setup_;
   bool stage3_;
-  int prefetch_, accum_steps_;
   bool releases_;  // the device gives pages back (Device::release_pages)
   std::vector<Bucket> units_;
   ShardPlan plan_;
