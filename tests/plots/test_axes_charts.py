@@ -7,7 +7,6 @@ numbers printed on them are the report's.
     DPSCALE_SOURCE_DIR=. DPSCALE_BIN=build/bin/dpscale /usr/bin/python3 tests/plots/test_axes_charts.py
 """
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,17 +15,9 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-SOURCE = Path(os.environ.get("DPSCALE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-DPSCALE = Path(os.environ.get("DPSCALE_BIN", SOURCE / "build" / "bin" / "dpscale"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plot_test_env import DPSCALE, FIXTURE, SOURCE  # noqa: E402,F401  (and the matplotlib skip)
 AXES = SOURCE / "experiments" / "axes" / "data"
-FIXTURE = SOURCE / "tests" / "plots" / "fixture.jsonl"
-sys.path.insert(0, str(SOURCE / "plots"))
-
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    print("matplotlib is missing: skipped")
-    sys.exit(77)
 
 from dpscale_plots.style import fmt_rate  # noqa: E402
 

@@ -8,7 +8,6 @@ note, and still draws the others.
     DPSCALE_SOURCE_DIR=. DPSCALE_BIN=build/bin/dpscale /usr/bin/python3 tests/plots/test_diagnosis_charts.py
 """
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,16 +16,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-SOURCE = Path(os.environ.get("DPSCALE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-DPSCALE = Path(os.environ.get("DPSCALE_BIN", SOURCE / "build" / "bin" / "dpscale"))
-FIXTURE = SOURCE / "tests" / "plots" / "fixture.jsonl"
-sys.path.insert(0, str(SOURCE / "plots"))
-
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    print("matplotlib is missing: skipped")
-    sys.exit(77)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plot_test_env import DPSCALE, FIXTURE, SOURCE  # noqa: E402,F401  (and the matplotlib skip)
 
 from dpscale_plots.charts_diagnosis import breakdown  # noqa: E402
 from dpscale_plots.points import Point  # noqa: E402

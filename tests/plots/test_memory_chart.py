@@ -9,7 +9,6 @@ report JSON's peak_rss_bytes is the median of the repeats that read it.
 """
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,17 +17,9 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-SOURCE = Path(os.environ.get("DPSCALE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-DPSCALE = Path(os.environ.get("DPSCALE_BIN", SOURCE / "build" / "bin" / "dpscale"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plot_test_env import DPSCALE, FIXTURE, SOURCE  # noqa: E402,F401  (and the matplotlib skip)
 PLOT = SOURCE / "plots" / "plot_results.py"
-FIXTURE = SOURCE / "tests" / "plots" / "fixture.jsonl"
-sys.path.insert(0, str(SOURCE / "plots"))
-
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    print("matplotlib is missing: skipped")
-    sys.exit(77)
 
 from dpscale_plots.charts_memory import (chart14_memory_per_rank, memory_rows,  # noqa: E402
                                          speedup_rows)
