@@ -135,6 +135,9 @@ TEST(StragglerRule, ExtraComputeWithoutRunDelayIsStillAStraggler) {
     EXPECT_EQ(s.found->rank, 1);
     EXPECT_EQ(s.found->cause, "compute");
     EXPECT_NEAR(s.found->delay_excess_s, 0.002, 1e-12);
+    const std::string line = describe(s);
+    EXPECT_EQ(line.rfind("straggler rank 1 (compute): +10.3 ms per step, run delay +2.0 ms (largest excess: ", 0), 0u)
+        << line;
   }
 }
 

@@ -72,8 +72,14 @@ std::string describe(const StragglerScan& s) {
   std::snprintf(shares, sizeof shares, "largest excess: compute %.1f%%, loader %.1f%%, link %.1f%% of the step",
                 100.0 * s.compute_share, 100.0 * s.loader_share, 100.0 * s.link_share);
   if (s.found) {
-    std::snprintf(b, sizeof b, "straggler rank %d (%s): +%.1f ms per step (%s)", s.found->rank, s.found->cause.c_str(),
-                  1e3 * s.found->excess_s, shares);
+    // A compute excess read on a clock's interval says how much of it was waiting for a CPU (the
+    // part the rule took off before it kept the rank); on CPU time there is none to say.
+    char delay[48] = "";
+    if (s.found->delay_excess_s != 0.0) {
+      std::snprintf(delay, sizeof delay, ", run delay %+.1f ms", 1e3 * s.found->delay_excess_s);
+    }
+    std::snprintf(b, sizeof b, "straggler rank %d (%s): +%.1f ms per step%s (%s)", s.found->rank,
+                  s.found->cause.c_str(), 1e3 * s.found->excess_s, delay, shares);
   } else if (s.contended) {
     std::snprintf(b, sizeof b, "no straggler: rank %d contended (%s +%.1f ms per step, run delay +%.1f ms) (%s)",
                   s.contended->rank, s.contended->cause.c_str(), 1e3 * s.contended->excess_s,

@@ -69,7 +69,8 @@ struct StragglerScan {
 StragglerScan find_straggler(const std::vector<RankMedians>& ranks, double step_s);
 
 // "straggler rank 1 (compute): +4.8 ms per step (largest excess: compute 9.1%, loader 0.0%,
-// link 3.2% of the step)", "no straggler (largest excess: compute 1.2%, ...)" or "no straggler:
+// link 3.2% of the step)" (a compute straggler with run delay in its compute interval adds
+// ", run delay +2.0 ms" after "per step"), "no straggler (largest excess: compute 1.2%, ...)" or "no straggler:
 // rank 1 contended (compute +4.8 ms per step, run delay +9.0 ms) (largest excess: ...)".
 std::string describe(const StragglerScan& s);
 
