@@ -348,7 +348,10 @@ std::string utc_now(const char* format) {
   return buf;
 }
 
-const char* build_version() { return DPSCALE_GIT_VERSION; }
+// cmake/git_version.cmake generates it at every build.
+const char* build_git_version();
+
+const char* build_version() { return build_git_version(); }
 
 std::string format_results_line(const RunRecord& r) { return kResultPrefix + to_json(r).dump(); }
 
