@@ -71,6 +71,11 @@ int64_t shard_skew_for_test() {
   return v && *v ? std::atoll(v) : 0;
 }
 
+bool shard_skips_allgather_for_test() {
+  const char* v = std::getenv("DPSCALE_TEST_SHARD_NO_ALLGATHER");
+  return v && *v && std::string(v) != "0";
+}
+
 void update_own_blocks(Optimizer& optimizer, Model& model, const ShardPlan& plan, int rank, float* flag) {
   optimizer.begin_step();
   for (const ShardUnit& u : plan.units) {

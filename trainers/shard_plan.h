@@ -64,8 +64,12 @@ ShardPlan plan_shards(const ParamLayout& layout, const std::vector<Bucket>& grou
 // layer -1 (no block).
 std::vector<Bucket> layer_units(const ParamLayout& layout);
 
-// The test hook's shift (DPSCALE_TEST_SHARD_SKEW, tests/trainers/test_sharded*.cpp): 0 unless set.
+// The sharded strategies' test hooks (tests/trainers/test_sharded*.cpp), inert unless set: the
+// shift of where each rank updates its block (DPSCALE_TEST_SHARD_SKEW; 0 unless set), and no
+// all-gather at all (DPSCALE_TEST_SHARD_NO_ALLGATHER: every rank keeps the others' blocks of the
+// step before, which the replica check must catch).
 int64_t shard_skew_for_test();
+bool shard_skips_allgather_for_test();
 
 // One optimizer step of rank `rank`'s blocks (the plan's update_offset, each unit's state at its
 // state_offset), reporting into `flag` when not null: what every sharded stage's update does.

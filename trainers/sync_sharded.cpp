@@ -15,22 +15,12 @@
 // sends 2(K-1)/K of the all-reduce's bytes and (K-1)/K of the all-gather's, 1.5× bucketed's.
 // The memory a rank holds: the model's buffers (parameters and gradients whole) and optimizer
 // state for B/K.
-#include <cstdlib>
-#include <string>
-
 #include "shard_plan.h"
 #include "sync_strategies.h"
 
 namespace dpscale {
 
 namespace {
-
-// Test hook, inert unless set: no all-gather after the update (every rank keeps the others'
-// blocks of the step before: a missing all-gather, which the replica check must catch).
-bool skips_allgather_for_test() {
-  const char* v = std::getenv("DPSCALE_TEST_SHARD_NO_ALLGATHER");
-  return v && *v && std::string(v) != "0";
-}
 
 class ShardedSync final : public GradSync {
  public:
@@ -108,7 +98,7 @@ class ShardedSync final : public GradSync {
   std::vector<size_t> unit_of_;  // tensor index -> unit
   std::vector<int> pending_;     // tensors not yet written, per unit, this step
   std::unique_ptr<IntervalTimer> ag_timer_;
-  bool no_allgather_ = skips_allgather_for_test();
+  bool no_allgather_ = shard_skips_allgather_for_test();
 };
 
 }  // namespace

@@ -38,16 +38,13 @@ namespace dpscale {
 
 namespace {
 
-bool hook_set(const char* name) {
-  const char* v = std::getenv(name);
+// Test hook (tests/trainers/test_sharded_params.cpp), inert unless set: stage 3's backward
+// reads its layers as forward released them, without the all-gather before backward, which
+// must train wrong. (The hooks both sharded strategies share: shard_plan.h.)
+bool skips_backward_gather_for_test() {
+  const char* v = std::getenv("DPSCALE_TEST_SHARD_NO_BACKWARD_GATHER");
   return v && *v && std::string(v) != "0";
 }
-
-// Test hooks (tests/trainers/test_sharded*.cpp), inert unless set: stage 3's backward reads its
-// layers as forward released them, without the all-gather before backward; no all-gather at
-// all (every rank keeps the others' blocks of the step before). Both must train wrong.
-bool skips_backward_gather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_BACKWARD_GATHER"); }
-bool skips_allgather_for_test() { return hook_set("DPSCALE_TEST_SHARD_NO_ALLGATHER"); }
 
 class ParamShardedSync final : public GradSync, public ParamGate {
  public:
@@ -304,7 +301,7 @@ class ParamShardedSync final : public GradSync, public ParamGate {
   int64_t updates_ = 0;
   std::unique_ptr<IntervalTimer> ag_timer_;
   bool no_backward_gather_ = skips_backward_gather_for_test();
-  bool no_allgather_ = skips_allgather_for_test();
+  bool no_allgather_ = shard_skips_allgather_for_test();
 };
 
 }  // namespace
