@@ -3,8 +3,9 @@
 
 Per condition: how many runs named rank 1 contended (compute), a straggler on rank 1 (compute),
 nobody, or anything else, how many said bottleneck `contended`; and, from the diagnosis line,
-rank 1's compute excess and what was left of it once its extra run delay was taken off, both as
-shares of the step (the rule: contended when what is left is under 5%).
+the named rank's compute excess and what was left of it once its extra run delay was taken off,
+both as shares of the step (the rule: contended when what is left is under 5%), over the runs
+that named one.
 
   python3 experiments/straggler/contended_table.py OUT/runs.jsonl
 """
@@ -13,7 +14,8 @@ import re
 import statistics
 import sys
 
-EXCESS = re.compile(r"(?:contended \(compute|rank 1 \(compute\):) \+([0-9.]+) ms per step, run delay ([+-][0-9.]+) ms")
+# The named rank's compute excess and run delay, whichever rank the line names.
+EXCESS = re.compile(r"(?:contended \(compute|rank [0-9]+ \(compute\):) \+([0-9.]+) ms per step, run delay ([+-][0-9.]+) ms")
 SHARE = re.compile(r"largest excess: compute ([0-9.]+)%")
 
 
