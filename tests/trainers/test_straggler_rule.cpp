@@ -37,6 +37,8 @@ TEST(StragglerRule, TenPercentSlowerComputeIsComputeOnThatRank) {
       EXPECT_EQ(s.found->rank, slow);
       EXPECT_EQ(s.found->cause, "compute");
       EXPECT_NEAR(s.found->share, 0.010 / 0.110, 0.01);
+      // Compute read as CPU time holds no run delay: the line says none.
+      EXPECT_EQ(describe(s).find("run delay"), std::string::npos) << describe(s);
     }
   }
 }
