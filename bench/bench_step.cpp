@@ -19,15 +19,18 @@
 // — a full step of the decoder (Gpt: forward, cross-entropy, backward, SGD) with every GEMM it
 // calls through Device::gemm timed where it runs (a GemmLibrary in between that puts a steady
 // clock around each call and keeps its arguments), against the same calls — shapes, strides,
-// α, β, in the step's order — replayed alone in the same library on scratch operands, timed the
-// same way, interleaved with the steps. Counters: step_ms, gemm_ms (the GEMMs inside the step),
-// alone_ms (the same GEMMs alone), gemm_over_step, calls (GEMM calls a step: attention's are one
-// per sample and head), and rate_over_alone = alone_ms / gemm_ms: the rate the step's GEMMs run at
-// as a fraction of the library's own rate on those shapes (the target: >= 0.9); the same split
-// into attention's per-(sample, head) products (attention_ms, attention_rate_over_alone) and the
-// rest, the Conv1D layers and the tied head (dense_ms, dense_rate_over_alone). The scratch
-// operands of the calls alone are one set for all of them, so they stay in cache; the step's
-// come from activations the element-wise passes wrote between its GEMMs.
+// α, β, in the step's order — replayed alone in the same library, timed the same way,
+// interleaved with the steps, twice: on scratch operands (one set for every call, so they stay in
+// cache) and in place (the step's own buffers at the addresses the step passed, so each call
+// reads what is left in cache of the activations the step's calls and element-wise passes
+// touched, as in the step, without those passes in between). Counters: step_ms, gemm_ms (the
+// GEMMs inside the step), alone_ms and in_place_ms (the same GEMMs alone, each way),
+// gemm_over_step, calls (GEMM calls a step: attention's are one per sample and head), and
+// rate_over_alone = alone_ms / gemm_ms, rate_over_in_place = in_place_ms / gemm_ms: the rate the
+// step's GEMMs run at as a fraction of the library's own rate on those shapes (the target:
+// >= 0.9), with warm operands and with the step's; each split into attention's per-(sample, head)
+// products (attention_ms, attention_rate_over_*) and the rest, the Conv1D layers and the tied
+// head (dense_ms, dense_rate_over_*).
 //
 // parts/<backend>/<model>/batch:B[/tf32] (--parts: cpu, cuda; cuda registered only where a GPU
 // answers; the CPU in --gemm auto's library, the trainers' default) — the step's parts on any
@@ -178,6 +181,9 @@ struct GemmCall {
   int lda, ldb;
   float beta;
   int ldc;
+  const float* a;  // the step's own operands (replayed in place)
+  const float* b;
+  float* c;
   long long a_count() const { return static_cast<long long>(trans_a ? k : m) * lda; }
   long long b_count() const { return static_cast<long long>(trans_b ? n : k) * ldb; }
   long long c_count() const { return static_cast<long long>(m) * ldc; }
@@ -194,7 +200,7 @@ class TimedGemm final : public GemmLibrary {
     lib_->sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     const double t = std::chrono::duration<double>(Clock::now() - t0).count();
     seconds_ += t;
-    if (recording) calls.push_back({trans_a, trans_b, m, n, k, alpha, lda, ldb, beta, ldc});
+    if (recording) calls.push_back({trans_a, trans_b, m, n, k, alpha, lda, ldb, beta, ldc, a, b, c});
     if (per_call.size() <= static_cast<size_t>(count_)) per_call.resize(static_cast<size_t>(count_) + 1, 0.0);
     per_call[static_cast<size_t>(count_)] += t;
     ++count_;
@@ -268,27 +274,35 @@ void run_gpt_step(benchmark::State& state, const ModelSpec& spec, int batch, int
   for (size_t i = 0; i < calls.size(); ++i) {
     attention[i] = calls[i].m < tokens && calls[i].n < tokens && calls[i].k < tokens;
   }
-  // The same calls alone, each under the same clock as in the step.
-  std::vector<double> alone_per_call(calls.size(), 0.0);
-  auto alone = [&] {
+  // The same calls alone, each under the same clock as in the step: on the scratch operands (one
+  // set, in cache) or in place, on the step's own buffers at the addresses the step used (its
+  // activations and gradients, as large as the step's, in the step's order). The step's next
+  // forward and backward overwrite whatever the replay in place writes, before anything reads it.
+  std::vector<double> scratch_per_call(calls.size(), 0.0), in_place_per_call(calls.size(), 0.0);
+  auto alone = [&](bool in_place, std::vector<double>& per_call) {
     double t = 0;
     for (size_t i = 0; i < calls.size(); ++i) {
       const GemmCall& g = calls[i];
+      const float* pa = in_place ? g.a : a.data();
+      const float* pb = in_place ? g.b : b.data();
+      float* pc = in_place ? g.c : c.data();
       const auto t0 = Clock::now();
-      lib->sgemm(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, a.data(), g.lda, b.data(), g.ldb, g.beta, c.data(), g.ldc);
+      lib->sgemm(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, pa, g.lda, pb, g.ldb, g.beta, pc, g.ldc);
       const double dt = seconds_since(t0);
-      alone_per_call[i] += dt;
+      per_call[i] += dt;
       t += dt;
     }
     return t;
   };
-  alone();
+  alone(false, scratch_per_call);
+  alone(true, in_place_per_call);
   timed->take_seconds();
   timed->take_count();
   std::fill(timed->per_call.begin(), timed->per_call.end(), 0.0);
-  std::fill(alone_per_call.begin(), alone_per_call.end(), 0.0);
+  std::fill(scratch_per_call.begin(), scratch_per_call.end(), 0.0);
+  std::fill(in_place_per_call.begin(), in_place_per_call.end(), 0.0);
 
-  double step_total = 0, gemm_total = 0, alone_total = 0;
+  double step_total = 0, gemm_total = 0, alone_total = 0, in_place_total = 0;
   long long n_calls = 0;
   for (auto _ : state) {
     const auto t0 = Clock::now();
@@ -296,7 +310,8 @@ void run_gpt_step(benchmark::State& state, const ModelSpec& spec, int batch, int
     const double t_step = seconds_since(t0);
     gemm_total += timed->take_seconds();
     n_calls += timed->take_count();
-    alone_total += alone();
+    in_place_total += alone(true, in_place_per_call);
+    alone_total += alone(false, scratch_per_call);
     state.SetIterationTime(t_step);
     step_total += t_step;
   }
@@ -304,20 +319,25 @@ void run_gpt_step(benchmark::State& state, const ModelSpec& spec, int batch, int
   state.counters["step_ms"] = 1e3 * step_total / n;
   state.counters["gemm_ms"] = 1e3 * gemm_total / n;
   state.counters["alone_ms"] = 1e3 * alone_total / n;
+  state.counters["in_place_ms"] = 1e3 * in_place_total / n;
   state.counters["gemm_over_step"] = gemm_total / step_total;
   state.counters["rate_over_alone"] = alone_total / gemm_total;
+  state.counters["rate_over_in_place"] = in_place_total / gemm_total;
   state.counters["calls"] = static_cast<double>(n_calls) / n;
   state.counters["gemm_GFLOPS"] = flops * n / gemm_total / 1e9;
   state.counters["alone_GFLOPS"] = flops * n / alone_total / 1e9;
-  double in_att = 0, in_dense = 0, al_att = 0, al_dense = 0;
+  double in_att = 0, in_dense = 0, al_att = 0, al_dense = 0, ip_att = 0, ip_dense = 0;
   for (size_t i = 0; i < calls.size() && i < timed->per_call.size(); ++i) {
     (attention[i] ? in_att : in_dense) += timed->per_call[i];
-    (attention[i] ? al_att : al_dense) += alone_per_call[i];
+    (attention[i] ? al_att : al_dense) += scratch_per_call[i];
+    (attention[i] ? ip_att : ip_dense) += in_place_per_call[i];
   }
   state.counters["attention_ms"] = 1e3 * in_att / n;
   state.counters["attention_rate_over_alone"] = in_att > 0 ? al_att / in_att : 0;
+  state.counters["attention_rate_over_in_place"] = in_att > 0 ? ip_att / in_att : 0;
   state.counters["dense_ms"] = 1e3 * in_dense / n;
   state.counters["dense_rate_over_alone"] = in_dense > 0 ? al_dense / in_dense : 0;
+  state.counters["dense_rate_over_in_place"] = in_dense > 0 ? ip_dense / in_dense : 0;
 }
 
 // "small,gpt:layers=4,dim=256,heads=4,vocab=8192,context=128": the list split at commas, a

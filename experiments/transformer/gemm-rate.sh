@@ -7,10 +7,11 @@
 #   experiments/transformer/gemm-rate.sh BUILD_DIR OUT.jsonl [ROUNDS=3]
 #   python3 experiments/transformer/table.py gemm-rate OUT.jsonl
 #
-# Per benchmark: bench_step's counters (step_ms, gemm_ms, alone_ms, rate_over_alone, the
-# attention/dense split, gemm_over_step; bench/bench_step.cpp's header defines them), one BLAS
-# thread, fp32, batch BATCH (16) and sequence SEQ (64), as vs-pytorch.sh, the CPU's model name and
-# the machine's 1-minute load before the benchmark. It ends by printing table.py's table.
+# Per benchmark: bench_step's counters (step_ms, gemm_ms, alone_ms and in_place_ms,
+# rate_over_alone and rate_over_in_place, their attention/dense split, gemm_over_step;
+# bench/bench_step.cpp's header defines them), one BLAS thread, fp32, batch BATCH (16) and
+# sequence SEQ (64), as vs-pytorch.sh, the CPU's model name and the machine's 1-minute load
+# before the benchmark. It ends by printing table.py's table.
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 BUILD_DIR OUT.jsonl [ROUNDS]" >&2; exit 2; }
 BUILD=$1 OUT=$2 ROUNDS=${3:-3}

@@ -4,6 +4,7 @@
     python3 experiments/transformer/table.py sweep experiments/transformer/data/gpt-cpu.jsonl
     python3 experiments/transformer/table.py buckets experiments/transformer/data/gpt-cpu.jsonl
     python3 experiments/transformer/table.py triad experiments/transformer/data/gpt-mid-triad.jsonl
+    python3 experiments/transformer/table.py triad-summary experiments/transformer/data/gpt-mid-triad-16.jsonl
     python3 experiments/transformer/table.py vs-pytorch experiments/transformer/data/gpt-vs-pytorch.jsonl
     python3 experiments/transformer/table.py gemm-rate experiments/transformer/data/gpt-gemm-rate.jsonl
 
@@ -13,15 +14,20 @@ sweep       a `dpscale sweep gpt-cpu.json` results file: per model the average e
             link dilation F each run measured, the share of the epoch the ranks lost to run
             delay (run_delay_share) and the machine's 1-minute load before the run
 buckets     the same file: each bucketed run's bucket count and sizes (MiB, first to last)
-triad       triad.sh's RESULTS_JSON records: per run the overlap % the triad read, the step
+triad       triad.sh's RESULTS_JSON records: per run the triad's steps per phase, the overlap %
+            it read, its compute-only, comm-only and exposed times per step, the step
             (avg_epoch_s / steps, the step the diagnosis line quotes) and the run delay share,
             one row per run in file order
+triad-summary  the same records per mode and cap: the overlap's median and range over the runs,
+            the comm-only and exposed times' medians
 vs-pytorch  vs-pytorch.sh's lines: per model the median step of each framework over the rounds,
             their ranges and dpscale's speed-up (PyTorch's median over dpscale's)
 gemm-rate   gemm-rate.sh's lines: per model and GEMM library, over the rounds, the median (and
-            range) of rate_over_alone — the step's GEMMs' rate as a fraction of the same GEMMs'
-            rate alone — and of its attention and dense parts, the GEMMs' share of the step, the
-            step and the range of the 1-minute load before the benchmarks
+            range) of rate_over_in_place and rate_over_alone — the step's GEMMs' rate as a
+            fraction of the same GEMMs' rate alone on the step's own buffers and on warm scratch
+            operands (the first only where every line has it) — and of their attention and dense
+            parts, the GEMMs' share of the step, the step and the range of the 1-minute load
+            before the benchmarks
 """
 import json
 import statistics
@@ -91,12 +97,28 @@ def buckets(path):
 
 
 def triad(path):
-    print("| run | mode | cap (MiB) | overlap % | step (s) | run delay % |")
-    print("|--:|---|--:|--:|--:|--:|")
+    print("| run | mode | cap (MiB) | triad steps | overlap % | compute-only step (ms) | comm-only step (ms) | "
+          "exposed (ms) | step (s) | run delay % |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for i, r in enumerate(records(path), 1):
         cap = f"{r['bucket_cap_mb']:g}" if r["mode"] == "bucketed" else "—"
-        print(f"| {i} | {r['mode']} | {cap} | {r['overlap_pct']:.2f} | {r['avg_epoch_s'] / r['steps']:.3f} | "
+        print(f"| {i} | {r['mode']} | {cap} | {r['triad_steps']} | {r['overlap_pct']:.2f} | "
+              f"{1e3 * r['compute_only_step_s']:.1f} | {1e3 * r['comm_only_step_s']:.1f} | "
+              f"{1e3 * r['exposed_comm_step_s']:.1f} | {r['avg_epoch_s'] / r['steps']:.3f} | "
               f"{100 * r['run_delay_share']:.0f} |")
+
+
+def triad_summary(path):
+    rows = records(path)
+    print("| mode | cap (MiB) | runs | overlap %, median | range | comm-only step, median (ms) | exposed, median (ms) |")
+    print("|---|--:|--:|--:|---|--:|--:|")
+    for key in dict.fromkeys((r["mode"], r.get("bucket_cap_mb")) for r in rows):
+        got = [r for r in rows if (r["mode"], r.get("bucket_cap_mb")) == key]
+        cap = f"{key[1]:g}" if key[0] == "bucketed" else "—"
+        ov = [r["overlap_pct"] for r in got]
+        print(f"| {key[0]} | {cap} | {len(got)} | {statistics.median(ov):.1f} | {min(ov):.1f}–{max(ov):.1f} | "
+              f"{1e3 * statistics.median(r['comm_only_step_s'] for r in got):.1f} | "
+              f"{1e3 * statistics.median(r['exposed_comm_step_s'] for r in got):.1f} |")
 
 
 def vs_pytorch(path):
@@ -114,26 +136,34 @@ def vs_pytorch(path):
 
 def gemm_rate(path):
     rows = records(path)
-    print("| model | GEMM library | rounds | in-step rate / alone, median | range | attention's | dense (Conv1D, head) | "
-          "GEMMs' share of the step | step, median (ms) | load before |")
-    print("|---|---|--:|--:|---|--:|--:|--:|--:|---|")
+    # Files measured before bench_step replayed the calls in place too have only the warm ruler.
+    in_place = all("rate_over_in_place" in r for r in rows)
+    rulers = (["in_place"] if in_place else []) + ["alone"]
+    head = {"in_place": "in-step rate / alone on the step's buffers", "alone": "in-step rate / alone on warm scratch"}
+    print("| model | GEMM library | rounds | " +
+          " | ".join(f"{head[k]}, median | range | attention's | dense (Conv1D, head)" for k in rulers) +
+          " | GEMMs' share of the step | step, median (ms) | load before |")
+    print("|---|---|--:|" + "--:|---|--:|--:|" * len(rulers) + "--:|--:|---|")
     for model in dict.fromkeys(r["model"] for r in rows):
         for lib in dict.fromkeys(r["gemm_library"] for r in rows):
             got = [r for r in rows if r["model"] == model and r["gemm_library"] == lib]
             if not got:
                 continue
-            med = {k: statistics.median(r[k] for r in got)
-                   for k in ("rate_over_alone", "attention_rate_over_alone", "dense_rate_over_alone",
-                             "gemm_over_step", "step_ms")}
-            lo, hi = min(r["rate_over_alone"] for r in got), max(r["rate_over_alone"] for r in got)
+            cells = []
+            for k in rulers:
+                keys = (f"rate_over_{k}", f"attention_rate_over_{k}", f"dense_rate_over_{k}")
+                med = [statistics.median(r[f] for r in got) for f in keys]
+                lo, hi = min(r[keys[0]] for r in got), max(r[keys[0]] for r in got)
+                cells.append(f"{med[0]:.2f} | {lo:.2f}–{hi:.2f} | {med[1]:.2f} | {med[2]:.2f}")
+            share = statistics.median(r["gemm_over_step"] for r in got)
+            step = statistics.median(r["step_ms"] for r in got)
             loads = [r["load1_before"] for r in got]
-            print(f"| {short(model)} | {lib} | {len(got)} | {med['rate_over_alone']:.2f} | {lo:.2f}–{hi:.2f} | "
-                  f"{med['attention_rate_over_alone']:.2f} | {med['dense_rate_over_alone']:.2f} | "
-                  f"{100 * med['gemm_over_step']:.0f} % | {med['step_ms']:.1f} | {min(loads):.1f}–{max(loads):.1f} |")
+            print(f"| {short(model)} | {lib} | {len(got)} | " + " | ".join(cells) +
+                  f" | {100 * share:.0f} % | {step:.1f} | {min(loads):.1f}–{max(loads):.1f} |")
 
 
 if __name__ == "__main__":
-    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "vs-pytorch": vs_pytorch, "gemm-rate": gemm_rate}
+    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "triad-summary": triad_summary, "vs-pytorch": vs_pytorch, "gemm-rate": gemm_rate}
     if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         print(f"usage: table.py {{{'|'.join(kinds)}}} FILE", file=sys.stderr)
         sys.exit(2)
