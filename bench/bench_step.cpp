@@ -277,7 +277,9 @@ void run_gpt_step(benchmark::State& state, const ModelSpec& spec, int batch, int
   // The same calls alone, each under the same clock as in the step: on the scratch operands (one
   // set, in cache) or in place, on the step's own buffers at the addresses the step used (its
   // activations and gradients, as large as the step's, in the step's order). The step's next
-  // forward and backward overwrite whatever the replay in place writes, before anything reads it.
+  // forward and backward overwrite whatever the replay in place writes, before anything reads it:
+  // forward's β = 1 GEMMs add to a residual that forward copies in first, and backward's are β = 0
+  // (the step here does not accumulate).
   std::vector<double> scratch_per_call(calls.size(), 0.0), in_place_per_call(calls.size(), 0.0);
   auto alone = [&](bool in_place, std::vector<double>& per_call) {
     double t = 0;

@@ -163,7 +163,8 @@ def gemm_rate(path):
 
 
 if __name__ == "__main__":
-    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "triad-summary": triad_summary, "vs-pytorch": vs_pytorch, "gemm-rate": gemm_rate}
+    kinds = {"sweep": sweep, "buckets": buckets, "triad": triad, "triad-summary": triad_summary,
+             "vs-pytorch": vs_pytorch, "gemm-rate": gemm_rate}
     if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         print(f"usage: table.py {{{'|'.join(kinds)}}} FILE", file=sys.stderr)
         sys.exit(2)
